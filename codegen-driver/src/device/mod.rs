@@ -1,0 +1,140 @@
+//! The device pipeline of one crate: find kernels → lower their call graph MIR → LLVM IR
+//! (through rustc_codegen_ssa and our text builder) → PTX/cubin/fatbin → bundle.
+
+mod abi;
+mod builder;
+mod collect;
+mod consts;
+mod context;
+mod entry;
+mod errors;
+mod intrinsic;
+mod ir;
+mod type_;
+
+use std::time::Instant;
+
+use oxide_format::config::{CONFIG_ENV, DeviceConfig};
+use oxide_format::progress::{ProgressEvent, Step};
+use rustc_codegen_ssa::traits::*;
+use rustc_middle::ty::{Instance, InstanceKind, TyCtxt};
+
+use crate::bundle::DeviceOutput;
+use builder::Builder;
+use context::CodegenCx;
+
+/// LLVM's NVPTX target; host layouts are reused as they are (both are 64-bit little endian with
+/// the same scalar alignments), so one `TyCtxt` serves both sides.
+pub const TRIPLE: &str = "nvptx64-nvidia-cuda";
+pub const DATALAYOUT: &str = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64";
+
+/// Compiles this crate's kernels, if it has any. Errors are reported through rustc's diagnostics.
+pub fn compile_crate(tcx: TyCtxt<'_>) -> Option<DeviceOutput> {
+    let kernels = collect::kernels(tcx);
+    if kernels.is_empty() {
+        return None;
+    }
+    let crate_name = tcx.crate_name(rustc_hir::def_id::LOCAL_CRATE).to_string();
+    let config = match DeviceConfig::from_env() {
+        Ok(Some(config)) => config,
+        Ok(None) => {
+            tcx.dcx().err(format!(
+                "crate `{crate_name}` has #[kernel] functions, but {CONFIG_ENV} is not set: \
+                 build it with `cargo oxide build`, which compiles the device code"
+            ));
+            return None;
+        }
+        Err(e) => {
+            tcx.dcx().err(format!("{e}; rebuild with `cargo oxide build`"));
+            return None;
+        }
+    };
+
+    let progress = |event: ProgressEvent| {
+        if let Some(path) = &config.progress_file {
+            let _ = event.append_to(path);
+        }
+    };
+    let started = Instant::now();
+    progress(ProgressEvent::CrateStarted {
+        crate_name: crate_name.clone(),
+        kernels: kernels.len() as u32,
+        steps: crate::toolchain::step_count(&config),
+    });
+
+    let lower_start = Instant::now();
+    progress(ProgressEvent::StepStarted { crate_name: crate_name.clone(), step: Step::Lower, arch: None });
+    let cx = CodegenCx::new(tcx);
+    let infos: Vec<_> = kernels.iter().map(|k| entry::define(&cx, k)).collect();
+    loop {
+        let next = cx.queue.borrow_mut().pop();
+        let Some(instance) = next else { break };
+        define(&cx, instance);
+    }
+    if cx.failed.get() || tcx.dcx().has_errors().is_some() {
+        progress(ProgressEvent::CrateFailed {
+            crate_name,
+            message: "device code uses unsupported Rust (see the errors above)".into(),
+        });
+        tcx.dcx().abort_if_errors();
+        return None;
+    }
+    let ll = cx.module.borrow().print(TRIPLE, DATALAYOUT, "");
+    progress(ProgressEvent::StepFinished {
+        crate_name: crate_name.clone(),
+        step: Step::Lower,
+        arch: None,
+        millis: lower_start.elapsed().as_millis() as u64,
+    });
+
+    let result = crate::toolchain::build_device_artifacts(&config, &crate_name, &ll, infos, &progress);
+    match result {
+        Ok(output) => {
+            progress(ProgressEvent::CrateFinished { crate_name, millis: started.elapsed().as_millis() as u64 });
+            Some(output)
+        }
+        Err(e) => {
+            progress(ProgressEvent::CrateFailed { crate_name: crate_name.clone(), message: e.to_string() });
+            tcx.dcx().err(format!("device build of `{crate_name}` failed: {e}"));
+            tcx.dcx().abort_if_errors();
+            None
+        }
+    }
+}
+
+/// Gives one queued instance its body.
+fn define<'tcx>(cx: &CodegenCx<'tcx>, instance: Instance<'tcx>) {
+    let tcx = cx.tcx;
+    cx.current.set(Some(instance));
+    cx.current_span.set(rustc_span::DUMMY_SP);
+    if intrinsic::define_device_intrinsic(cx, instance) {
+        return;
+    }
+    let has_mir = match instance.def {
+        InstanceKind::Item(def_id) => tcx.is_mir_available(def_id) && !tcx.is_foreign_item(def_id),
+        InstanceKind::Intrinsic(_) | InstanceKind::Virtual(..) => false,
+        _ => true,
+    };
+    if has_mir {
+        rustc_codegen_ssa::mir::codegen_mir::<Builder<'_, 'tcx>>(cx, instance);
+        return;
+    }
+    // Functions without a body that never return are core's panic entry points (precompiled, no
+    // MIR): on the device a panic traps, which the host sees as an error at the next sync.
+    let returns_never = tcx
+        .fn_sig(instance.def_id())
+        .instantiate(tcx, instance.args)
+        .skip_binder()
+        .output()
+        .is_never();
+    let f = cx.get_fn(instance);
+    let start = Builder::append_block(cx, f, "start");
+    let mut bx = Builder::build(cx, start);
+    if returns_never {
+        bx.abort();
+        bx.unreachable();
+    } else {
+        errors::unavailable(cx, instance);
+        bx.unreachable();
+    }
+}

@@ -1,0 +1,82 @@
+//! `oxide-rustc`: rustc with a codegen backend that also compiles the crate's kernels for the GPU.
+//!
+//! Cargo runs it as `RUSTC_WRAPPER`: `oxide-rustc <path-to-rustc> <rustc args…>`. It runs rustc
+//! in-process (the pinned nightly's `rustc_driver`), adds the settings device code needs, and
+//! installs [`backend::OxideBackend`], which wraps rustc's LLVM backend.
+#![feature(rustc_private)]
+
+extern crate rustc_abi;
+extern crate rustc_ast;
+extern crate rustc_codegen_llvm;
+extern crate rustc_codegen_ssa;
+extern crate rustc_const_eval;
+extern crate rustc_data_structures;
+extern crate rustc_driver;
+extern crate rustc_errors;
+extern crate rustc_hir;
+extern crate rustc_interface;
+extern crate rustc_metadata;
+extern crate rustc_middle;
+extern crate rustc_session;
+extern crate rustc_span;
+extern crate rustc_symbol_mangling;
+extern crate rustc_target;
+
+mod backend;
+mod bundle;
+mod device;
+mod toolchain;
+
+use std::process::ExitCode;
+
+use rustc_interface::interface;
+
+/// The settings every crate gets, so that `#[kernel]`'s tool attributes resolve and device code in
+/// other crates carries MIR.
+struct OxideCallbacks;
+
+impl rustc_driver::Callbacks for OxideCallbacks {
+    fn config(&mut self, config: &mut interface::Config) {
+        let opts = &mut config.opts;
+        opts.unstable_opts.crate_attr.push("feature(register_tool)".into());
+        opts.unstable_opts.crate_attr.push("register_tool(oxide)".into());
+        opts.unstable_opts.always_encode_mir = true;
+        config.crate_cfg.push("cuda_oxide".into());
+        config.crate_check_cfg.push("cfg(cuda_oxide)".into());
+        config.make_codegen_backend = Some(Box::new(|sess| backend::OxideBackend::new(sess)));
+        config.track_state = Some(Box::new(track_device_config));
+    }
+}
+
+/// Makes cargo rebuild crates that can hold kernels (those using `cuda_device`) when the device
+/// options change (`--arch`, …): the config becomes an env dependency in their dep-info.
+fn track_device_config(sess: &rustc_session::Session) {
+    let var = oxide_format::config::CONFIG_ENV;
+    if sess.opts.externs.get("cuda_device").is_none() {
+        return;
+    }
+    if let Ok(raw) = std::env::var(var) {
+        let entry = (rustc_span::Symbol::intern(var), Some(rustc_span::Symbol::intern(&raw)));
+        sess.env_depinfo.borrow_mut().insert(entry);
+    }
+}
+
+fn main() -> ExitCode {
+    let early_dcx =
+        rustc_session::EarlyDiagCtxt::new(rustc_session::config::ErrorOutputType::default());
+    rustc_driver::init_rustc_env_logger(&early_dcx);
+    rustc_driver::install_ice_hook(
+        "https://github.com/cuda-oxide/cuda-oxide/issues (this is a bug in oxide-rustc)",
+        |_| (),
+    );
+    let mut args: Vec<String> = std::env::args().collect();
+    // As RUSTC_WRAPPER we get the real rustc's path first; we are that rustc, so drop it.
+    if args.get(1).is_some_and(|a| is_rustc_path(a)) {
+        args.remove(1);
+    }
+    rustc_driver::catch_with_exit_code(|| rustc_driver::run_compiler(&args, &mut OxideCallbacks))
+}
+
+fn is_rustc_path(arg: &str) -> bool {
+    std::path::Path::new(arg).file_stem().is_some_and(|s| s == "rustc")
+}
