@@ -42,6 +42,10 @@ pub struct CodegenCx<'tcx> {
     pub vtables: RefCell<FxHashMap<(Ty<'tcx>, Option<ty::ExistentialTraitRef<'tcx>>), ir::Value>>,
     /// Set once an unsupported construct was reported; the device build then stops.
     pub failed: Cell<bool>,
+    /// Problems already reported, so one cause is not reported once per library frame.
+    pub deferred: RefCell<Vec<Instance<'tcx>>>,
+    pub reporting_deferred: Cell<bool>,
+    pub reported: RefCell<rustc_data_structures::fx::FxHashSet<(&'static str, Option<DefId>, Option<DefId>)>>,
 }
 
 impl<'tcx> CodegenCx<'tcx> {
@@ -58,6 +62,9 @@ impl<'tcx> CodegenCx<'tcx> {
             current_span: Cell::new(DUMMY_SP),
             vtables: Default::default(),
             failed: Cell::new(false),
+            reported: Default::default(),
+            deferred: Default::default(),
+            reporting_deferred: Cell::new(false),
         }
     }
 

@@ -2,23 +2,88 @@
 //! chain of calls that reached it. (Misuse of our attributes is reported by the macros; our own
 //! bugs go through `bug!`.)
 
+use rustc_hir::def_id::DefId;
 use rustc_middle::ty::Instance;
 use rustc_span::Span;
 
 use super::context::CodegenCx;
 
-/// Reports `msg` at the innermost span in the user's own crate on the path to the current
-/// instance, with "called by" notes and an optional help line. The build stops after codegen.
+/// Where a problem surfaced in the user's code.
+struct UserSite<'tcx> {
+    /// The innermost span on the call chain that lies in the crate being compiled.
+    span: Span,
+    /// The calls from the problem up to the kernel, for "called by" notes.
+    chain: Vec<Instance<'tcx>>,
+    /// What the user's code called at `span` (`None` when the problem is in the user's own code).
+    callee: Option<Instance<'tcx>>,
+    /// The user's function that contains `span`.
+    function: Option<DefId>,
+}
+
+/// Reports `msg` at the user's span with "called by" notes and an optional help line. The device
+/// build stops after lowering, so every problem of the crate is reported in one run.
 pub fn unsupported(cx: &CodegenCx<'_>, msg: &str, help: Option<&str>) {
+    let site = user_site(cx, cx.current.get(), cx.current_span.get());
+    emit(cx, &site, msg, help);
+}
+
+/// Reports that `callee` (the instance being defined) has no body the device compiler can use.
+pub fn unavailable<'tcx>(cx: &CodegenCx<'tcx>, callee: Instance<'tcx>) {
+    let tcx = cx.tcx;
+    // A free is reported only where no allocation was: the allocation is the line to change.
+    if tcx.item_name(callee.def_id()).as_str() == "__rust_dealloc" && !cx.reporting_deferred.get() {
+        cx.failed.set(true);
+        cx.deferred.borrow_mut().push(callee);
+        return;
+    }
+    let site = user_site(cx, Some(callee), rustc_span::DUMMY_SP);
+    let krate = tcx.crate_name(callee.def_id().krate);
+    let name = tcx.item_name(callee.def_id());
+    let called = tcx.def_path_str(site.callee.unwrap_or(callee).def_id());
+    let heap = krate.as_str() == "alloc" || name.as_str().starts_with("__rust_");
+    let key = (if heap { "heap" } else { "call" }, site.function, if heap { None } else { Some(callee.def_id()) });
+    if !cx.reported.borrow_mut().insert(key) {
+        return; // one allocation problem per function is enough to act on
+    }
+    let (msg, help) = if heap {
+        (
+            format!("heap allocation is not supported in device code: `{called}` allocates"),
+            "`Vec`, `Box`, `String` and `format!` need a heap; use fixed-size arrays, slices passed in as kernel parameters, or shared memory",
+        )
+    } else if krate.as_str() == "std" {
+        (
+            format!("`{called}` is not available in device code: it needs `std`, which the GPU does not have"),
+            "use `core` APIs or the device functions in `cuda_device`",
+        )
+    } else {
+        (
+            format!("`{called}` is not available in device code: the device compiler has no body for `{}`", tcx.def_path_str(callee.def_id())),
+            "device code can call functions whose MIR is available: this crate's, `cuda_device`'s, and generic or `#[inline]` functions of other crates",
+        )
+    };
+    emit(cx, &site, &msg, Some(help));
+}
+
+/// Reports the problems held back by [`unavailable`], now that every allocation is known.
+pub fn report_deferred(cx: &CodegenCx<'_>) {
+    cx.reporting_deferred.set(true);
+    let deferred = std::mem::take(&mut *cx.deferred.borrow_mut());
+    for callee in deferred {
+        unavailable(cx, callee);
+    }
+}
+
+fn emit(cx: &CodegenCx<'_>, site: &UserSite<'_>, msg: &str, help: Option<&str>) {
     cx.failed.set(true);
-    let (span, chain, _) = user_span_and_chain(cx, cx.current.get(), cx.current_span.get());
-    let mut diag = cx.tcx.dcx().struct_span_err(span, msg.to_string());
-    for (i, inst) in chain.iter().enumerate() {
-        let what = describe(cx, *inst);
+    let mut diag = cx.tcx.dcx().struct_span_err(site.span, msg.to_string());
+    // The notes start at the user's function: the library-internal frames help nobody.
+    let start = site.chain.iter().position(|i| Some(i.def_id()) == site.function).unwrap_or(0);
+    for (i, inst) in site.chain[start..].iter().enumerate() {
+        let what = cx.tcx.def_path_str(inst.def_id());
         if i == 0 {
-            diag.note(format!("reached in device code through `{what}`"));
+            diag.note(format!("in device code of `{what}`"));
         } else {
-            diag.note(format!("which is called by `{what}`"));
+            diag.note(format!("called by `{what}`"));
         }
     }
     if let Some(help) = help {
@@ -27,63 +92,31 @@ pub fn unsupported(cx: &CodegenCx<'_>, msg: &str, help: Option<&str>) {
     diag.emit();
 }
 
-/// Reports that `callee` has no device implementation.
-pub fn unavailable<'tcx>(cx: &CodegenCx<'tcx>, callee: Instance<'tcx>) {
-    // Name what the user's code called, not the innermost library function without a body.
-    let (_, _, entry) = user_span_and_chain(cx, cx.current.get(), cx.current_span.get());
-    let name = cx.tcx.def_path_str(entry.unwrap_or(callee).def_id());
-    let (msg, help) = classify(&name);
-    unsupported(cx, &msg.replace("{}", &name), Some(help));
-}
-
-fn classify(path: &str) -> (String, &'static str) {
-    let heap = ["alloc::", "__rust_alloc", "__rust_dealloc", "__rust_realloc", "exchange_malloc"];
-    if heap.iter().any(|p| path.starts_with(p) || path.contains(p)) {
-        return (
-            "heap allocation (`Vec`, `Box`, `String`, `format!`) is not supported in device code: `{}` allocates".into(),
-            "use fixed-size arrays, slices passed in as kernel parameters, or shared memory",
-        );
-    }
-    if path.starts_with("std::") {
-        return (
-            "`{}` is part of `std`, which is not available in device code".into(),
-            "use `core` APIs or the device functions in `cuda_device`",
-        );
-    }
-    (
-        "`{}` is not available in device code: its body is not available to the device compiler".into(),
-        "device code can call functions whose MIR is available (this crate, `cuda_device`, generic and `#[inline]` functions of other crates)",
-    )
-}
-
-fn describe(cx: &CodegenCx<'_>, inst: Instance<'_>) -> String {
-    cx.tcx.def_path_str(inst.def_id())
-}
-
-/// Walks the "reached from" chain upwards; returns the first span that lies in the crate being
-/// compiled (the user's code), the instances on the way for the notes, and the instance that the
-/// user's code called at that span.
-fn user_span_and_chain<'tcx>(
-    cx: &CodegenCx<'tcx>,
-    mut inst: Option<Instance<'tcx>>,
-    mut span: Span,
-) -> (Span, Vec<Instance<'tcx>>, Option<Instance<'tcx>>) {
+/// Walks the "reached from" chain upwards to the first span in the crate being compiled
+/// (macro expansions count at their call site: `vec![..]` is the user's line).
+fn user_site<'tcx>(cx: &CodegenCx<'tcx>, mut inst: Option<Instance<'tcx>>, span: Span) -> UserSite<'tcx> {
     let source_map = cx.tcx.sess.source_map();
-    let mut chain = Vec::new();
-    let mut best = None;
-    let mut entry = None;
-    let mut callee: Option<Instance<'tcx>> = None;
+    let is_user = |s: Span| !s.is_dummy() && !source_map.is_imported(s);
+    let mut span = span.source_callsite();
+    let mut site = UserSite { span, chain: Vec::new(), callee: None, function: None };
+    let mut found = false;
+    let mut callee = None;
     for _ in 0..64 {
-        if best.is_none() && !span.is_dummy() && !source_map.is_imported(span) {
-            best = Some(span);
-            entry = callee;
+        if !found && is_user(span) {
+            found = true;
+            site.span = span;
+            site.callee = callee;
+            site.function = inst.map(|i| i.def_id());
         }
         let Some(i) = inst else { break };
+        site.chain.push(i);
         callee = Some(i);
-        chain.push(i);
         let Some(r) = cx.reached.borrow().get(&i).copied() else { break };
-        span = r.span;
+        span = r.span.source_callsite();
         inst = r.caller;
     }
-    (best.unwrap_or(span), chain, entry)
+    if !found {
+        site.span = span;
+    }
+    site
 }

@@ -71,6 +71,7 @@ pub fn compile_crate(tcx: TyCtxt<'_>) -> Option<DeviceOutput> {
         let Some(instance) = next else { break };
         define(&cx, instance);
     }
+    errors::report_deferred(&cx);
     if cx.failed.get() || tcx.dcx().has_errors().is_some() {
         progress(ProgressEvent::CrateFailed {
             crate_name,
