@@ -74,26 +74,19 @@ fn read(path: &Path) -> Result<Vec<u8>, ToolError> {
     std::fs::read(path).map_err(|e| ToolError::Io(path.to_path_buf(), e))
 }
 
-pub fn build_device_artifacts(
-    config: &DeviceConfig,
-    crate_name: &str,
-    ll: &str,
-    kernels: Vec<KernelInfo>,
-    progress: &dyn Fn(ProgressEvent),
-) -> Result<DeviceOutput, ToolError> {
+/// The whole device module after linking libdevice and `opt -O3`, as LLVM IR text.
+pub struct Optimized {
+    pub path: PathBuf,
+    pub text: String,
+}
+
+/// Writes `<crate>.ll`, links libdevice when the module calls into it, and optimises once.
+pub fn optimize(config: &DeviceConfig, crate_name: &str, ll: &str) -> Result<Optimized, ToolError> {
     let dir = config.crate_dir(crate_name);
     std::fs::create_dir_all(&dir).map_err(|e| ToolError::Io(dir.clone(), e))?;
     let ll_path = dir.join(files::llvm_ir(crate_name));
     std::fs::write(&ll_path, ll).map_err(|e| ToolError::Io(ll_path.clone(), e))?;
     let tools = &config.tools;
-    let step = |step: Step, arch: Option<Arch>, f: &mut dyn FnMut() -> Result<(), ToolError>| {
-        let t = Instant::now();
-        let arch = arch.map(|a| a.to_string());
-        progress(ProgressEvent::StepStarted { crate_name: crate_name.into(), step, arch: arch.clone() });
-        f()?;
-        progress(ProgressEvent::StepFinished { crate_name: crate_name.into(), step, arch, millis: t.elapsed().as_millis() as u64 });
-        Ok::<(), ToolError>(())
-    };
 
     // libdevice supplies the math functions PTX has no instruction for.
     let linked = dir.join(format!("{crate_name}.linked.bc"));
@@ -107,6 +100,51 @@ pub fn build_device_artifacts(
     link_args.extend(["-o".as_ref(), linked.as_os_str()]);
     run(&tools.llvm_link, &link_args, &ll_path)?;
 
+    // Target-independent optimisation once, for the oldest arch; llc specialises per arch.
+    let oldest = config.archs.iter().copied().min_by_key(|a| a.sm()).unwrap_or(config.archs[0]);
+    let opt_ll = dir.join(format!("{crate_name}.opt.ll"));
+    let triple = format!("-mtriple={}", crate::device::TRIPLE);
+    let cpu = format!("-mcpu={oldest}");
+    run(&tools.opt, &[triple.as_ref(), cpu.as_ref(), "-O3".as_ref(), "-S".as_ref(), linked.as_os_str(), "-o".as_ref(), opt_ll.as_os_str()], &linked)?;
+    let _ = std::fs::remove_file(&linked);
+    let text = std::fs::read_to_string(&opt_ll).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;
+    Ok(Optimized { path: opt_ll, text })
+}
+
+/// Names of functions still called or referenced in the optimised module (declarations aside).
+pub fn still_referenced<'a>(optimized: &str, symbols: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let used: Vec<&str> = optimized.lines().filter(|l| !l.starts_with("declare ")).collect();
+    symbols
+        .filter(|sym| {
+            let needle = format!("@{sym}");
+            used.iter().any(|l| {
+                l.match_indices(&needle).any(|(i, _)| {
+                    let next = l[i + needle.len()..].chars().next();
+                    !next.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$' || c == '.')
+                })
+            })
+        })
+        .collect()
+}
+
+pub fn build_device_artifacts(
+    config: &DeviceConfig,
+    crate_name: &str,
+    optimized: &Optimized,
+    kernels: Vec<KernelInfo>,
+    progress: &dyn Fn(ProgressEvent),
+) -> Result<DeviceOutput, ToolError> {
+    let dir = config.crate_dir(crate_name);
+    let tools = &config.tools;
+    let step = |step: Step, arch: Option<Arch>, f: &mut dyn FnMut() -> Result<(), ToolError>| {
+        let t = Instant::now();
+        let arch = arch.map(|a| a.to_string());
+        progress(ProgressEvent::StepStarted { crate_name: crate_name.into(), step, arch: arch.clone() });
+        f()?;
+        progress(ProgressEvent::StepFinished { crate_name: crate_name.into(), step, arch, millis: t.elapsed().as_millis() as u64 });
+        Ok::<(), ToolError>(())
+    };
+
     let emits = config.emits();
     let mut ptx_files = Vec::new();
     let mut cubin_files = Vec::new();
@@ -115,15 +153,12 @@ pub fn build_device_artifacts(
         let (maj, min) = arch.min_ptx_isa();
         let isa = format!("-mattr=+ptx{maj}{min}");
         let ptx = dir.join(files::ptx(crate_name, arch));
-        let opt_bc = dir.join(format!("{crate_name}.{arch}.opt.bc"));
         step(Step::Ptx, Some(arch), &mut || {
-            let triple = format!("-mtriple={}", crate::device::TRIPLE);
-            run(&tools.opt, &[triple.as_ref(), cpu.as_ref(), "-O3".as_ref(), linked.as_os_str(), "-o".as_ref(), opt_bc.as_os_str()], &linked)?;
             let contract = if config.fmad { "-fp-contract=fast" } else { "-fp-contract=off" };
-            run(&tools.llc, &["-O3".as_ref(), cpu.as_ref(), isa.as_ref(), contract.as_ref(), opt_bc.as_os_str(), "-o".as_ref(), ptx.as_os_str()], &opt_bc)?;
+            let input = optimized.path.as_os_str();
+            run(&tools.llc, &["-O3".as_ref(), cpu.as_ref(), isa.as_ref(), contract.as_ref(), input, "-o".as_ref(), ptx.as_os_str()], &optimized.path)?;
             Ok(())
         })?;
-        let _ = std::fs::remove_file(&opt_bc);
         ptx_files.push((arch, ptx.clone()));
         if emits.contains(&Emit::Cubin) {
             let Some(ptxas) = &tools.ptxas else {
@@ -138,7 +173,6 @@ pub fn build_device_artifacts(
             cubin_files.push((arch, cubin));
         }
     }
-    let _ = std::fs::remove_file(&linked);
 
     let mut fatbin_file = None;
     if emits.contains(&Emit::Fatbin) {

@@ -251,7 +251,7 @@ impl<'a, 'tcx> BuilderMethods<'a, 'tcx> for Builder<'a, 'tcx> {
     }
 
     fn set_span(&mut self, span: Span) {
-        self.cx.current_span.set(span);
+        self.cx.current_span.set(self.cx.user_span(span));
     }
 
     fn append_block(cx: &'a CodegenCx<'tcx>, llfn: ir::Value, name: &str) -> ir::Block {

@@ -44,6 +44,9 @@ pub struct CodegenCx<'tcx> {
     pub failed: Cell<bool>,
     /// Problems already reported, so one cause is not reported once per library frame.
     pub deferred: RefCell<Vec<Instance<'tcx>>>,
+    pub inlined_spans: RefCell<FxHashMap<Span, Span>>,
+    /// Instances with no device body, left as declarations (symbol name, instance).
+    pub unavailable: RefCell<Vec<(String, Instance<'tcx>)>>,
     pub reporting_deferred: Cell<bool>,
     pub reported: RefCell<rustc_data_structures::fx::FxHashSet<(&'static str, Option<DefId>, Option<DefId>)>>,
 }
@@ -64,6 +67,8 @@ impl<'tcx> CodegenCx<'tcx> {
             failed: Cell::new(false),
             reported: Default::default(),
             deferred: Default::default(),
+            inlined_spans: Default::default(),
+            unavailable: Default::default(),
             reporting_deferred: Cell::new(false),
         }
     }
@@ -158,8 +163,41 @@ impl<'tcx> CodegenCx<'tcx> {
         self.queue.borrow_mut().push(instance);
     }
 
-    pub fn sess(&self) -> &Session {
-        self.tcx.sess
+    /// Maps the spans of MIR-inlined code in `def_id`'s body to the call site in that body, so
+    /// diagnostics point at the user's call rather than into the library it inlined.
+    pub fn set_inlined_spans(&self, tcx: TyCtxt<'tcx>, def_id: DefId) {
+        let mut map = self.inlined_spans.borrow_mut();
+        map.clear();
+        if !tcx.is_mir_available(def_id) {
+            return;
+        }
+        let body = tcx.optimized_mir(def_id);
+        let callsite = |mut scope: rustc_middle::mir::SourceScope| {
+            let mut site = None;
+            while let Some(data) = body.source_scopes.get(scope) {
+                if let Some((_, span)) = data.inlined {
+                    site = Some(span);
+                }
+                match data.inlined_parent_scope.or(data.parent_scope) {
+                    Some(parent) => scope = parent,
+                    None => break,
+                }
+            }
+            site
+        };
+        for block in body.basic_blocks.iter() {
+            let infos = block.statements.iter().map(|s| s.source_info).chain(block.terminator.as_ref().map(|t| t.source_info));
+            for info in infos {
+                if let Some(site) = callsite(info.scope) {
+                    map.insert(info.span, site);
+                }
+            }
+        }
+    }
+
+    /// The span to blame for `span`: its inlining call site if it came from an inlined body.
+    pub fn user_span(&self, span: Span) -> Span {
+        self.inlined_spans.borrow().get(&span).copied().unwrap_or(span)
     }
 }
 

@@ -71,7 +71,6 @@ pub fn compile_crate(tcx: TyCtxt<'_>) -> Option<DeviceOutput> {
         let Some(instance) = next else { break };
         define(&cx, instance);
     }
-    errors::report_deferred(&cx);
     if cx.failed.get() || tcx.dcx().has_errors().is_some() {
         progress(ProgressEvent::CrateFailed {
             crate_name,
@@ -81,6 +80,34 @@ pub fn compile_crate(tcx: TyCtxt<'_>) -> Option<DeviceOutput> {
         return None;
     }
     let ll = cx.module.borrow().print(TRIPLE, DATALAYOUT, "");
+    let optimized = match crate::toolchain::optimize(&config, &crate_name, &ll) {
+        Ok(o) => o,
+        Err(e) => {
+            progress(ProgressEvent::CrateFailed { crate_name: crate_name.clone(), message: e.to_string() });
+            tcx.dcx().err(format!("device build of `{crate_name}` failed: {e}"));
+            tcx.dcx().abort_if_errors();
+            return None;
+        }
+    };
+    // Functions without a device body are errors only if optimisation kept them: code that only a
+    // panic path references (formatting a panic message, say) is gone by now.
+    let missing = cx.unavailable.borrow().clone();
+    let names: Vec<String> = missing.iter().map(|(name, _)| name.clone()).collect();
+    let live = crate::toolchain::still_referenced(&optimized.text, names.iter().map(String::as_str));
+    for (name, instance) in &missing {
+        if live.contains(&name.as_str()) {
+            errors::unavailable(&cx, *instance);
+        }
+    }
+    errors::report_deferred(&cx);
+    if cx.failed.get() {
+        progress(ProgressEvent::CrateFailed {
+            crate_name,
+            message: "device code uses unsupported Rust (see the errors above)".into(),
+        });
+        tcx.dcx().abort_if_errors();
+        return None;
+    }
     progress(ProgressEvent::StepFinished {
         crate_name: crate_name.clone(),
         step: Step::Lower,
@@ -88,7 +115,7 @@ pub fn compile_crate(tcx: TyCtxt<'_>) -> Option<DeviceOutput> {
         millis: lower_start.elapsed().as_millis() as u64,
     });
 
-    let result = crate::toolchain::build_device_artifacts(&config, &crate_name, &ll, infos, &progress);
+    let result = crate::toolchain::build_device_artifacts(&config, &crate_name, &optimized, infos, &progress);
     match result {
         Ok(output) => {
             progress(ProgressEvent::CrateFinished { crate_name, millis: started.elapsed().as_millis() as u64 });
@@ -111,6 +138,9 @@ fn define<'tcx>(cx: &CodegenCx<'tcx>, instance: Instance<'tcx>) {
     if intrinsic::define_device_intrinsic(cx, instance) {
         return;
     }
+    if let InstanceKind::Item(def_id) = instance.def {
+        cx.set_inlined_spans(tcx, def_id);
+    }
     let has_mir = match instance.def {
         InstanceKind::Item(def_id) => tcx.is_mir_available(def_id) && !tcx.is_foreign_item(def_id),
         InstanceKind::Intrinsic(_) | InstanceKind::Virtual(..) => false,
@@ -128,14 +158,19 @@ fn define<'tcx>(cx: &CodegenCx<'tcx>, instance: Instance<'tcx>) {
         .skip_binder()
         .output()
         .is_never();
+    if intrinsic::define_libm(cx, instance) {
+        return;
+    }
     let f = cx.get_fn(instance);
+    if !returns_never {
+        // Left as a declaration; an error if optimisation does not remove every use of it.
+        let idx = cx.func_index(f) as usize;
+        let name = cx.module.borrow().funcs[idx].name.clone();
+        cx.unavailable.borrow_mut().push((name, instance));
+        return;
+    }
     let start = Builder::append_block(cx, f, "start");
     let mut bx = Builder::build(cx, start);
-    if returns_never {
-        bx.abort();
-        bx.unreachable();
-    } else {
-        errors::unavailable(cx, instance);
-        bx.unreachable();
-    }
+    bx.abort();
+    bx.unreachable();
 }

@@ -1,8 +1,11 @@
 //! Intrinsics: rustc's own (`core::intrinsics`, called by codegen_ssa) mapped to LLVM intrinsics
 //! or libdevice, and ours (`cuda_device::intrinsics`, see `thread.rs` and `sync.rs`).
 
+mod math;
 mod sync;
 mod thread;
+
+pub use math::define_libm;
 
 use rustc_codegen_ssa::mir::operand::OperandRef;
 use rustc_codegen_ssa::mir::place::PlaceRef;
@@ -65,10 +68,13 @@ fn libdevice_name(intrinsic: &str) -> Option<&'static str> {
     })
 }
 
-/// An LLVM intrinsic overloaded on the first argument's type.
+/// An LLVM intrinsic overloaded on the first argument's type, for rustc's float intrinsics
+/// (`floorf32`, `round_ties_even_f64`, `fabs`, `minimum_number_nsz_f32`, …).
 fn llvm_float_name(intrinsic: &str) -> Option<&'static str> {
-    let base = intrinsic.trim_end_matches(|c: char| c.is_ascii_digit());
-    let base = base.strip_suffix('f')?;
+    let base = ["_f16", "_f32", "_f64", "_f128", "f16", "f32", "f64", "f128"]
+        .iter()
+        .find_map(|suffix| intrinsic.strip_suffix(suffix))
+        .unwrap_or(intrinsic);
     Some(match base {
         "sqrt" => "sqrt",
         "fabs" => "fabs",
@@ -76,11 +82,10 @@ fn llvm_float_name(intrinsic: &str) -> Option<&'static str> {
         "ceil" => "ceil",
         "trunc" => "trunc",
         "round" => "round",
-        "rint" | "nearbyint" => "rint",
-        "round_ties_even" => "roundeven",
+        "rint" | "nearbyint" | "round_ties_even" => "roundeven",
         "copysign" => "copysign",
-        "minnum" => "minnum",
-        "maxnum" => "maxnum",
+        "minnum" | "minimum_number_nsz" => "minnum",
+        "maxnum" | "maximum_number_nsz" => "maxnum",
         "minimum" => "minimum",
         "maximum" => "maximum",
         "fma" => "fma",
