@@ -243,3 +243,15 @@ pub fn build_device_artifacts(
     })?;
     Ok(DeviceOutput { crate_name: crate_name.to_string(), bundle })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::still_referenced;
+
+    #[test]
+    fn references_survive_only_outside_declarations() {
+        let module = "declare void @gone(i32)\ndeclare void @kept()\ndefine void @k() {\n  call void @kept()\n  call void @kept2()\n  ret void\n}\n";
+        let names = ["gone", "kept", "kep"];
+        assert_eq!(still_referenced(module, names.iter().copied()), vec!["kept"]);
+    }
+}
