@@ -1,0 +1,319 @@
+//! `CudaContext` (a device's primary context), `CudaStream` and `CudaEvent`: safe RAII handles.
+
+use std::ffi::{CStr, c_char};
+use std::sync::Arc;
+
+use cudarc::driver::sys::{self, CUdevice_attribute as Attr, CUresult};
+
+use crate::driver::{check, init};
+use crate::error::DriverError;
+
+/// One GPU, through its primary context. Made by [`CudaContext::new`]; shared as `Arc`.
+///
+/// Every operation of this crate makes the context current on the calling thread first, so a
+/// context (and everything made from it) may be used from any thread.
+pub struct CudaContext {
+    ordinal: usize,
+    device: sys::CUdevice,
+    raw: sys::CUcontext,
+    name: String,
+    compute_capability: (u32, u32),
+    sm_count: u32,
+    total_memory: usize,
+    max_shared_memory_per_block_optin: u32,
+}
+
+// SAFETY: a CUcontext may be used from any thread (we bind it before each use), and the
+// other fields are plain data.
+unsafe impl Send for CudaContext {}
+unsafe impl Sync for CudaContext {}
+
+impl CudaContext {
+    /// Opens device `ordinal` (0 is the first GPU).
+    ///
+    /// Errors: [`DriverError::NoDriver`] when no NVIDIA driver can be loaded,
+    /// [`DriverError::NoDevice`] when there is no such device (it says how many there are).
+    pub fn new(ordinal: usize) -> Result<Arc<CudaContext>, DriverError> {
+        match init() {
+            Err(DriverError::Cuda { name, .. }) if name == "CUDA_ERROR_NO_DEVICE" => {
+                return Err(DriverError::NoDevice { ordinal, count: 0 });
+            }
+            other => other?,
+        }
+        let count = CudaContext::device_count()?;
+        if ordinal >= count {
+            return Err(DriverError::NoDevice { ordinal, count });
+        }
+        let mut device = 0;
+        // SAFETY: the driver is initialised and `ordinal < count`.
+        check(unsafe { sys::cuDeviceGet(&mut device, ordinal as i32) }, "cuDeviceGet")?;
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: `device` is valid; the retain is balanced by the release in Drop.
+        check(unsafe { sys::cuDevicePrimaryCtxRetain(&mut raw, device) }, "cuDevicePrimaryCtxRetain")?;
+        let mut ctx = CudaContext {
+            ordinal,
+            device,
+            raw,
+            name: String::new(),
+            compute_capability: (0, 0),
+            sm_count: 0,
+            total_memory: 0,
+            max_shared_memory_per_block_optin: 0,
+        };
+        ctx.bind_to_thread()?;
+        ctx.name = device_name(device)?;
+        let attr = |a| device_attribute(device, a);
+        ctx.compute_capability = (
+            attr(Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
+            attr(Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
+        );
+        ctx.sm_count = attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+        ctx.max_shared_memory_per_block_optin = attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
+        let mut bytes = 0usize;
+        // SAFETY: `device` is valid.
+        check(unsafe { sys::cuDeviceTotalMem_v2(&mut bytes, device) }, "cuDeviceTotalMem")?;
+        ctx.total_memory = bytes;
+        Ok(Arc::new(ctx))
+    }
+
+    /// Number of CUDA devices the driver sees.
+    pub fn device_count() -> Result<usize, DriverError> {
+        init()?;
+        let mut count = 0;
+        // SAFETY: the driver is initialised.
+        check(unsafe { sys::cuDeviceGetCount(&mut count) }, "cuDeviceGetCount")?;
+        Ok(count.max(0) as usize)
+    }
+
+    /// The device ordinal this context was opened with.
+    pub fn ordinal(&self) -> usize {
+        self.ordinal
+    }
+
+    /// The device's name, e.g. `NVIDIA H200`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// `(major, minor)`, e.g. `(9, 0)` for an sm_90 GPU.
+    pub fn compute_capability(&self) -> (u32, u32) {
+        self.compute_capability
+    }
+
+    /// Number of streaming multiprocessors.
+    pub fn sm_count(&self) -> u32 {
+        self.sm_count
+    }
+
+    /// Total device memory in bytes.
+    pub fn total_memory(&self) -> usize {
+        self.total_memory
+    }
+
+    /// Largest dynamic shared memory a block may opt into, in bytes.
+    pub fn max_shared_memory_per_block_optin(&self) -> u32 {
+        self.max_shared_memory_per_block_optin
+    }
+
+    /// Makes this context current on the calling thread (cheap when it already is).
+    pub fn bind_to_thread(&self) -> Result<(), DriverError> {
+        let mut current = std::ptr::null_mut();
+        // SAFETY: the driver is initialised (a context exists).
+        check(unsafe { sys::cuCtxGetCurrent(&mut current) }, "cuCtxGetCurrent")?;
+        if current != self.raw {
+            // SAFETY: `self.raw` is a retained primary context.
+            check(unsafe { sys::cuCtxSetCurrent(self.raw) }, "cuCtxSetCurrent")?;
+        }
+        Ok(())
+    }
+
+    /// The device's default (legacy NULL) stream.
+    pub fn default_stream(self: &Arc<Self>) -> Arc<CudaStream> {
+        Arc::new(CudaStream { ctx: Arc::clone(self), raw: std::ptr::null_mut() })
+    }
+
+    /// A new stream that does not synchronise with the default stream.
+    pub fn new_stream(self: &Arc<Self>) -> Result<Arc<CudaStream>, DriverError> {
+        self.bind_to_thread()?;
+        let mut raw = std::ptr::null_mut();
+        let flags = sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32;
+        // SAFETY: the context is current; the stream is destroyed in Drop.
+        check(unsafe { sys::cuStreamCreate(&mut raw, flags) }, "cuStreamCreate")?;
+        Ok(Arc::new(CudaStream { ctx: Arc::clone(self), raw }))
+    }
+
+    /// Blocks until all work on the device has finished; reports errors of earlier launches.
+    pub fn synchronize(&self) -> Result<(), DriverError> {
+        self.bind_to_thread()?;
+        // SAFETY: the context is current.
+        check(unsafe { sys::cuCtxSynchronize() }, "cuCtxSynchronize")
+    }
+}
+
+impl Drop for CudaContext {
+    fn drop(&mut self) {
+        // SAFETY: balances the retain in `new`; errors cannot be reported from Drop.
+        let _ = unsafe { sys::cuDevicePrimaryCtxRelease_v2(self.device) };
+    }
+}
+
+impl std::fmt::Debug for CudaContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CudaContext")
+            .field("ordinal", &self.ordinal)
+            .field("name", &self.name)
+            .field("compute_capability", &self.compute_capability)
+            .field("sm_count", &self.sm_count)
+            .field("total_memory", &self.total_memory)
+            .finish()
+    }
+}
+
+fn device_name(device: sys::CUdevice) -> Result<String, DriverError> {
+    let mut buf = [0 as c_char; 256];
+    // SAFETY: the buffer is as long as we say; the driver NUL-terminates.
+    check(unsafe { sys::cuDeviceGetName(buf.as_mut_ptr(), buf.len() as i32, device) }, "cuDeviceGetName")?;
+    // SAFETY: NUL-terminated by the driver (and the buffer was zeroed).
+    Ok(unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned())
+}
+
+fn device_attribute(device: sys::CUdevice, attr: Attr) -> Result<u32, DriverError> {
+    let mut value = 0;
+    // SAFETY: `device` is valid.
+    check(unsafe { sys::cuDeviceGetAttribute(&mut value, attr, device) }, "cuDeviceGetAttribute")?;
+    Ok(value.max(0) as u32)
+}
+
+/// A queue of device work. Work on one stream runs in order; work on different streams may overlap.
+pub struct CudaStream {
+    ctx: Arc<CudaContext>,
+    raw: sys::CUstream,
+}
+
+// SAFETY: a CUstream may be used from any thread once its context is bound (we bind first).
+unsafe impl Send for CudaStream {}
+unsafe impl Sync for CudaStream {}
+
+impl CudaStream {
+    /// The context this stream belongs to.
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// `true` for [`CudaContext::default_stream`].
+    pub fn is_default(&self) -> bool {
+        self.raw.is_null()
+    }
+
+    /// Blocks until all work queued on this stream has finished; reports errors of its launches.
+    pub fn synchronize(&self) -> Result<(), DriverError> {
+        self.ctx.bind_to_thread()?;
+        // SAFETY: the stream belongs to the bound context.
+        check(unsafe { sys::cuStreamSynchronize(self.raw) }, "cuStreamSynchronize")
+    }
+
+    /// The raw `CUstream`, for calling the driver directly.
+    pub fn raw(&self) -> sys::CUstream {
+        self.raw
+    }
+}
+
+impl AsRef<CudaStream> for CudaStream {
+    fn as_ref(&self) -> &CudaStream {
+        self
+    }
+}
+
+impl Drop for CudaStream {
+    fn drop(&mut self) {
+        if !self.raw.is_null() && self.ctx.bind_to_thread().is_ok() {
+            // SAFETY: we created this stream; queued work still completes after destroy.
+            let _ = unsafe { sys::cuStreamDestroy_v2(self.raw) };
+        }
+    }
+}
+
+impl std::fmt::Debug for CudaStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CudaStream").field("device", &self.ctx.ordinal).field("default", &self.is_default()).finish()
+    }
+}
+
+/// A marker in a stream, for timing work or waiting for part of it.
+pub struct CudaEvent {
+    ctx: Arc<CudaContext>,
+    raw: sys::CUevent,
+}
+
+// SAFETY: as for streams.
+unsafe impl Send for CudaEvent {}
+unsafe impl Sync for CudaEvent {}
+
+impl CudaEvent {
+    /// A new event (with timing).
+    pub fn new(ctx: &Arc<CudaContext>) -> Result<CudaEvent, DriverError> {
+        ctx.bind_to_thread()?;
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: the context is current; destroyed in Drop.
+        check(unsafe { sys::cuEventCreate(&mut raw, sys::CUevent_flags::CU_EVENT_DEFAULT as u32) }, "cuEventCreate")?;
+        Ok(CudaEvent { ctx: Arc::clone(ctx), raw })
+    }
+
+    /// Records the event at the current end of `stream`.
+    pub fn record(&self, stream: &CudaStream) -> Result<(), DriverError> {
+        self.ctx.bind_to_thread()?;
+        // SAFETY: both handles are live.
+        check(unsafe { sys::cuEventRecord(self.raw, stream.raw) }, "cuEventRecord")
+    }
+
+    /// Blocks until the work before the recorded point has finished.
+    pub fn synchronize(&self) -> Result<(), DriverError> {
+        self.ctx.bind_to_thread()?;
+        // SAFETY: the event is live.
+        check(unsafe { sys::cuEventSynchronize(self.raw) }, "cuEventSynchronize")
+    }
+
+    /// Milliseconds from this event to `end` (both recorded; waits for `end`).
+    pub fn elapsed_ms(&self, end: &CudaEvent) -> Result<f32, DriverError> {
+        end.synchronize()?;
+        // SAFETY: only looks the symbol up, so an old driver gives an error instead of a panic.
+        let present = unsafe { sys::culib().get::<unsafe extern "C" fn()>(b"cuEventElapsedTime_v2") }.is_ok();
+        if !present {
+            return Err(DriverError::from_cuda(CUresult::CUDA_ERROR_NOT_SUPPORTED, "cuEventElapsedTime_v2")
+                .context("timing events (needs a driver for CUDA 12.8 or newer)"));
+        }
+        let mut ms = 0f32;
+        // SAFETY: both events are live and recorded.
+        check(unsafe { sys::cuEventElapsedTime_v2(&mut ms, self.raw, end.raw) }, "cuEventElapsedTime")?;
+        Ok(ms)
+    }
+}
+
+impl Drop for CudaEvent {
+    fn drop(&mut self) {
+        if self.ctx.bind_to_thread().is_ok() {
+            // SAFETY: we created this event.
+            let _ = unsafe { sys::cuEventDestroy_v2(self.raw) };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_a_driver_new_says_so() {
+        if crate::driver::is_driver_present() {
+            return; // a GPU machine: covered by the GPU tests
+        }
+        let err = CudaContext::new(0).unwrap_err();
+        assert!(matches!(err, DriverError::NoDriver { .. }), "{err}");
+        let text = err.to_string();
+        assert!(text.contains("no NVIDIA driver found"), "{text}");
+        assert!(text.contains("cargo oxide doctor"), "{text}");
+        // Asking again gives the same answer, not a panic.
+        assert!(matches!(CudaContext::new(1), Err(DriverError::NoDriver { .. })));
+        assert!(matches!(CudaContext::device_count(), Err(DriverError::NoDriver { .. })));
+    }
+}

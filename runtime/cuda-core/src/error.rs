@@ -1,0 +1,298 @@
+//! `DriverError`: the one error type of the host runtime, with the seed's cause-and-fix hints.
+
+use std::fmt;
+
+use cudarc::driver::sys::CUresult;
+
+/// Likely cause and fix of a CUDA error, as in the "common launch errors" table of the guide.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hint {
+    pub cause: &'static str,
+    pub fix: &'static str,
+}
+
+const HINTS: &[(&str, Hint)] = &[
+    (
+        "CUDA_ERROR_INVALID_VALUE",
+        Hint {
+            cause: "grid or block dimensions are zero or over the limits",
+            fix: "check the LaunchConfig values; a block has at most 1024 threads",
+        },
+    ),
+    (
+        "CUDA_ERROR_NOT_FOUND",
+        Hint {
+            cause: "the PTX entry name does not match any kernel in the loaded module",
+            fix: "check that the #[kernel] name matches the loaded module",
+        },
+    ),
+    (
+        "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+        Hint {
+            cause: "too much shared memory or too many registers per block",
+            fix: "reduce shared_mem_bytes or the block size; use #[launch_bounds]",
+        },
+    ),
+    (
+        "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+        Hint {
+            cause: "the kernel trapped (a panic, a failed assert, an out-of-bounds index)",
+            fix: "debug it with `cargo oxide debug` or gpu_printf!",
+        },
+    ),
+    (
+        "CUDA_ERROR_NO_BINARY_FOR_GPU",
+        Hint {
+            cause: "the device code was built for another GPU architecture",
+            fix: "rebuild with your GPU's architecture: `cargo oxide build --arch sm_XY`",
+        },
+    ),
+    (
+        "CUDA_ERROR_ILLEGAL_ADDRESS",
+        Hint {
+            cause: "the kernel accessed memory outside its buffers (e.g. a raw pointer past the end)",
+            fix: "run it under `cargo oxide sanitize` to find the access",
+        },
+    ),
+    (
+        "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+        Hint {
+            cause: "the PTX ISA version is newer than this driver understands",
+            fix: "update the NVIDIA driver, or build a cubin for this GPU with `--arch`",
+        },
+    ),
+];
+
+/// The hint for the CUDA error called `name`, if the guide has one.
+pub fn hint_for(name: &str) -> Option<Hint> {
+    HINTS.iter().find(|(n, _)| *n == name).map(|(_, h)| *h)
+}
+
+/// Any failure of the host runtime: a CUDA driver error, or a problem found before calling it.
+#[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DriverError {
+    /// A driver call returned an error.
+    Cuda {
+        /// The `CUresult` value, e.g. 1.
+        code: u32,
+        /// `CUDA_ERROR_INVALID_VALUE`, …
+        name: String,
+        /// The driver's description (`cuGetErrorString`).
+        description: String,
+        /// The driver function that failed, e.g. `cuLaunchKernel`.
+        call: &'static str,
+        /// What we were doing, e.g. "launching kernel `vecadd`".
+        context: Option<String>,
+    },
+    /// `libcuda` could not be loaded.
+    NoDriver { detail: String },
+    /// There is no device with this ordinal.
+    NoDevice { ordinal: usize, count: usize },
+    /// A `LaunchConfig` (or cluster shape) the driver would reject; says which field and limit.
+    InvalidConfig { message: String },
+    /// Host and device lengths that must agree do not.
+    LengthMismatch { operation: &'static str, expected: usize, found: usize },
+    /// The module has no kernel with this entry name.
+    EntryNotFound { entry: String, known: Option<Vec<String>> },
+    /// The launch arguments do not match the kernel's parameters in the manifest.
+    ArgumentMismatch { entry: String, message: String },
+    /// The device code bundle is unreadable, or has no payload for this GPU.
+    Bundle { message: String },
+    /// A sideloaded module or its files could not be found or read.
+    Artifact { message: String },
+    /// The crate was compiled by plain `cargo build`, so there is no device code.
+    NotBuiltWithOxide,
+}
+
+impl DriverError {
+    /// The error for a failed driver call.
+    pub fn from_cuda(result: CUresult, call: &'static str) -> DriverError {
+        DriverError::Cuda {
+            code: result as u32,
+            name: format!("{result:?}"),
+            description: crate::driver::error_string(result),
+            call,
+            context: None,
+        }
+    }
+
+    /// Adds what we were doing to a driver error (other errors already say it).
+    pub fn context(mut self, what: impl Into<String>) -> DriverError {
+        if let DriverError::Cuda { context, .. } = &mut self {
+            *context = Some(what.into());
+        }
+        self
+    }
+
+    pub(crate) fn invalid_config(message: impl Into<String>) -> DriverError {
+        DriverError::InvalidConfig { message: message.into() }
+    }
+
+    /// The `CUresult` code, for driver errors and those that stand for one.
+    pub fn code(&self) -> Option<u32> {
+        match self {
+            DriverError::Cuda { code, .. } => Some(*code),
+            DriverError::EntryNotFound { .. } => Some(CUresult::CUDA_ERROR_NOT_FOUND as u32),
+            DriverError::NoDriver { .. } => Some(CUresult::CUDA_ERROR_NO_DEVICE as u32),
+            DriverError::NoDevice { .. } => Some(CUresult::CUDA_ERROR_INVALID_DEVICE as u32),
+            DriverError::InvalidConfig { .. } => Some(CUresult::CUDA_ERROR_INVALID_VALUE as u32),
+            _ => None,
+        }
+    }
+
+    /// The CUDA error name (`CUDA_ERROR_INVALID_VALUE`), or for host-side errors a short kind.
+    pub fn name(&self) -> &str {
+        match self {
+            DriverError::Cuda { name, .. } => name,
+            DriverError::EntryNotFound { .. } => "CUDA_ERROR_NOT_FOUND",
+            DriverError::NoDriver { .. } => "no NVIDIA driver",
+            DriverError::NoDevice { .. } => "no such device",
+            DriverError::InvalidConfig { .. } => "invalid launch configuration",
+            DriverError::LengthMismatch { .. } => "length mismatch",
+            DriverError::ArgumentMismatch { .. } => "kernel argument mismatch",
+            DriverError::Bundle { .. } => "device code bundle error",
+            DriverError::Artifact { .. } => "device artifact error",
+            DriverError::NotBuiltWithOxide => "built without cargo oxide",
+        }
+    }
+
+    /// Likely cause and fix, for the errors the guide's table covers.
+    pub fn hint(&self) -> Option<Hint> {
+        match self {
+            DriverError::Cuda { name, .. } => hint_for(name),
+            DriverError::EntryNotFound { .. } => hint_for("CUDA_ERROR_NOT_FOUND"),
+            DriverError::InvalidConfig { .. } => hint_for("CUDA_ERROR_INVALID_VALUE"),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for DriverError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DriverError::Cuda { code, name, description, call, context } => {
+                write!(f, "{name} (code {code}) from {call}")?;
+                if let Some(what) = context {
+                    write!(f, " while {what}")?;
+                }
+                write!(f, ": {description}")?;
+            }
+            DriverError::NoDriver { detail } => write!(
+                f,
+                "no NVIDIA driver found ({detail}); install the NVIDIA driver, or add the directory \
+                 of libcuda.so.1 to LD_LIBRARY_PATH, then check with `cargo oxide doctor`"
+            )?,
+            DriverError::NoDevice { ordinal, count: 0 } => {
+                write!(f, "no CUDA device {ordinal}: the driver found no CUDA devices")?
+            }
+            DriverError::NoDevice { ordinal, count } => write!(
+                f,
+                "no CUDA device {ordinal}: there {} {count} device{} (ordinals 0..={})",
+                if *count == 1 { "is" } else { "are" },
+                if *count == 1 { "" } else { "s" },
+                count - 1
+            )?,
+            DriverError::InvalidConfig { message } => write!(f, "invalid launch configuration: {message}")?,
+            DriverError::LengthMismatch { operation, expected, found } => write!(
+                f,
+                "length mismatch in {operation}: the device buffer has {expected} elements, the other side {found}"
+            )?,
+            DriverError::EntryNotFound { entry, known } => {
+                write!(f, "CUDA_ERROR_NOT_FOUND: no kernel entry `{entry}` in the loaded module")?;
+                match known {
+                    Some(list) if list.is_empty() => write!(f, " (it has no kernels)")?,
+                    Some(list) => write!(f, " (it has: {})", list.join(", "))?,
+                    None => {}
+                }
+            }
+            DriverError::ArgumentMismatch { entry, message } => {
+                write!(f, "wrong arguments for kernel `{entry}`: {message}")?
+            }
+            DriverError::Bundle { message } | DriverError::Artifact { message } => f.write_str(message)?,
+            DriverError::NotBuiltWithOxide => f.write_str(
+                "built without cargo oxide: device code was not compiled; run `cargo oxide build` \
+                 (or `cargo oxide run`) instead of `cargo build`",
+            )?,
+        }
+        if let Some(hint) = self.hint() {
+            write!(f, "\n  likely cause: {}\n  fix: {}", hint.cause, hint.fix)?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for DriverError {
+    /// Same text as `Display`, so `.unwrap()` and `.expect()` show the cause and fix.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl std::error::Error for DriverError {}
+
+impl From<oxide_format::BundleError> for DriverError {
+    fn from(e: oxide_format::BundleError) -> DriverError {
+        DriverError::Bundle { message: e.to_string() }
+    }
+}
+
+impl From<oxide_format::NoPayload> for DriverError {
+    fn from(e: oxide_format::NoPayload) -> DriverError {
+        DriverError::Bundle { message: e.to_string() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cuda_errors_name_code_and_hint() {
+        let e = DriverError::from_cuda(CUresult::CUDA_ERROR_INVALID_VALUE, "cuLaunchKernel")
+            .context("launching kernel `vecadd`");
+        assert_eq!(e.code(), Some(1));
+        assert_eq!(e.name(), "CUDA_ERROR_INVALID_VALUE");
+        let text = e.to_string();
+        assert!(text.starts_with("CUDA_ERROR_INVALID_VALUE (code 1) from cuLaunchKernel while launching kernel `vecadd`: "), "{text}");
+        assert!(text.contains("likely cause: grid or block dimensions are zero or over the limits"), "{text}");
+        assert!(text.contains("fix: check the LaunchConfig values; a block has at most 1024 threads"), "{text}");
+        assert_eq!(format!("{e:?}"), text);
+    }
+
+    #[test]
+    fn the_five_launch_errors_have_hints() {
+        for (code, cause) in [
+            (CUresult::CUDA_ERROR_INVALID_VALUE, "zero or over the limits"),
+            (CUresult::CUDA_ERROR_NOT_FOUND, "entry name"),
+            (CUresult::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "registers"),
+            (CUresult::CUDA_ERROR_ILLEGAL_INSTRUCTION, "trapped"),
+            (CUresult::CUDA_ERROR_NO_BINARY_FOR_GPU, "architecture"),
+        ] {
+            let e = DriverError::from_cuda(code, "cuLaunchKernel");
+            let hint = e.hint().unwrap_or_else(|| panic!("no hint for {code:?}"));
+            assert!(hint.cause.contains(cause), "{code:?}: {}", hint.cause);
+            assert!(!e.to_string().contains("while"));
+            assert!(!match &e { DriverError::Cuda { description, .. } => description.is_empty(), _ => true });
+        }
+        assert!(DriverError::from_cuda(CUresult::CUDA_ERROR_OUT_OF_MEMORY, "cuMemAlloc").hint().is_none());
+    }
+
+    #[test]
+    fn host_side_errors() {
+        let e = DriverError::EntryNotFound { entry: "vecad".into(), known: Some(vec!["vecadd".into(), "scale".into()]) };
+        assert_eq!(e.name(), "CUDA_ERROR_NOT_FOUND");
+        assert_eq!(e.code(), Some(500));
+        let text = e.to_string();
+        assert!(text.contains("`vecad`") && text.contains("(it has: vecadd, scale)") && text.contains("fix:"), "{text}");
+        let e = DriverError::NoDevice { ordinal: 3, count: 2 };
+        assert_eq!(e.to_string(), "no CUDA device 3: there are 2 devices (ordinals 0..=1)");
+        let e = DriverError::NoDevice { ordinal: 1, count: 1 };
+        assert_eq!(e.to_string(), "no CUDA device 1: there is 1 device (ordinals 0..=0)");
+        let e = DriverError::LengthMismatch { operation: "copy_from_host", expected: 4, found: 5 };
+        assert!(e.to_string().contains("copy_from_host") && e.code().is_none());
+        assert!(DriverError::NotBuiltWithOxide.to_string().contains("run `cargo oxide build`"));
+        let e: DriverError = oxide_format::BundleError::BadMagic.into();
+        assert!(e.to_string().contains("bad magic"));
+    }
+}

@@ -1,0 +1,410 @@
+//! Launching kernels: `LaunchConfig` and its checks, kernel parameter packets, `cuLaunchKernel(Ex)`.
+
+use std::ffi::c_void;
+use std::marker::PhantomData;
+
+use cudarc::driver::sys;
+use oxide_format::manifest::{LaunchBounds, ParamKind};
+
+use crate::context::CudaStream;
+use crate::driver::check;
+use crate::error::DriverError;
+use crate::memory::DeviceBuffer;
+use crate::module::Function;
+
+/// Most threads in one block.
+pub const MAX_THREADS_PER_BLOCK: u32 = 1024;
+/// Most blocks in one cluster (sm_90); above [`MAX_PORTABLE_CLUSTER_SIZE`] it is opted into per kernel.
+pub const MAX_CLUSTER_SIZE: u32 = 16;
+/// Most blocks in one cluster that every cluster-capable GPU supports.
+pub const MAX_PORTABLE_CLUSTER_SIZE: u32 = 8;
+/// Dynamic shared memory a block gets without opting in.
+const DEFAULT_SHARED_MEMORY_LIMIT: u32 = 48 * 1024;
+
+/// The shape of a launch: blocks in the grid, threads per block, dynamic shared memory per block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LaunchConfig {
+    pub grid_dim: (u32, u32, u32),
+    pub block_dim: (u32, u32, u32),
+    pub shared_mem_bytes: u32,
+}
+
+impl LaunchConfig {
+    /// One thread per element: 256 threads per block, `grid_x = (n + 255) / 256`.
+    pub fn for_num_elems(n: u32) -> LaunchConfig {
+        LaunchConfig { grid_dim: (n.div_ceil(256), 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }
+    }
+
+    /// Threads per block (`x * y * z`).
+    pub fn threads_per_block(&self) -> u64 {
+        let (x, y, z) = self.block_dim;
+        u64::from(x) * u64::from(y) * u64::from(z)
+    }
+
+    /// Checks the limits every CUDA GPU has, naming the field and the limit that is broken.
+    pub fn validate(&self) -> Result<(), DriverError> {
+        let limits = [
+            ("grid_dim.x", self.grid_dim.0, (1u32 << 31) - 1),
+            ("grid_dim.y", self.grid_dim.1, 65_535),
+            ("grid_dim.z", self.grid_dim.2, 65_535),
+            ("block_dim.x", self.block_dim.0, 1024),
+            ("block_dim.y", self.block_dim.1, 1024),
+            ("block_dim.z", self.block_dim.2, 64),
+        ];
+        for (field, value, max) in limits {
+            if value == 0 {
+                return Err(DriverError::invalid_config(format!("{field} is 0; every dimension must be at least 1")));
+            }
+            if value > max {
+                return Err(DriverError::invalid_config(format!("{field} is {value}; the limit is {max}")));
+            }
+        }
+        let threads = self.threads_per_block();
+        if threads > u64::from(MAX_THREADS_PER_BLOCK) {
+            let (x, y, z) = self.block_dim;
+            return Err(DriverError::invalid_config(format!(
+                "block_dim ({x}, {y}, {z}) is {threads} threads per block; the limit is {MAX_THREADS_PER_BLOCK}"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Checks the config against `#[launch_bounds(max_threads, ..)]` of kernel `entry`.
+    pub fn check_launch_bounds(&self, entry: &str, bounds: &LaunchBounds) -> Result<(), DriverError> {
+        let threads = self.threads_per_block();
+        if threads > u64::from(bounds.max_threads) {
+            return Err(DriverError::invalid_config(format!(
+                "block_dim has {threads} threads per block, but kernel `{entry}` is declared with \
+                 #[launch_bounds({})]; use at most {} threads per block",
+                bounds.max_threads, bounds.max_threads
+            )));
+        }
+        Ok(())
+    }
+
+    /// Checks cluster dimensions: each at least 1, at most [`MAX_CLUSTER_SIZE`] blocks in all,
+    /// and dividing the grid evenly.
+    pub fn check_cluster(&self, cluster: (u32, u32, u32)) -> Result<(), DriverError> {
+        let (cx, cy, cz) = cluster;
+        let size = u64::from(cx) * u64::from(cy) * u64::from(cz);
+        if size == 0 {
+            return Err(DriverError::invalid_config(format!(
+                "cluster_dim ({cx}, {cy}, {cz}) has a zero dimension; every dimension must be at least 1"
+            )));
+        }
+        if size > u64::from(MAX_CLUSTER_SIZE) {
+            return Err(DriverError::invalid_config(format!(
+                "cluster_dim ({cx}, {cy}, {cz}) is {size} blocks; the limit is {MAX_CLUSTER_SIZE} \
+                 ({MAX_PORTABLE_CLUSTER_SIZE} is the portable maximum)"
+            )));
+        }
+        for (field, grid, c) in [("x", self.grid_dim.0, cx), ("y", self.grid_dim.1, cy), ("z", self.grid_dim.2, cz)] {
+            if grid % c != 0 {
+                return Err(DriverError::invalid_config(format!(
+                    "grid_dim.{field} is {grid}, which is not a multiple of cluster_dim.{field} = {c}"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The shape of one pushed kernel argument, for checking a packet against the manifest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ArgShape {
+    Slice,
+    Value { size: usize },
+}
+
+/// The `kernelParams` array of a launch, built argument by argument (contract §4). It borrows
+/// everything it points to, so the values stay alive and unmoved until the launch.
+pub struct KernelParams<'a> {
+    ptrs: Vec<*mut c_void>,
+    shapes: Vec<ArgShape>,
+    _borrows: PhantomData<&'a ()>,
+}
+
+impl Default for KernelParams<'_> {
+    fn default() -> Self {
+        KernelParams::new()
+    }
+}
+
+impl<'a> KernelParams<'a> {
+    pub fn new() -> KernelParams<'a> {
+        KernelParams { ptrs: Vec::with_capacity(8), shapes: Vec::with_capacity(8), _borrows: PhantomData }
+    }
+
+    /// A `&[T]` parameter: pushes the buffer's pointer and u64 length.
+    pub fn push_slice<T>(&mut self, buf: &'a DeviceBuffer<T>) -> &mut Self {
+        self.ptrs.extend(buf.param_slots());
+        self.shapes.push(ArgShape::Slice);
+        self
+    }
+
+    /// A `&mut [T]` or `DisjointSlice<T>` parameter: pushes pointer and u64 length.
+    pub fn push_slice_mut<T>(&mut self, buf: &'a mut DeviceBuffer<T>) -> &mut Self {
+        self.ptrs.extend(buf.param_slots());
+        self.shapes.push(ArgShape::Slice);
+        self
+    }
+
+    /// A scalar, raw pointer, closure or by-value struct: one parameter holding `value`'s bytes.
+    /// Zero-sized values push nothing (the kernel has no parameter for them).
+    pub fn push_value<T>(&mut self, value: &'a T) -> &mut Self {
+        if size_of::<T>() != 0 {
+            self.ptrs.push((value as *const T).cast_mut().cast());
+            self.shapes.push(ArgShape::Value { size: size_of::<T>() });
+        }
+        self
+    }
+
+    /// Number of `kernelParams` entries so far.
+    pub fn len(&self) -> usize {
+        self.ptrs.len()
+    }
+
+    /// `true` when nothing has been pushed.
+    pub fn is_empty(&self) -> bool {
+        self.ptrs.is_empty()
+    }
+
+    /// Compares the packet with the kernel's parameters from the manifest, when the function has them.
+    fn check_against(&self, f: &Function) -> Result<(), DriverError> {
+        let Some(info) = f.info() else { return Ok(()) };
+        let mismatch = |message: String| Err(DriverError::ArgumentMismatch { entry: f.entry().to_string(), message });
+        let params: Vec<_> = info.params.iter().filter(|p| p.kind != ParamKind::Zst).collect();
+        if params.len() != self.shapes.len() {
+            let names: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
+            return mismatch(format!(
+                "the kernel takes {} arguments ({}), the launch passes {}",
+                params.len(),
+                names.join(", "),
+                self.shapes.len()
+            ));
+        }
+        for (i, (p, shape)) in params.iter().zip(&self.shapes).enumerate() {
+            match (p.kind.is_slice(), shape) {
+                (true, ArgShape::Slice) => {}
+                (true, ArgShape::Value { .. }) => {
+                    return mismatch(format!(
+                        "argument {i} (`{}: {}`) is a slice; pass it as slice(buf) or slice_mut(buf)",
+                        p.name, p.ty
+                    ));
+                }
+                (false, ArgShape::Slice) => {
+                    return mismatch(format!("argument {i} (`{}: {}`) is not a slice; pass the value itself", p.name, p.ty));
+                }
+                (false, ArgShape::Value { size }) if *size as u64 != p.size => {
+                    return mismatch(format!(
+                        "argument {i} (`{}: {}`) is {} bytes on the device, the value passed is {size} bytes",
+                        p.name, p.ty, p.size
+                    ));
+                }
+                (false, ArgShape::Value { .. }) => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Launches `f` with a packet built by [`KernelParams`], after checking it against the
+/// kernel's manifest entry when there is one.
+///
+/// # Safety
+/// When `f` has no manifest entry ([`Function::info`] is `None`), the packet must match the
+/// kernel's parameters in count, order and type; the kernel must not access buffers beyond
+/// what it is given.
+pub unsafe fn launch_with(
+    f: &Function,
+    stream: &CudaStream,
+    config: &LaunchConfig,
+    cluster_dims: Option<(u32, u32, u32)>,
+    params: &mut KernelParams<'_>,
+) -> Result<(), DriverError> {
+    params.check_against(f)?;
+    // SAFETY: forwarded to the caller; the packet's pointers are borrowed for its lifetime.
+    unsafe { launch(f, stream, config, cluster_dims, &mut params.ptrs) }
+}
+
+/// Enqueues kernel `f` on `stream`: `cuLaunchKernel`, or `cuLaunchKernelEx` with a cluster
+/// dimension attribute when `cluster_dims` is given. Checks the config (and launch bounds and
+/// cluster dims from the manifest) first. `Ok` means queued, not finished.
+///
+/// # Safety
+/// `params` must hold one pointer per PTX parameter of the kernel, in order, each pointing to a
+/// live value of that parameter's type (contract §4), and the kernel must only access memory
+/// it is given.
+pub unsafe fn launch(
+    f: &Function,
+    stream: &CudaStream,
+    config: &LaunchConfig,
+    cluster_dims: Option<(u32, u32, u32)>,
+    params: &mut [*mut c_void],
+) -> Result<(), DriverError> {
+    config.validate()?;
+    let entry = f.entry();
+    let ctx = stream.context();
+    if !std::sync::Arc::ptr_eq(ctx, f.context()) && ctx.ordinal() != f.context().ordinal() {
+        return Err(DriverError::invalid_config(format!(
+            "kernel `{entry}` was loaded on device {}, but the stream belongs to device {}",
+            f.context().ordinal(),
+            ctx.ordinal()
+        )));
+    }
+    let info = f.info();
+    if let Some(bounds) = info.and_then(|i| i.launch_bounds.as_ref()) {
+        config.check_launch_bounds(entry, bounds)?;
+    }
+    if let Some(info) = info {
+        let slots = info.launch_slots();
+        if slots != params.len() {
+            return Err(DriverError::ArgumentMismatch {
+                entry: entry.to_string(),
+                message: format!("the kernel has {slots} PTX parameters, the launch passes {}", params.len()),
+            });
+        }
+    }
+    let cluster_dims = cluster_dims.or_else(|| info.and_then(|i| i.cluster_dims).map(|[x, y, z]| (x, y, z)));
+    ctx.bind_to_thread()?;
+    if config.shared_mem_bytes > DEFAULT_SHARED_MEMORY_LIMIT {
+        let limit = ctx.max_shared_memory_per_block_optin();
+        if config.shared_mem_bytes > limit {
+            return Err(DriverError::invalid_config(format!(
+                "shared_mem_bytes is {}; this GPU allows at most {limit} bytes per block",
+                config.shared_mem_bytes
+            )));
+        }
+        f.set_attribute(
+            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            config.shared_mem_bytes as i32,
+        )?;
+    }
+    let what = || format!("launching kernel `{entry}`");
+    let (gx, gy, gz) = config.grid_dim;
+    let (bx, by, bz) = config.block_dim;
+    let params_ptr = if params.is_empty() { std::ptr::null_mut() } else { params.as_mut_ptr() };
+    match cluster_dims {
+        None => {
+            // SAFETY: the caller vouches for `params`; handles are live and the context bound.
+            let r = unsafe {
+                sys::cuLaunchKernel(
+                    f.raw(),
+                    gx,
+                    gy,
+                    gz,
+                    bx,
+                    by,
+                    bz,
+                    config.shared_mem_bytes,
+                    stream.raw(),
+                    params_ptr,
+                    std::ptr::null_mut(),
+                )
+            };
+            check(r, "cuLaunchKernel").map_err(|e| e.context(what()))
+        }
+        Some((cx, cy, cz)) => {
+            config.check_cluster((cx, cy, cz))?;
+            let cc = ctx.compute_capability();
+            if cc.0 < 9 {
+                return Err(DriverError::invalid_config(format!(
+                    "kernel `{entry}` uses cluster launch, which needs an sm_90 or newer GPU; this one is sm_{}{}",
+                    cc.0, cc.1
+                )));
+            }
+            if cx * cy * cz > MAX_PORTABLE_CLUSTER_SIZE {
+                f.set_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)?;
+            }
+            // SAFETY: an all-zero attribute is valid plain data; we set the fields we use.
+            let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+            attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+            attr.value.clusterDim.x = cx;
+            attr.value.clusterDim.y = cy;
+            attr.value.clusterDim.z = cz;
+            let launch_config = sys::CUlaunchConfig {
+                gridDimX: gx,
+                gridDimY: gy,
+                gridDimZ: gz,
+                blockDimX: bx,
+                blockDimY: by,
+                blockDimZ: bz,
+                sharedMemBytes: config.shared_mem_bytes,
+                hStream: stream.raw(),
+                attrs: &mut attr,
+                numAttrs: 1,
+            };
+            // SAFETY: as above; `attr` outlives the call.
+            let r = unsafe { sys::cuLaunchKernelEx(&launch_config, f.raw(), params_ptr, std::ptr::null_mut()) };
+            check(r, "cuLaunchKernelEx").map_err(|e| e.context(what()))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(grid: (u32, u32, u32), block: (u32, u32, u32)) -> LaunchConfig {
+        LaunchConfig { grid_dim: grid, block_dim: block, shared_mem_bytes: 0 }
+    }
+
+    #[test]
+    fn for_num_elems_rounds_up() {
+        assert_eq!(LaunchConfig::for_num_elems(1024), cfg((4, 1, 1), (256, 1, 1)));
+        assert_eq!(LaunchConfig::for_num_elems(1025).grid_dim, (5, 1, 1));
+        assert_eq!(LaunchConfig::for_num_elems(1).grid_dim, (1, 1, 1));
+        assert_eq!(LaunchConfig::for_num_elems(u32::MAX).grid_dim, (16_777_216, 1, 1));
+        assert!(LaunchConfig::for_num_elems(1000).validate().is_ok());
+    }
+
+    fn message(c: LaunchConfig) -> String {
+        let e = c.validate().unwrap_err();
+        assert!(matches!(e, DriverError::InvalidConfig { .. }));
+        e.to_string()
+    }
+
+    #[test]
+    fn validate_names_field_and_limit() {
+        assert!(message(cfg((0, 1, 1), (256, 1, 1))).contains("grid_dim.x is 0"));
+        assert!(message(cfg((1, 1, 1), (256, 0, 1))).contains("block_dim.y is 0"));
+        assert!(message(cfg((1, 65_536, 1), (1, 1, 1))).contains("grid_dim.y is 65536; the limit is 65535"));
+        assert!(message(cfg((1, 1, 70_000), (1, 1, 1))).contains("grid_dim.z is 70000; the limit is 65535"));
+        assert!(message(cfg((1, 1, 1), (2048, 1, 1))).contains("block_dim.x is 2048; the limit is 1024"));
+        assert!(message(cfg((1, 1, 1), (1, 1, 65))).contains("block_dim.z is 65; the limit is 64"));
+        let m = message(cfg((1, 1, 1), (64, 32, 1)));
+        assert!(m.contains("2048 threads per block; the limit is 1024"), "{m}");
+        assert!(m.contains("likely cause") && m.contains("at most 1024 threads"), "{m}");
+        assert!(cfg((1, 1, 1), (1024, 1, 1)).validate().is_ok());
+        assert!(cfg(((1 << 31) - 1, 65_535, 65_535), (16, 16, 4)).validate().is_ok());
+        assert!(message(cfg((1 << 31, 1, 1), (1, 1, 1))).contains("grid_dim.x"));
+    }
+
+    #[test]
+    fn launch_bounds_and_clusters() {
+        let c = cfg((8, 2, 1), (512, 1, 1));
+        let b = LaunchBounds { max_threads: 256, min_blocks: None };
+        let m = c.check_launch_bounds("k", &b).unwrap_err().to_string();
+        assert!(m.contains("#[launch_bounds(256)]") && m.contains("`k`"), "{m}");
+        assert!(cfg((1, 1, 1), (256, 1, 1)).check_launch_bounds("k", &b).is_ok());
+        assert!(c.check_cluster((4, 1, 1)).is_ok());
+        assert!(c.check_cluster((8, 2, 1)).is_ok());
+        assert!(c.check_cluster((3, 1, 1)).unwrap_err().to_string().contains("not a multiple of cluster_dim.x = 3"));
+        assert!(c.check_cluster((0, 1, 1)).unwrap_err().to_string().contains("zero dimension"));
+        let m = cfg((32, 1, 1), (1, 1, 1)).check_cluster((32, 1, 1)).unwrap_err().to_string();
+        assert!(m.contains("the limit is 16") && m.contains("portable"), "{m}");
+    }
+
+    #[test]
+    fn params_packets() {
+        let scalar = 7u32;
+        let unit = ();
+        let pair = (1u8, 2.0f64);
+        let mut p = KernelParams::new();
+        assert!(p.is_empty());
+        p.push_value(&scalar).push_value(&unit).push_value(&pair);
+        assert_eq!(p.len(), 2);
+        assert_eq!(p.shapes, [ArgShape::Value { size: 4 }, ArgShape::Value { size: 16 }]);
+        assert_eq!(p.ptrs[0] as *const u32, &scalar as *const u32);
+    }
+}

@@ -1,0 +1,214 @@
+//! Device memory: the `DeviceCopy` marker trait and `DeviceBuffer<T>`, an owned device allocation.
+
+use std::marker::PhantomData;
+use std::mem::size_of;
+use std::sync::Arc;
+
+use cudarc::driver::sys;
+
+use crate::context::{CudaContext, CudaStream};
+use crate::driver::check;
+use crate::error::DriverError;
+
+/// Plain data that may be copied to and from device memory byte for byte.
+///
+/// # Safety
+/// The type must have no pointers to host memory, no `Drop`, and no padding whose contents
+/// matter; every bit pattern the device writes for it must be a valid value.
+pub unsafe trait DeviceCopy: Copy + 'static {}
+
+macro_rules! device_copy {
+    ($($t:ty),* $(,)?) => { $(unsafe impl DeviceCopy for $t {})* };
+}
+device_copy!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64, bool, char, ());
+
+unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {}
+unsafe impl<T: 'static> DeviceCopy for *const T {}
+unsafe impl<T: 'static> DeviceCopy for *mut T {}
+
+macro_rules! device_copy_tuple {
+    ($($name:ident),+) => { unsafe impl<$($name: DeviceCopy),+> DeviceCopy for ($($name,)+) {} };
+}
+device_copy_tuple!(A);
+device_copy_tuple!(A, B);
+device_copy_tuple!(A, B, C);
+device_copy_tuple!(A, B, C, D);
+device_copy_tuple!(A, B, C, D, E);
+device_copy_tuple!(A, B, C, D, E, F);
+device_copy_tuple!(A, B, C, D, E, F, G);
+device_copy_tuple!(A, B, C, D, E, F, G, H);
+
+/// `len` elements of `T` in device memory, freed on drop.
+///
+/// A kernel parameter `&[T]` takes `&DeviceBuffer<T>`; `&mut [T]` and `DisjointSlice<T>` take
+/// `&mut DeviceBuffer<T>`.
+pub struct DeviceBuffer<T> {
+    // `ptr` and `len` are u64 fields so a launch can pass their addresses as kernel parameters.
+    ptr: u64,
+    len: u64,
+    ctx: Arc<CudaContext>,
+    _elem: PhantomData<T>,
+}
+
+// SAFETY: device memory is reachable from any thread; `T: DeviceCopy` holds no host state.
+unsafe impl<T: Send> Send for DeviceBuffer<T> {}
+unsafe impl<T: Sync> Sync for DeviceBuffer<T> {}
+
+fn byte_len<T>(len: usize) -> Result<usize, DriverError> {
+    len.checked_mul(size_of::<T>()).ok_or_else(|| DriverError::InvalidConfig {
+        message: format!("a buffer of {len} elements of {} bytes overflows usize", size_of::<T>()),
+    })
+}
+
+impl<T: DeviceCopy> DeviceBuffer<T> {
+    /// Allocates `len` elements, uninitialised.
+    fn alloc(ctx: &Arc<CudaContext>, len: usize) -> Result<DeviceBuffer<T>, DriverError> {
+        let bytes = byte_len::<T>(len)?;
+        let mut ptr = 0;
+        if bytes > 0 {
+            ctx.bind_to_thread()?;
+            // SAFETY: the context is current; freed in Drop.
+            check(unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes) }, "cuMemAlloc")
+                .map_err(|e| e.context(format!("allocating {bytes} bytes of device memory")))?;
+        }
+        Ok(DeviceBuffer { ptr, len: len as u64, ctx: Arc::clone(ctx), _elem: PhantomData })
+    }
+
+    /// A buffer holding a copy of `data`. The copy is queued on `stream`; `data` may be reused
+    /// as soon as this returns (the driver stages pageable memory).
+    pub fn from_host(stream: &CudaStream, data: &[T]) -> Result<DeviceBuffer<T>, DriverError> {
+        let mut buf = DeviceBuffer::alloc(stream.context(), data.len())?;
+        buf.copy_from_host(stream, data)?;
+        Ok(buf)
+    }
+
+    /// A buffer of `len` zero bytes, cleared on `stream`.
+    pub fn zeroed(stream: &CudaStream, len: usize) -> Result<DeviceBuffer<T>, DriverError> {
+        let buf = DeviceBuffer::alloc(stream.context(), len)?;
+        let bytes = byte_len::<T>(len)?;
+        if bytes > 0 {
+            // SAFETY: the allocation holds `bytes` bytes; the context was bound by alloc.
+            check(unsafe { sys::cuMemsetD8Async(buf.ptr, 0, bytes, stream.raw()) }, "cuMemsetD8Async")?;
+        }
+        Ok(buf)
+    }
+
+    /// Copies `data` (exactly [`len`](Self::len) elements) into the buffer, queued on `stream`.
+    pub fn copy_from_host(&mut self, stream: &CudaStream, data: &[T]) -> Result<(), DriverError> {
+        self.check_len("copy_from_host", data.len())?;
+        let bytes = byte_len::<T>(data.len())?;
+        if bytes > 0 {
+            self.ctx.bind_to_thread()?;
+            // SAFETY: lengths agree; pageable source memory is staged before the call returns.
+            check(
+                unsafe { sys::cuMemcpyHtoDAsync_v2(self.ptr, data.as_ptr().cast(), bytes, stream.raw()) },
+                "cuMemcpyHtoDAsync",
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Copies the buffer into `out` (exactly [`len`](Self::len) elements); waits for `stream`.
+    pub fn copy_to_host(&self, stream: &CudaStream, out: &mut [T]) -> Result<(), DriverError> {
+        self.check_len("copy_to_host", out.len())?;
+        let bytes = byte_len::<T>(out.len())?;
+        if bytes > 0 {
+            self.ctx.bind_to_thread()?;
+            // SAFETY: lengths agree; we synchronise before `out` can be touched again.
+            check(
+                unsafe { sys::cuMemcpyDtoHAsync_v2(out.as_mut_ptr().cast(), self.ptr, bytes, stream.raw()) },
+                "cuMemcpyDtoHAsync",
+            )?;
+        }
+        stream.synchronize()
+    }
+
+    /// The buffer's contents as a `Vec`; waits for `stream` (so it also reports kernel errors).
+    pub fn to_host_vec(&self, stream: &CudaStream) -> Result<Vec<T>, DriverError> {
+        let len = self.len();
+        let mut out: Vec<T> = Vec::with_capacity(len);
+        let bytes = byte_len::<T>(len)?;
+        if bytes > 0 {
+            self.ctx.bind_to_thread()?;
+            // SAFETY: the Vec has room for `len` elements; the stream is synchronised below
+            // before the length is set.
+            check(
+                unsafe { sys::cuMemcpyDtoHAsync_v2(out.as_mut_ptr().cast(), self.ptr, bytes, stream.raw()) },
+                "cuMemcpyDtoHAsync",
+            )?;
+        }
+        stream.synchronize()?;
+        // SAFETY: the copy filled all `len` elements, and T: DeviceCopy accepts any bytes.
+        unsafe { out.set_len(len) };
+        Ok(out)
+    }
+
+    /// Copies `other` (same length) into this buffer, device to device, queued on `stream`.
+    pub fn copy_from(&mut self, stream: &CudaStream, other: &DeviceBuffer<T>) -> Result<(), DriverError> {
+        self.check_len("copy_from", other.len())?;
+        let bytes = byte_len::<T>(other.len())?;
+        if bytes > 0 {
+            self.ctx.bind_to_thread()?;
+            // SAFETY: both allocations hold `bytes` bytes and cannot overlap (`&mut self`).
+            check(
+                unsafe { sys::cuMemcpyDtoDAsync_v2(self.ptr, other.ptr, bytes, stream.raw()) },
+                "cuMemcpyDtoDAsync",
+            )?;
+        }
+        Ok(())
+    }
+
+    fn check_len(&self, operation: &'static str, found: usize) -> Result<(), DriverError> {
+        if found == self.len() {
+            Ok(())
+        } else {
+            Err(DriverError::LengthMismatch { operation, expected: self.len(), found })
+        }
+    }
+}
+
+impl<T> DeviceBuffer<T> {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    /// `true` when the buffer has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The device address (`CUdeviceptr`); 0 for an empty buffer.
+    pub fn as_device_ptr(&self) -> u64 {
+        self.ptr
+    }
+
+    /// The context the memory belongs to.
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// Addresses of the device pointer and the u64 length: the two launch parameters of a slice.
+    pub(crate) fn param_slots(&self) -> [*mut std::ffi::c_void; 2] {
+        [(&self.ptr as *const u64).cast_mut().cast(), (&self.len as *const u64).cast_mut().cast()]
+    }
+}
+
+impl<T> Drop for DeviceBuffer<T> {
+    fn drop(&mut self) {
+        if self.ptr != 0 && self.ctx.bind_to_thread().is_ok() {
+            // SAFETY: we allocated this memory; cuMemFree waits for work that still uses it.
+            let _ = unsafe { sys::cuMemFree_v2(self.ptr) };
+        }
+    }
+}
+
+impl<T> std::fmt::Debug for DeviceBuffer<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceBuffer")
+            .field("elem", &std::any::type_name::<T>())
+            .field("len", &self.len)
+            .field("ptr", &format_args!("{:#x}", self.ptr))
+            .finish()
+    }
+}

@@ -1,0 +1,138 @@
+//! `load_kernel_module`: load a crate's device code from its build artifacts by name.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use cuda_core::oxide_format::config::{Arch, files};
+use cuda_core::oxide_format::manifest::Manifest;
+use cuda_core::oxide_format::{bundle, sha256_hex};
+use cuda_core::{CudaContext, DriverError, LoadedBundle, Module};
+
+/// Environment variable naming the artifact directory (`<target>/oxide`) explicitly.
+pub const ARTIFACT_DIR_ENV: &str = "CUDA_OXIDE_ARTIFACT_DIR";
+
+fn artifact_error(message: String) -> DriverError {
+    DriverError::Artifact { message }
+}
+
+/// Directories that may hold `<name>/manifest.json`, most likely first: `$CUDA_OXIDE_ARTIFACT_DIR`
+/// if set, else every `oxide` directory (or `target/oxide` below one) above the running executable.
+pub fn artifact_dir_candidates() -> Vec<PathBuf> {
+    if let Some(dir) = std::env::var_os(ARTIFACT_DIR_ENV) {
+        return vec![PathBuf::from(dir)];
+    }
+    let mut out = Vec::new();
+    if let Ok(exe) = std::env::current_exe() {
+        for dir in exe.ancestors().skip(1) {
+            if dir.file_name().is_some_and(|n| n == "oxide") {
+                out.push(dir.to_path_buf());
+            }
+            let below = dir.join("target").join("oxide");
+            if below.is_dir() {
+                out.push(below);
+            }
+        }
+    }
+    out
+}
+
+/// Crate names that have a `manifest.json` in `dir`, sorted.
+fn available_modules(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().join(files::MANIFEST).is_file())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Finds `<artifact dir>/<name>/`, or says where it looked and what modules exist there.
+pub fn find_module_dir(name: &str) -> Result<PathBuf, DriverError> {
+    let candidates = artifact_dir_candidates();
+    for dir in &candidates {
+        let module_dir = dir.join(name);
+        if module_dir.join(files::MANIFEST).is_file() {
+            return Ok(module_dir);
+        }
+    }
+    let Some(first) = candidates.first() else {
+        return Err(artifact_error(format!(
+            "no device module `{name}`: found no artifact directory (target/oxide) above the executable; \
+             build with `cargo oxide build` or set {ARTIFACT_DIR_ENV}"
+        )));
+    };
+    let available = available_modules(first);
+    let list = if available.is_empty() { "none".to_string() } else { available.join(", ") };
+    Err(artifact_error(format!(
+        "no device module `{name}` in {}: available modules: {list}; module names are crate names \
+         (build the crate with `cargo oxide build`, or set {ARTIFACT_DIR_ENV})",
+        first.display()
+    )))
+}
+
+/// Loads the device code of crate `name` from the build's artifacts
+/// (`<target>/oxide/<name>/manifest.json` and the payload files it lists), choosing the payload
+/// for the context's GPU as the embedded loader does.
+pub fn load_kernel_module(ctx: &Arc<CudaContext>, name: &str) -> Result<LoadedBundle, DriverError> {
+    let dir = find_module_dir(name)?;
+    load_module_dir(ctx, &dir)
+}
+
+/// Loads the device code described by `<dir>/manifest.json`.
+pub fn load_module_dir(ctx: &Arc<CudaContext>, dir: &Path) -> Result<LoadedBundle, DriverError> {
+    let manifest_path = dir.join(files::MANIFEST);
+    let text = std::fs::read_to_string(&manifest_path)
+        .map_err(|e| artifact_error(format!("cannot read {}: {e}", manifest_path.display())))?;
+    let manifest = Manifest::from_json(&text)
+        .map_err(|e| artifact_error(format!("cannot parse {}: {e}", manifest_path.display())))?;
+    let usable: Vec<(usize, u32)> = manifest
+        .payloads
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| Arch::parse(&p.arch).ok().map(|a| (i, a.code())))
+        .collect();
+    let chosen = bundle::select(usable.iter().map(|(i, code)| (manifest.payloads[*i].kind, *code)), ctx.compute_capability())?;
+    let info = &manifest.payloads[usable[chosen].0];
+    let path = dir.join(&info.file);
+    let bytes = std::fs::read(&path).map_err(|e| artifact_error(format!("cannot read {}: {e}", path.display())))?;
+    if bytes.len() as u64 != info.bytes || sha256_hex(&bytes) != info.sha256 {
+        return Err(artifact_error(format!(
+            "{} does not match {} (it changed after the build); rebuild with `cargo oxide build`",
+            path.display(),
+            manifest_path.display()
+        )));
+    }
+    let (kind, arch) = (info.kind, info.arch.clone());
+    let manifest = Arc::new(manifest);
+    let module = Module::load_with_manifest(ctx, kind, &bytes, Arc::clone(&manifest))
+        .map_err(|e| e.context(format!("loading {}", path.display())))?;
+    Ok(LoadedBundle::from_parts(module, manifest, kind, arch))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_module_lists_what_exists() {
+        let root = std::env::temp_dir().join(format!("oxide-sideload-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for name in ["alpha", "beta"] {
+            std::fs::create_dir_all(root.join(name)).unwrap();
+            std::fs::write(root.join(name).join("manifest.json"), "{}").unwrap();
+        }
+        std::fs::create_dir_all(root.join("debug")).unwrap();
+        // SAFETY (of set_var): this is the only test in this binary touching the environment.
+        unsafe { std::env::set_var(ARTIFACT_DIR_ENV, &root) };
+        assert_eq!(artifact_dir_candidates(), [root.clone()]);
+        assert_eq!(find_module_dir("beta").unwrap(), root.join("beta"));
+        let msg = find_module_dir("gamma").unwrap_err().to_string();
+        assert!(msg.contains("no device module `gamma`"), "{msg}");
+        assert!(msg.contains("available modules: alpha, beta;"), "{msg}");
+        unsafe { std::env::remove_var(ARTIFACT_DIR_ENV) };
+        let _ = std::fs::remove_dir_all(&root);
+    }
+}

@@ -1,0 +1,171 @@
+//! Parsing and checking the arguments of `#[launch_bounds]` / `#[cluster_launch]`, and emitting tool attributes.
+
+use proc_macro2::{Literal, Span, TokenStream};
+use quote::{format_ident, quote};
+use syn::parse::Parser;
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{Attribute, Expr, Lit, Token};
+
+/// Most threads per block (and so the largest `#[launch_bounds]`).
+const MAX_THREADS_PER_BLOCK: u32 = 1024;
+/// Most blocks per cluster (non-portable maximum on sm_90).
+const MAX_CLUSTER_SIZE: u64 = 16;
+/// Most blocks per cluster on every cluster-capable GPU.
+const MAX_PORTABLE_CLUSTER_SIZE: u64 = 8;
+
+/// Our attributes, recognised by the last segment of their path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Marker {
+    Kernel,
+    Device,
+    LaunchBounds,
+    ClusterLaunch,
+}
+
+impl Marker {
+    pub fn of(attr: &Attribute) -> Option<Marker> {
+        let last = attr.path().segments.last()?;
+        match last.ident.to_string().as_str() {
+            "kernel" => Some(Marker::Kernel),
+            "device" => Some(Marker::Device),
+            "launch_bounds" => Some(Marker::LaunchBounds),
+            "cluster_launch" => Some(Marker::ClusterLaunch),
+            _ => None,
+        }
+    }
+
+    /// The name of the tool attribute this marker becomes (`oxide::<name>`).
+    pub fn tool_name(self) -> &'static str {
+        match self {
+            Marker::Kernel => "kernel",
+            Marker::Device => "device",
+            Marker::LaunchBounds => "launch_bounds",
+            Marker::ClusterLaunch => "cluster_launch",
+        }
+    }
+
+    /// `true` when `attr` is our marker or the `cfg_attr(cuda_oxide, oxide::..)` it expands to.
+    pub fn present_in(self, attrs: &[Attribute]) -> bool {
+        attrs.iter().any(|a| Marker::of(a) == Some(self) || is_tool_attr(a, self.tool_name()))
+    }
+}
+
+/// `#[cfg_attr(cuda_oxide, oxide::<name>..)]`.
+fn is_tool_attr(attr: &Attribute, name: &str) -> bool {
+    if !attr.path().is_ident("cfg_attr") {
+        return false;
+    }
+    let text = quote!(#attr).to_string().replace(' ', "");
+    text.contains(&format!("oxide::{name}"))
+}
+
+/// `#[allow(unexpected_cfgs)] #[cfg_attr(cuda_oxide, oxide::<name>(<args>))]` (contract §2).
+pub fn tool_attr(name: &str, args: Option<TokenStream>) -> TokenStream {
+    let name = format_ident!("{}", name);
+    let args = args.map(|a| quote!((#a)));
+    quote! {
+        #[allow(unexpected_cfgs)]
+        #[cfg_attr(cuda_oxide, oxide::#name #args)]
+    }
+}
+
+/// `#[launch_bounds(max_threads[, min_blocks])]`.
+#[derive(Clone, Copy, Debug)]
+pub struct LaunchBounds {
+    pub max_threads: u32,
+    pub min_blocks: Option<u32>,
+}
+
+impl LaunchBounds {
+    pub fn parse(tokens: TokenStream, span: Span) -> syn::Result<LaunchBounds> {
+        let values = int_list(tokens, span, "#[launch_bounds(max_threads)] or #[launch_bounds(max_threads, min_blocks)]")?;
+        let (max, min) = match values.as_slice() {
+            [max] => (*max, None),
+            [max, min] => (*max, Some(*min)),
+            _ => {
+                return Err(syn::Error::new(
+                    span,
+                    "#[launch_bounds] takes one or two integers: (max_threads_per_block[, min_blocks_per_sm])",
+                ));
+            }
+        };
+        let max_threads = match max.0 {
+            1..=1024 => max.0 as u32,
+            n => {
+                return Err(syn::Error::new(
+                    max.1,
+                    format!("max_threads_per_block must be between 1 and {MAX_THREADS_PER_BLOCK} (a block has at most {MAX_THREADS_PER_BLOCK} threads), got {n}"),
+                ));
+            }
+        };
+        let min_blocks = match min {
+            None => None,
+            Some((0, span)) => return Err(syn::Error::new(span, "min_blocks_per_sm must be at least 1")),
+            Some((n, span)) => Some(u32::try_from(n).map_err(|_| syn::Error::new(span, "min_blocks_per_sm is too large"))?),
+        };
+        Ok(LaunchBounds { max_threads, min_blocks })
+    }
+
+    /// `256, 2` (unsuffixed literals, as contract §2 writes them).
+    pub fn tokens(&self) -> TokenStream {
+        let max = Literal::u32_unsuffixed(self.max_threads);
+        match self.min_blocks.map(Literal::u32_unsuffixed) {
+            Some(min) => quote!(#max, #min),
+            None => quote!(#max),
+        }
+    }
+}
+
+/// `#[cluster_launch(x, y, z)]`.
+pub fn parse_cluster(tokens: TokenStream, span: Span) -> syn::Result<[u32; 3]> {
+    let values = int_list(tokens, span, "#[cluster_launch(x, y, z)]")?;
+    let [x, y, z] = values.as_slice() else {
+        return Err(syn::Error::new(span, "#[cluster_launch] takes three integers: the cluster shape (x, y, z) in blocks"));
+    };
+    for (value, span) in [x, y, z] {
+        if *value == 0 {
+            return Err(syn::Error::new(*span, "cluster dimensions must be at least 1"));
+        }
+    }
+    let size = x.0.saturating_mul(y.0).saturating_mul(z.0);
+    if size > MAX_CLUSTER_SIZE {
+        return Err(syn::Error::new(
+            span,
+            format!(
+                "a cluster of {size} blocks is too large: at most {MAX_CLUSTER_SIZE} blocks per cluster \
+                 (the sm_90 maximum; more than {MAX_PORTABLE_CLUSTER_SIZE} is not portable)"
+            ),
+        ));
+    }
+    Ok([x.0 as u32, y.0 as u32, z.0 as u32])
+}
+
+pub fn cluster_tokens(dims: [u32; 3]) -> TokenStream {
+    let [x, y, z] = dims.map(Literal::u32_unsuffixed);
+    quote!(#x, #y, #z)
+}
+
+/// Comma-separated integer literals, each with its span.
+fn int_list(tokens: TokenStream, span: Span, usage: &str) -> syn::Result<Vec<(u64, Span)>> {
+    if tokens.is_empty() {
+        return Err(syn::Error::new(span, format!("missing arguments: write {usage}")));
+    }
+    let exprs = Punctuated::<Expr, Token![,]>::parse_terminated.parse2(tokens)?;
+    let mut out = Vec::new();
+    for expr in exprs {
+        match &expr {
+            Expr::Lit(lit) => match &lit.lit {
+                Lit::Int(int) => out.push((int.base10_parse::<u64>()?, int.span())),
+                other => return Err(syn::Error::new(other.span(), format!("expected an integer literal: {usage}"))),
+            },
+            other => {
+                return Err(syn::Error::new(
+                    other.span(),
+                    format!("expected an integer literal (constants and expressions are not supported here): {usage}"),
+                ));
+            }
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,63 @@
+//! Proc macros of cuda-oxide: `#[kernel]`, `#[device]`, `#[launch_bounds]`, `#[cluster_launch]`, `#[cuda_module]`.
+//!
+//! Used through `cuda_device`, which re-exports them. They mark device code with tool attributes
+//! behind `cfg(cuda_oxide)` (contract §2), so a plain `cargo build` still compiles the host side,
+//! and `#[cuda_module]` generates the loader and one typed launch method per kernel.
+
+use proc_macro::TokenStream;
+
+mod attrs;
+mod kernel;
+mod module;
+
+fn output(result: syn::Result<proc_macro2::TokenStream>) -> TokenStream {
+    result.unwrap_or_else(syn::Error::into_compile_error).into()
+}
+
+/// Marks a function as a GPU kernel (a PTX entry point). It stays an ordinary `pub fn`.
+///
+/// Parameters follow the kernel ABI: `&[T]`, `&mut [T]`, `DisjointSlice<T>`, scalars, raw
+/// pointers, closures and by-value structs. A kernel returns `()`.
+#[proc_macro_attribute]
+pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
+    output(kernel::expand_kernel(attr.into(), item.into()))
+}
+
+/// Marks a device helper function (informational: everything a kernel calls is compiled for
+/// the device anyway).
+#[proc_macro_attribute]
+pub fn device(attr: TokenStream, item: TokenStream) -> TokenStream {
+    output(kernel::expand_device(attr.into(), item.into()))
+}
+
+/// `#[launch_bounds(max_threads_per_block[, min_blocks_per_sm])]` on a `#[kernel]`: tells the
+/// compiler the largest block size the kernel is launched with; launches are checked against it.
+#[proc_macro_attribute]
+pub fn launch_bounds(attr: TokenStream, item: TokenStream) -> TokenStream {
+    output(kernel::expand_kernel_option(attrs::Marker::LaunchBounds, attr.into(), item.into()))
+}
+
+/// `#[cluster_launch(x, y, z)]` on a `#[kernel]`: launch with thread block clusters of this
+/// shape (sm_90+; at most 16 blocks, 8 portably).
+#[proc_macro_attribute]
+pub fn cluster_launch(attr: TokenStream, item: TokenStream) -> TokenStream {
+    output(kernel::expand_kernel_option(attrs::Marker::ClusterLaunch, attr.into(), item.into()))
+}
+
+/// On an inline module of kernels: generates `pub struct Module`, `pub fn load(&ctx)` (loading
+/// the device code embedded in this binary) and one typed launch method per kernel.
+///
+/// ```ignore
+/// #[cuda_module]
+/// mod kernels {
+///     use super::*;
+///     #[kernel]
+///     pub fn vecadd(a: &[f32], b: &[f32], mut c: DisjointSlice<f32>) { /* .. */ }
+/// }
+/// let module = kernels::load(&ctx)?;
+/// module.vecadd(&stream, LaunchConfig::for_num_elems(1024), &a, &b, &mut c)?;
+/// ```
+#[proc_macro_attribute]
+pub fn cuda_module(attr: TokenStream, item: TokenStream) -> TokenStream {
+    output(module::expand(attr.into(), item.into()))
+}
