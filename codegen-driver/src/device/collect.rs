@@ -70,12 +70,9 @@ pub fn kernels(tcx: TyCtxt<'_>) -> Vec<KernelRoot<'_>> {
     for instance in instances {
         let def_id = instance.def_id();
         let base = tcx.item_name(def_id).to_string();
-        let type_args: Vec<String> = instance
-            .args
-            .types()
-            .map(|t| rustc_const_eval::util::type_name(tcx, t))
-            .collect();
-        let type_args: Vec<&str> = type_args.iter().map(String::as_str).collect();
+        // Same bits as `oxide_format::naming::type_key::<T>()` on the host (see there).
+        let type_keys: Vec<u64> =
+            instance.args.types().map(|t| (tcx.type_id_hash(t).as_u128() >> 64) as u64).collect();
         let launch_bounds = int_args(tcx, def_id, "launch_bounds").and_then(|v| {
             Some(LaunchBounds { max_threads: *v.first()?, min_blocks: v.get(1).copied() })
         });
@@ -84,7 +81,7 @@ pub fn kernels(tcx: TyCtxt<'_>) -> Vec<KernelRoot<'_>> {
         });
         roots.push(KernelRoot {
             instance,
-            entry: oxide_format::naming::entry_name(&base, &type_args),
+            entry: oxide_format::naming::entry_name(&base, &type_keys),
             launch_bounds,
             cluster_dims,
         });

@@ -98,10 +98,7 @@ pub mod __private {
         launch_with, load_embedded,
     };
 
-    /// `oxide_format::naming::entry_name` for the macros (type names as `&str`).
-    pub fn entry_name(base: &str, type_args: &[&str]) -> String {
-        oxide_format::naming::entry_name(base, type_args)
-    }
+    pub use cuda_core::oxide_format::naming::{entry_name, type_key};
 
     /// The stream argument of `cuda_launch!`: a `CudaStream`, `Arc<CudaStream>` or a reference.
     pub fn stream_ref<S: AsRef<CudaStream> + ?Sized>(stream: &S) -> &CudaStream {
@@ -143,7 +140,7 @@ macro_rules! cuda_launch {
             $(.or(::core::option::Option::Some($cluster)))?;
         let __entry = $crate::__private::entry_name(
             ::core::stringify!($kernel),
-            &[$($(::core::any::type_name::<$ty>()),+)?],
+            &[$($($crate::__private::type_key::<$ty>()),+)?],
         );
         match $crate::__private::KernelSource::kernel_function(__module, &__entry) {
             ::core::result::Result::Err(__e) => ::core::result::Result::Err(__e),

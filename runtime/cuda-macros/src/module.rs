@@ -220,10 +220,16 @@ fn launch_method(k: &KernelDef) -> TokenStream {
     let rt = rt();
     let ident = &k.ident;
     let entry = ident.to_string();
-    let where_clause = &k.generics.where_clause;
+    let tparams = type_params(&k.generics);
+    // Entry names key on `TypeId`, which needs `'static` type arguments (docs/contracts.md §5).
+    let predicates = k.generics.where_clause.iter().flat_map(|w| w.predicates.iter());
+    let where_clause = if tparams.is_empty() && k.generics.where_clause.is_none() {
+        quote!()
+    } else {
+        quote!(where #(#predicates,)* #(#tparams: 'static,)*)
+    };
     let generic_params = &k.generics.params;
     let generics_decl = if generic_params.is_empty() { quote!() } else { quote!(<#generic_params>) };
-    let tparams = type_params(&k.generics);
     let turbofish = if tparams.is_empty() { quote!() } else { quote!(::<#(#tparams),*>) };
     let unsafety = &k.unsafety;
 
@@ -251,7 +257,7 @@ fn launch_method(k: &KernelDef) -> TokenStream {
         quote!(let __function = &self.#field;)
     } else {
         quote! {
-            let __entry = #rt::entry_name(#entry, &[#(::core::any::type_name::<#tparams>()),*]);
+            let __entry = #rt::entry_name(#entry, &[#(#rt::type_key::<#tparams>()),*]);
             let __function = &self.__oxide_bundle.function(&__entry)?;
         }
     };

@@ -12,17 +12,40 @@ pub const fn fnv1a64(bytes: &[u8]) -> u64 {
     hash
 }
 
-/// The PTX entry name of kernel `base` instantiated with `type_args`.
+/// The key of one type argument: the 64 bits of its `TypeId` that `Hash for TypeId` feeds a
+/// hasher. The backend computes the same bits from rustc's type-id hash (`>> 64` of it), so the
+/// host and the device agree even where `type_name` does not tell types apart (two closures of
+/// one function are both `f::{{closure}}`).
+pub fn type_key<T: ?Sized + 'static>() -> u64 {
+    use core::hash::{Hash, Hasher};
+    struct Grab(u64);
+    impl Hasher for Grab {
+        fn finish(&self) -> u64 {
+            self.0
+        }
+        fn write(&mut self, bytes: &[u8]) {
+            self.0 = fnv1a64(bytes);
+        }
+        fn write_u64(&mut self, v: u64) {
+            self.0 = v;
+        }
+    }
+    let mut grab = Grab(0);
+    core::any::TypeId::of::<T>().hash(&mut grab);
+    grab.0
+}
+
+/// The PTX entry name of kernel `base` instantiated with type arguments whose [`type_key`]s are
+/// `type_keys` (in declaration order).
 ///
 /// `base` alone for a non-generic kernel; otherwise `{base}_{hash:016x}` where `hash` is
-/// [`fnv1a64`] of the type arguments, each spelled as `core::any::type_name` spells it, joined
-/// with `,`.
-pub fn entry_name<S: AsRef<str>>(base: &str, type_args: &[S]) -> String {
-    if type_args.is_empty() {
+/// [`fnv1a64`] of the keys' little-endian bytes.
+pub fn entry_name(base: &str, type_keys: &[u64]) -> String {
+    if type_keys.is_empty() {
         return base.to_string();
     }
-    let joined: Vec<&str> = type_args.iter().map(AsRef::as_ref).collect();
-    format!("{base}_{:016x}", fnv1a64(joined.join(",").as_bytes()))
+    let bytes: Vec<u8> = type_keys.iter().flat_map(|k| k.to_le_bytes()).collect();
+    format!("{base}_{:016x}", fnv1a64(&bytes))
 }
 
 #[cfg(test)]
@@ -38,12 +61,21 @@ mod tests {
 
     #[test]
     fn plain_and_generic_names() {
-        assert_eq!(entry_name::<&str>("vecadd", &[]), "vecadd");
-        let n = entry_name("scale", &["f32"]);
-        assert_eq!(n, format!("scale_{:016x}", fnv1a64(b"f32")));
+        assert_eq!(entry_name("vecadd", &[]), "vecadd");
+        let n = entry_name("scale", &[type_key::<f32>()]);
         assert_eq!(n.len(), "scale_".len() + 16);
-        assert_eq!(entry_name("map", &["f32", "u8"]), format!("map_{:016x}", fnv1a64(b"f32,u8")));
-        assert_ne!(entry_name("scale", &["f32"]), entry_name("scale", &["f64"]));
-        assert_eq!(entry_name("scale", &[core::any::type_name::<f32>()]), entry_name("scale", &["f32"]));
+        assert_ne!(n, entry_name("scale", &[type_key::<f64>()]));
+        assert_ne!(entry_name("map", &[1, 2]), entry_name("map", &[2, 1]));
+    }
+
+    #[test]
+    fn closures_of_one_function_get_different_keys() {
+        fn key_of<F: 'static>(_: &F) -> u64 {
+            type_key::<F>()
+        }
+        let double = |x: f32| x * 2.0;
+        let inc = |x: f32| x + 1.0;
+        assert_ne!(key_of(&double), key_of(&inc));
+        assert_eq!(key_of(&double), key_of(&double));
     }
 }
