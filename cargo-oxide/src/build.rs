@@ -1,0 +1,238 @@
+//! `cargo oxide build` and `cargo oxide run`: `cargo build` with `oxide-rustc` as the rustc wrapper.
+use std::io::{BufRead, BufReader, IsTerminal};
+use std::path::PathBuf;
+use std::process::{Command, ExitCode, Stdio};
+
+use anyhow::{Context, Result, anyhow, bail};
+use cargo_metadata::{Artifact, Message};
+use oxide_format::config::{Arch, CONFIG_ENV, DeviceConfig, Emit};
+
+use crate::cli::{BuildArgs, RunArgs};
+use crate::progress::{Progress, Tail};
+use crate::project::Project;
+use crate::tools::{self, PINNED_TOOLCHAIN, Tools};
+
+/// Architecture used when `--arch` is not given and no local GPU is found.
+pub const FALLBACK_ARCH: &str = "sm_90";
+
+/// What a successful build produced.
+pub struct Built {
+    /// Artifacts of the workspace's own packages (not of dependencies), in build order.
+    pub artifacts: Vec<Artifact>,
+}
+
+/// Parses `--arch`; the error is one line with the known list and an example.
+pub fn parse_archs(text: &str) -> Result<Vec<Arch>> {
+    Arch::parse_list(text).map_err(|e| anyhow!("{e}; example: `cargo oxide build --arch sm_80,sm_90`"))
+}
+
+/// `--arch`, or the local GPU's arch, or [`FALLBACK_ARCH`]; says which default was chosen.
+fn choose_archs(args: &BuildArgs) -> Result<Vec<Arch>> {
+    if let Some(text) = &args.arch {
+        return parse_archs(text);
+    }
+    let (arch, why) = match crate::gpu::local_gpu() {
+        Some(gpu) => match Arch::parse(&gpu.arch_name()) {
+            Ok(arch) => (arch, format!("the local GPU ({}) is {}", gpu.name, gpu.arch_name())),
+            Err(_) => (
+                Arch::parse(FALLBACK_ARCH)?,
+                format!("the local GPU ({}, {}) is not a supported target", gpu.name, gpu.arch_name()),
+            ),
+        },
+        None => (Arch::parse(FALLBACK_ARCH)?, "no local GPU found".to_string()),
+    };
+    if !args.quiet {
+        eprintln!("{:>12} no --arch given, building for {arch}: {why}", "Note");
+    }
+    Ok(vec![arch])
+}
+
+/// The device configuration for `oxide-rustc`, with every tool it will run checked to exist.
+fn device_config(args: &BuildArgs, archs: Vec<Arch>, emit: Vec<Emit>, artifact_dir: PathBuf, tools: &Tools) -> Result<DeviceConfig> {
+    let mut config = DeviceConfig {
+        archs,
+        emit,
+        fmad: !args.no_fmad,
+        debug: false,
+        progress_file: Some(artifact_dir.join("progress.jsonl")),
+        artifact_dir,
+        tools: Default::default(),
+    };
+    config.tools = tools.require(&config.emits())?;
+    Ok(config)
+}
+
+/// Builds as `cargo oxide build` does and prints the summary.
+pub fn build(args: &BuildArgs) -> Result<Built> {
+    // Cheap argument checks come first, so a typo is reported before any tool is looked for.
+    let emit = match &args.emit {
+        Some(text) => Emit::parse_list(text).map_err(|e| anyhow!("{e}; example: --emit ptx,cubin,fatbin"))?,
+        None => Vec::new(),
+    };
+    let archs = choose_archs(args)?;
+    let tools = Tools::find()?;
+    let rustc_wrapper = tools::oxide_rustc()?;
+    let project = Project::load(args.manifest_path.as_deref(), Some(&tools.toolchain), Some(args))?;
+    let oxide_dir = project.oxide_dir();
+    let config = device_config(args, archs, emit, oxide_dir.clone(), &tools)?;
+    std::fs::create_dir_all(&oxide_dir).with_context(|| format!("could not create {}", oxide_dir.display()))?;
+
+    let mut cmd = Command::new(tools.toolchain.cargo());
+    cmd.arg("build").arg("--message-format=json-render-diagnostics").arg("--target-dir").arg(&oxide_dir);
+    if std::io::stderr().is_terminal() {
+        cmd.arg("--color=always");
+    }
+    add_cargo_args(&mut cmd, args);
+    cmd.env("RUSTC_WRAPPER", &rustc_wrapper)
+        .env("RUSTC", tools.toolchain.rustc())
+        .env("RUSTUP_TOOLCHAIN", PINNED_TOOLCHAIN)
+        .env(CONFIG_ENV, config.to_json())
+        .env_remove("RUSTC_WORKSPACE_WRAPPER")
+        .env_remove("CARGO_BUILD_RUSTC_WRAPPER")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+
+    let progress = Progress::new(project.crate_count(args.package.as_deref()), args.quiet);
+    let tail = config.progress_file.clone().map(|path| Tail::start(path, progress.clone()));
+    let result = run_cargo(cmd, &project, &progress);
+    if let Some(tail) = tail {
+        tail.stop();
+    }
+    progress.finish();
+    let artifacts = result?;
+    let built = Built { artifacts };
+    if !args.quiet {
+        crate::summary::print(&built, &config);
+    }
+    Ok(built)
+}
+
+/// Runs cargo, relaying its stderr above the bars and reading its JSON messages from stdout;
+/// returns the artifacts of the workspace's own packages.
+fn run_cargo(mut cmd: Command, project: &Project, progress: &Progress) -> Result<Vec<Artifact>> {
+    let mut child = cmd.spawn().context("could not run the pinned toolchain's cargo")?;
+    let stderr = child.stderr.take().context("cargo's stderr was not captured")?;
+    let err_progress = progress.clone();
+    let err_thread = std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            err_progress.println(&line);
+        }
+    });
+
+    let mut artifacts = Vec::new();
+    let stdout = child.stdout.take().context("cargo's stdout was not captured")?;
+    for message in Message::parse_stream(BufReader::new(stdout)) {
+        match message {
+            Ok(Message::CompilerArtifact(artifact)) => {
+                progress.crate_done(&artifact.target.name);
+                if project.is_member(&artifact.package_id) {
+                    artifacts.push(artifact);
+                }
+            }
+            Ok(Message::TextLine(line)) => progress.println(&line),
+            Ok(_) => {}
+            Err(e) => progress.println(&format!("warning: unreadable cargo output: {e}")),
+        }
+    }
+    let status = child.wait().context("waiting for cargo failed")?;
+    let _ = err_thread.join();
+    if !status.success() {
+        bail!("build failed (cargo's errors are above)");
+    }
+    Ok(artifacts)
+}
+
+fn add_cargo_args(cmd: &mut Command, args: &BuildArgs) {
+    if args.release {
+        cmd.arg("--release");
+    }
+    if let Some(p) = &args.package {
+        cmd.args(["--package", p]);
+    }
+    if let Some(b) = &args.bin {
+        cmd.args(["--bin", b]);
+    }
+    if let Some(e) = &args.example {
+        cmd.args(["--example", e]);
+    }
+    if !args.features.is_empty() {
+        cmd.arg("--features").arg(args.features.join(","));
+    }
+    if args.all_features {
+        cmd.arg("--all-features");
+    }
+    if args.no_default_features {
+        cmd.arg("--no-default-features");
+    }
+    if let Some(path) = &args.manifest_path {
+        cmd.arg("--manifest-path").arg(path);
+    }
+    for _ in 0..args.verbose {
+        cmd.arg("-v");
+    }
+    if args.quiet {
+        cmd.arg("--quiet");
+    }
+}
+
+/// `cargo oxide run`: builds, then runs the built binary (or example) with the trailing arguments.
+pub fn run(args: &RunArgs) -> Result<ExitCode> {
+    let built = build(&args.build)?;
+    let exe = pick_executable(&built.artifacts, &args.build)?;
+    if !args.build.quiet {
+        eprintln!("{:>12} `{}`", "Running", exe.display());
+    }
+    let status = Command::new(&exe)
+        .args(&args.args)
+        .status()
+        .with_context(|| format!("could not run {}", exe.display()))?;
+    Ok(match status.code() {
+        Some(0) => ExitCode::SUCCESS,
+        Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+        None => ExitCode::FAILURE,
+    })
+}
+
+fn pick_executable(artifacts: &[Artifact], args: &BuildArgs) -> Result<PathBuf> {
+    let wanted = |a: &Artifact| {
+        let kinds = &a.target.kind;
+        let is = |k: &str| kinds.iter().any(|kind| kind.to_string() == k);
+        match (&args.bin, &args.example) {
+            (Some(name), _) => is("bin") && a.target.name == *name,
+            (None, Some(name)) => is("example") && a.target.name == *name,
+            (None, None) => is("bin"),
+        }
+    };
+    let mut exes: Vec<(String, PathBuf)> = artifacts
+        .iter()
+        .filter(|a| wanted(a))
+        .filter_map(|a| Some((a.target.name.clone(), a.executable.clone()?.into_std_path_buf())))
+        .collect();
+    exes.dedup();
+    match exes.len() {
+        0 => bail!("nothing to run: the build made no binary (give --bin NAME or --example NAME)"),
+        1 => Ok(exes.remove(0).1),
+        _ => {
+            let names: Vec<_> = exes.iter().map(|(n, _)| n.as_str()).collect();
+            bail!("several binaries were built ({}); choose one with --bin NAME", names.join(", "))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_arch_is_one_line_with_known_list_and_example() {
+        let err = parse_archs("sm_80,sm_12").unwrap_err().to_string();
+        assert!(!err.contains('\n'), "{err}");
+        assert!(err.contains("`sm_12`") && err.contains("sm_90") && err.contains("--arch sm_80,sm_90"), "{err}");
+    }
+
+    #[test]
+    fn arch_list_parses() {
+        let archs = parse_archs("sm_80,sm_90,sm_100a").unwrap();
+        assert_eq!(archs.iter().map(ToString::to_string).collect::<Vec<_>>(), ["sm_80", "sm_90", "sm_100a"]);
+    }
+}

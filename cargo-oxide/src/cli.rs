@@ -1,0 +1,141 @@
+//! Command-line arguments of `cargo oxide` (clap derive).
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{ArgAction, Args, Parser, Subcommand};
+
+/// Build, run and inspect cuda-oxide crates: Rust host code and GPU kernels in one crate.
+#[derive(Debug, Parser)]
+#[command(name = "cargo oxide", bin_name = "cargo oxide", version)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Build the crate: host code with rustc, kernels to PTX/cubin/fatbin, embedded in the binary.
+    Build(BuildArgs),
+    /// Build, then run the binary with the arguments given after `--`.
+    Run(RunArgs),
+    /// Create a new cuda-oxide project from a template.
+    New(NewArgs),
+    /// Install the pinned Rust toolchain and the CUDA tools (ptxas, fatbinary, libNVVM, libdevice).
+    Setup,
+    /// Check that everything needed to build and run is installed, with the fix for what is not.
+    Doctor,
+    /// Print the manifest, PTX or LLVM IR that the last build made for a crate.
+    Inspect(InspectArgs),
+    /// Remove the cuda-oxide build outputs (`<target>/oxide`).
+    Clean(CleanArgs),
+}
+
+/// Options shared by `build` and `run`; the cargo ones mean what they mean to `cargo build`.
+#[derive(Clone, Debug, Default, Args)]
+pub struct BuildArgs {
+    /// GPU architectures, comma separated (default: the local GPU's, else sm_90).
+    #[arg(long, value_name = "SM,...")]
+    pub arch: Option<String>,
+    /// Device artifacts besides the defaults, comma separated: ptx, cubin, fatbin, ltoir.
+    #[arg(long, value_name = "KIND,...")]
+    pub emit: Option<String>,
+    /// Keep Rust's exact rounding: never contract `a*b+c` into a fused multiply-add.
+    #[arg(long)]
+    pub no_fmad: bool,
+    /// Build with the release profile.
+    #[arg(short, long)]
+    pub release: bool,
+    /// Package to build.
+    #[arg(short, long, value_name = "SPEC")]
+    pub package: Option<String>,
+    /// Build only this binary.
+    #[arg(long, value_name = "NAME")]
+    pub bin: Option<String>,
+    /// Build only this example.
+    #[arg(long, value_name = "NAME")]
+    pub example: Option<String>,
+    /// Features to activate (space or comma separated).
+    #[arg(short = 'F', long, value_name = "FEATURES")]
+    pub features: Vec<String>,
+    /// Activate all features.
+    #[arg(long)]
+    pub all_features: bool,
+    /// Do not activate the `default` feature.
+    #[arg(long)]
+    pub no_default_features: bool,
+    /// Path to Cargo.toml.
+    #[arg(long, value_name = "PATH")]
+    pub manifest_path: Option<PathBuf>,
+    /// Pass `-v` to cargo (repeat for more).
+    #[arg(short, long, action = ArgAction::Count)]
+    pub verbose: u8,
+    /// No progress bars and no summary.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub build: BuildArgs,
+    /// Arguments for the program.
+    #[arg(last = true, value_name = "ARGS")]
+    pub args: Vec<OsString>,
+}
+
+#[derive(Debug, Args)]
+pub struct NewArgs {
+    /// Name of the project; also the directory it is created in.
+    pub name: String,
+    /// Template to start from.
+    #[arg(long, default_value = "vecadd")]
+    pub template: String,
+}
+
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// Crate to inspect (default: the only crate with kernels).
+    #[arg(value_name = "CRATE")]
+    pub crate_name: Option<String>,
+    /// Print the PTX (of `--arch`, default the first built arch).
+    #[arg(long, conflicts_with_all = ["ll", "json"])]
+    pub ptx: bool,
+    /// Print the device LLVM IR.
+    #[arg(long, conflicts_with = "json")]
+    pub ll: bool,
+    /// Print manifest.json as it is.
+    #[arg(long)]
+    pub json: bool,
+    /// Architecture for `--ptx`.
+    #[arg(long, value_name = "SM")]
+    pub arch: Option<String>,
+    /// Path to Cargo.toml.
+    #[arg(long, value_name = "PATH")]
+    pub manifest_path: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CleanArgs {
+    /// Path to Cargo.toml.
+    #[arg(long, value_name = "PATH")]
+    pub manifest_path: Option<PathBuf>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cli_is_well_formed() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn run_takes_program_args_after_double_dash() {
+        let cli = Cli::parse_from(["cargo oxide", "run", "--release", "--", "-n", "5"]);
+        let Command::Run(run) = cli.command else { panic!("not run") };
+        assert!(run.build.release);
+        assert_eq!(run.args, ["-n", "5"]);
+    }
+}

@@ -1,0 +1,93 @@
+//! `cargo oxide inspect` (a crate's manifest, PTX or LLVM IR from the last build) and `cargo oxide clean`.
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use oxide_format::config::{Arch, crate_artifact_dir, files};
+
+use crate::cli::{CleanArgs, InspectArgs};
+use crate::project::Project;
+use crate::{print_stdout, summary};
+
+/// Crates under `<target>/oxide` that have a `manifest.json`, sorted.
+fn crates_with_kernels(oxide_dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(oxide_dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|e| e.path().join(files::MANIFEST).is_file())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+pub fn inspect(args: &InspectArgs) -> Result<()> {
+    let project = Project::load(args.manifest_path.as_deref(), None, None)?;
+    let oxide_dir = project.oxide_dir();
+    let available = crates_with_kernels(&oxide_dir);
+    let crate_name = match &args.crate_name {
+        Some(name) => name.replace('-', "_"),
+        None => match available.as_slice() {
+            [one] => one.clone(),
+            [] => bail!("no crate with kernels has been built in {}; run `cargo oxide build` first", oxide_dir.display()),
+            many => bail!("several crates have kernels ({}); name one: `cargo oxide inspect CRATE`", many.join(", ")),
+        },
+    };
+    let dir = crate_artifact_dir(&oxide_dir, &crate_name);
+    let manifest_path = dir.join(files::MANIFEST);
+    if !manifest_path.is_file() {
+        let built = if available.is_empty() { "none".to_string() } else { available.join(", ") };
+        bail!("no manifest for `{crate_name}` in {} (crates with kernels: {built}); run `cargo oxide build` first", oxide_dir.display());
+    }
+    let text = std::fs::read_to_string(&manifest_path).with_context(|| format!("could not read {}", manifest_path.display()))?;
+    if args.json {
+        return Ok(print_stdout(&text)?);
+    }
+    let manifest = oxide_format::manifest::Manifest::from_json(&text).with_context(|| format!("{} is not a valid manifest; rebuild with `cargo oxide build`", manifest_path.display()))?;
+    if args.ll {
+        return print_file(&dir.join(files::llvm_ir(&crate_name)));
+    }
+    if args.ptx {
+        let arch = match &args.arch {
+            Some(a) => crate::build::parse_archs(a)?.remove(0),
+            None => {
+                let first = manifest.payloads.first().map(|p| p.arch.clone()).unwrap_or_else(|| "sm_90".into());
+                Arch::parse(&first)?
+            }
+        };
+        return print_file(&dir.join(files::ptx(&crate_name, arch)));
+    }
+    let mut out = format!("crate {crate_name} ({})\n", dir.display());
+    for k in &manifest.kernels {
+        out += &format!("  kernel {}  [{}]\n", summary::kernel_signature(k), k.name);
+        for p in &k.params {
+            out += &format!("    {:<12} {:<32} size {:<3} align {}\n", p.name, p.ty, p.size, p.align);
+        }
+    }
+    for p in &manifest.payloads {
+        out += &format!("  payload {:<8} {:<7} {:>9} bytes  {}\n", p.arch, p.kind.name(), p.bytes, p.file);
+    }
+    for (tool, version) in &manifest.tools {
+        out += &format!("  tool {tool}: {version}\n");
+    }
+    Ok(print_stdout(&out)?)
+}
+
+fn print_file(path: &PathBuf) -> Result<()> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("could not read {}; was it built? run `cargo oxide build`", path.display()))?;
+    Ok(print_stdout(&text)?)
+}
+
+pub fn clean(args: &CleanArgs) -> Result<()> {
+    let project = Project::load(args.manifest_path.as_deref(), None, None)?;
+    let dir = project.oxide_dir();
+    if !dir.exists() {
+        eprintln!("{:>12} nothing to clean ({} does not exist)", "Clean", dir.display());
+        return Ok(());
+    }
+    std::fs::remove_dir_all(&dir).with_context(|| format!("could not remove {}", dir.display()))?;
+    eprintln!("{:>12} {}", "Removed", dir.display());
+    Ok(())
+}

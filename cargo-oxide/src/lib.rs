@@ -1,0 +1,41 @@
+//! `cargo oxide`: the command-line front end of cuda-oxide (build, run, new, setup, doctor, inspect, clean).
+//!
+//! The binary (`main.rs`) only parses arguments and prints errors; every command lives here so that
+//! the end-to-end tests in `tests/` can reuse the tool resolution ([`tools`]) they check PTX with.
+
+pub mod build;
+pub mod cli;
+pub mod doctor;
+pub mod gpu;
+pub mod inspect;
+pub mod new;
+pub mod progress;
+pub mod project;
+pub mod setup;
+pub mod summary;
+pub mod tools;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+/// Writes `text` to stdout; a closed pipe (`cargo oxide inspect --ptx | head`) is not an error.
+pub fn print_stdout(text: &str) -> std::io::Result<()> {
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
+/// Runs one parsed command line; the error, if any, is one line for the user.
+pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
+    use cli::Command;
+    match cli.command {
+        Command::Build(args) => build::build(&args).map(|_| ExitCode::SUCCESS),
+        Command::Run(args) => build::run(&args),
+        Command::New(args) => new::new_project(&args).map(|()| ExitCode::SUCCESS),
+        Command::Setup => setup::setup().map(|()| ExitCode::SUCCESS),
+        Command::Doctor => doctor::doctor(),
+        Command::Inspect(args) => inspect::inspect(&args).map(|()| ExitCode::SUCCESS),
+        Command::Clean(args) => inspect::clean(&args).map(|()| ExitCode::SUCCESS),
+    }
+}

@@ -1,0 +1,293 @@
+//! Finds the external tools a device build needs: the pinned toolchain's LLVM tools and the CUDA tools.
+//!
+//! LLVM (`llc`, `opt`, `llvm-link`) comes from the `llvm-tools` component of the pinned nightly, the
+//! same LLVM rustc uses. The CUDA tools come from `CUDA_HOME`/`CUDA_PATH`, the `ptxas` on `PATH` or
+//! `/usr/local/cuda` when present, else from the managed install that `cargo oxide setup` makes
+//! under `${CUDA_OXIDE_HOME:-$HOME/.cuda-oxide}`.
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+use oxide_format::config::{Emit, ToolPaths};
+
+/// The nightly the driver is built against; `rust-toolchain.toml` at the checkout root says the same.
+pub const PINNED_TOOLCHAIN: &str = "nightly-2026-05-20";
+/// Components of the pinned toolchain that cuda-oxide needs.
+pub const COMPONENTS: [&str; 3] = ["rust-src", "rustc-dev", "llvm-tools"];
+/// Version of NVIDIA's CUDA wheels that `cargo oxide setup` installs.
+pub const CUDA_VERSION: &str = "13.5.37";
+/// The wheels `cargo oxide setup` installs (all at [`CUDA_VERSION`]).
+pub const CUDA_WHEELS: [&str; 4] = ["nvidia-cuda-nvcc", "nvidia-nvvm", "nvidia-nvjitlink", "nvidia-nvfatbin"];
+/// The fix for anything `cargo oxide setup` installs.
+pub const SETUP_FIX: &str = "run `cargo oxide setup`";
+
+/// The pinned Rust toolchain, found through rustup.
+#[derive(Clone, Debug)]
+pub struct Toolchain {
+    pub sysroot: PathBuf,
+    /// Host triple, e.g. `x86_64-unknown-linux-gnu`.
+    pub host: String,
+    /// `rustc -V` output.
+    pub version: String,
+}
+
+impl Toolchain {
+    /// Finds [`PINNED_TOOLCHAIN`]; the error says how to install it.
+    pub fn find() -> Result<Toolchain> {
+        if which::which("rustup").is_err() {
+            bail!("`rustup` not found on PATH; install rustup (https://rustup.rs), then {SETUP_FIX}");
+        }
+        let out = Command::new("rustup")
+            .args(["run", PINNED_TOOLCHAIN, "rustc", "--print", "sysroot"])
+            .env("RUSTUP_AUTO_INSTALL", "0")
+            .output()
+            .context("could not run `rustup`")?;
+        if !out.status.success() {
+            bail!("the pinned Rust toolchain {PINNED_TOOLCHAIN} is not installed; {SETUP_FIX}");
+        }
+        let sysroot = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        let rustc = sysroot.join("bin/rustc");
+        let out = Command::new(&rustc)
+            .arg("-vV")
+            .output()
+            .with_context(|| format!("could not run {}", rustc.display()))?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let version = text.lines().next().unwrap_or_default().to_string();
+        let host = text
+            .lines()
+            .find_map(|l| l.strip_prefix("host: "))
+            .map(str::to_string)
+            .with_context(|| format!("`{} -vV` printed no host triple", rustc.display()))?;
+        Ok(Toolchain { sysroot, host, version })
+    }
+
+    pub fn rustc(&self) -> PathBuf {
+        self.sysroot.join("bin/rustc")
+    }
+
+    pub fn cargo(&self) -> PathBuf {
+        self.sysroot.join("bin/cargo")
+    }
+
+    /// Where the `llvm-tools` component puts `llc`, `opt` and `llvm-link`.
+    pub fn llvm_bin_dir(&self) -> PathBuf {
+        self.sysroot.join("lib/rustlib").join(&self.host).join("bin")
+    }
+
+    /// Whether a component's files are present (checked on disk, so it needs no rustup call).
+    pub fn has_component(&self, component: &str) -> bool {
+        let rustlib = self.sysroot.join("lib/rustlib");
+        match component {
+            "rust-src" => rustlib.join("src/rust/library/core").is_dir(),
+            "llvm-tools" => self.llvm_bin_dir().join("llc").is_file(),
+            "rustc-dev" => has_file_starting_with(&rustlib.join(&self.host).join("lib"), "librustc_middle-"),
+            _ => false,
+        }
+    }
+
+    /// The components of [`COMPONENTS`] that are missing.
+    pub fn missing_components(&self) -> Vec<&'static str> {
+        COMPONENTS.into_iter().filter(|c| !self.has_component(c)).collect()
+    }
+}
+
+fn has_file_starting_with(dir: &Path, prefix: &str) -> bool {
+    std::fs::read_dir(dir)
+        .map(|entries| entries.flatten().any(|e| e.file_name().to_string_lossy().starts_with(prefix)))
+        .unwrap_or(false)
+}
+
+/// The managed home: `${CUDA_OXIDE_HOME:-$HOME/.cuda-oxide}`.
+pub fn oxide_home() -> PathBuf {
+    if let Some(dir) = std::env::var_os("CUDA_OXIDE_HOME").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+    home.join(".cuda-oxide")
+}
+
+/// Where `cargo oxide setup` installs the CUDA wheels.
+pub fn managed_cuda_dir() -> PathBuf {
+    oxide_home().join(format!("cuda-{CUDA_VERSION}"))
+}
+
+/// The CUDA root inside the managed install (the wheels' `nvidia/cu13`).
+pub fn managed_cuda_root() -> PathBuf {
+    managed_cuda_dir().join("nvidia/cu13")
+}
+
+/// The CUDA tools found on this machine.
+#[derive(Clone, Debug, Default)]
+pub struct CudaTools {
+    pub ptxas: Option<PathBuf>,
+    pub fatbinary: Option<PathBuf>,
+    pub libnvvm: Option<PathBuf>,
+    pub libdevice: Option<PathBuf>,
+}
+
+const PTXAS: &[&str] = &["bin/ptxas"];
+const FATBINARY: &[&str] = &["bin/fatbinary"];
+const LIBNVVM: &[&str] = &["nvvm/lib64/libnvvm.so", "nvvm/lib64/libnvvm.so.4", "lib/libnvvm.so.4", "lib64/libnvvm.so"];
+const LIBDEVICE: &[&str] = &["nvvm/libdevice/libdevice.10.bc"];
+
+impl CudaTools {
+    /// Looks in every CUDA root ([`cuda_roots`]), taking each tool from the first that has it.
+    pub fn find() -> CudaTools {
+        CudaTools::find_in(&cuda_roots())
+    }
+
+    /// Looks in `roots` only, taking each tool from the first that has it.
+    pub fn find_in(roots: &[PathBuf]) -> CudaTools {
+        let first = |rels: &[&str]| {
+            roots.iter().flat_map(|root| rels.iter().map(move |rel| root.join(rel))).find(|p| p.is_file())
+        };
+        CudaTools { ptxas: first(PTXAS), fatbinary: first(FATBINARY), libnvvm: first(LIBNVVM), libdevice: first(LIBDEVICE) }
+    }
+
+    /// `true` when every tool was found.
+    pub fn complete(&self) -> bool {
+        self.ptxas.is_some() && self.fatbinary.is_some() && self.libnvvm.is_some() && self.libdevice.is_some()
+    }
+}
+
+/// CUDA installations to look in, in order: `CUDA_HOME`, `CUDA_PATH`, the one whose `ptxas` is on
+/// `PATH`, `/usr/local/cuda`, and last the managed install.
+pub fn cuda_roots() -> Vec<PathBuf> {
+    let mut roots = Vec::new();
+    for var in ["CUDA_HOME", "CUDA_PATH"] {
+        if let Some(dir) = std::env::var_os(var).filter(|d| !d.is_empty()) {
+            roots.push(PathBuf::from(dir));
+        }
+    }
+    if let Some(root) = which::which("ptxas").ok().and_then(|p| p.parent()?.parent().map(Path::to_path_buf)) {
+        roots.push(root);
+    }
+    roots.push(PathBuf::from("/usr/local/cuda"));
+    roots.push(managed_cuda_root());
+    roots.dedup();
+    roots
+}
+
+/// Everything a device build runs, resolved to absolute paths.
+#[derive(Clone, Debug)]
+pub struct Tools {
+    pub toolchain: Toolchain,
+    pub cuda: CudaTools,
+}
+
+impl Tools {
+    /// Finds the toolchain and the CUDA tools, without checking that they are complete.
+    pub fn find() -> Result<Tools> {
+        Ok(Tools { toolchain: Toolchain::find()?, cuda: CudaTools::find() })
+    }
+
+    /// Checks that every tool a build producing `emits` runs is present; the error names the
+    /// first missing tool and the fix.
+    pub fn require(&self, emits: &[Emit]) -> Result<ToolPaths> {
+        let missing = self.toolchain.missing_components();
+        if !missing.is_empty() {
+            bail!(
+                "the {PINNED_TOOLCHAIN} toolchain lacks the component(s) {}; {SETUP_FIX}",
+                missing.join(", ")
+            );
+        }
+        let bin = self.toolchain.llvm_bin_dir();
+        for tool in ["llc", "opt", "llvm-link"] {
+            if !bin.join(tool).is_file() {
+                bail!("`{tool}` not found in {} (component llvm-tools); {SETUP_FIX}", bin.display());
+            }
+        }
+        let where_ = "looked in CUDA_HOME, PATH, /usr/local/cuda and the managed install";
+        let need = |found: &Option<PathBuf>, what: &str| -> Result<()> {
+            match found {
+                Some(_) => Ok(()),
+                None => bail!("{what} not found ({where_}); {SETUP_FIX}"),
+            }
+        };
+        need(&self.cuda.ptxas, "`ptxas`")?;
+        if emits.contains(&Emit::Fatbin) {
+            need(&self.cuda.fatbinary, "`fatbinary`")?;
+        }
+        if emits.contains(&Emit::Ltoir) {
+            need(&self.cuda.libnvvm, "libNVVM (libnvvm.so)")?;
+        }
+        Ok(self.tool_paths())
+    }
+
+    /// The paths as the driver receives them (missing CUDA tools as `None`).
+    pub fn tool_paths(&self) -> ToolPaths {
+        let bin = self.toolchain.llvm_bin_dir();
+        ToolPaths {
+            llc: bin.join("llc"),
+            opt: bin.join("opt"),
+            llvm_link: bin.join("llvm-link"),
+            ptxas: self.cuda.ptxas.clone(),
+            fatbinary: self.cuda.fatbinary.clone(),
+            libdevice: self.cuda.libdevice.clone(),
+            libnvvm: self.cuda.libnvvm.clone(),
+        }
+    }
+}
+
+/// The last non-empty line a tool prints for `arg` (`ptxas --version` → `Cuda compilation tools, …`).
+pub fn version_line(tool: &Path, arg: &str) -> Option<String> {
+    let out = Command::new(tool).arg(arg).output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().map(str::trim).filter(|l| !l.is_empty()).last()?;
+    Some(line.to_string())
+}
+
+/// The `oxide-rustc` next to the running `cargo-oxide`.
+pub fn oxide_rustc() -> Result<PathBuf> {
+    let exe = std::env::current_exe().context("could not find the path of cargo-oxide itself")?;
+    let path = exe.with_file_name("oxide-rustc");
+    if !path.is_file() {
+        bail!(
+            "`oxide-rustc` not found next to cargo-oxide (looked for {}); run `./x setup` in the cuda-oxide checkout (see its README)",
+            path.display()
+        );
+    }
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pinned_toolchain_matches_rust_toolchain_toml() {
+        let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../rust-toolchain.toml");
+        let text = std::fs::read_to_string(file).expect("read rust-toolchain.toml");
+        assert!(text.contains(&format!("channel = \"{PINNED_TOOLCHAIN}\"")), "{text}");
+        for c in COMPONENTS {
+            assert!(text.contains(&format!("\"{c}\"")), "{c} missing from {text}");
+        }
+    }
+
+    #[test]
+    fn managed_home_follows_cuda_oxide_home() {
+        // Read-only check of the default: the managed root ends in the wheel layout.
+        assert!(managed_cuda_root().ends_with(format!("cuda-{CUDA_VERSION}/nvidia/cu13")));
+    }
+
+    #[test]
+    fn x_script_pins_the_same_toolchain() {
+        let x = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../x")).expect("read ./x");
+        assert!(x.contains(&format!("TOOLCHAIN={PINNED_TOOLCHAIN}\n")), "./x pins another toolchain");
+        assert!(x.contains(&format!("COMPONENTS={}\n", COMPONENTS.join(","))), "./x installs other components");
+    }
+
+    #[test]
+    fn finds_tools_in_the_wheel_layout() {
+        let root = std::env::temp_dir().join(format!("oxide-cuda-layout-{}", std::process::id()));
+        for rel in ["bin/ptxas", "bin/fatbinary", "lib/libnvvm.so.4", "nvvm/libdevice/libdevice.10.bc"] {
+            let path = root.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, b"").unwrap();
+        }
+        let found = CudaTools::find_in(std::slice::from_ref(&root));
+        let _ = std::fs::remove_dir_all(&root);
+        assert!(found.complete(), "{found:?}");
+        assert!(found.libnvvm.unwrap().ends_with("lib/libnvvm.so.4"));
+    }
+}

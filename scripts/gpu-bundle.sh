@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Builds the GPU tests (tests/gpu/*), the examples and a `cargo oxide new` project through `cargo oxide build --release`, stripped,
+# into gpu-bundle/ with run.sh, to copy to a GPU host that has no Rust toolchain:
+#   scripts/gpu-bundle.sh && scp -r gpu-bundle gpu-host: && ssh gpu-host gpu-bundle/run.sh
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+OUT="$ROOT/gpu-bundle"
+CARGO_OXIDE="${CARGO_OXIDE:-cargo-oxide}"
+ARCH="${GPU_BUNDLE_ARCH:-sm_80,sm_90}"
+# Everything builds into the workspace's target dir, so the runtime crates compile once.
+export CARGO_TARGET_DIR="$ROOT/target"
+RELEASE="$CARGO_TARGET_DIR/oxide/release"
+
+rm -rf "$OUT"
+mkdir -p "$OUT/bin"
+
+add() { # add <built binary> <name in the bundle>
+    cp "$1" "$OUT/bin/$2"
+    if command -v strip >/dev/null; then strip --strip-all "$OUT/bin/$2"; fi
+}
+
+for dir in "$ROOT"/tests/gpu/*/; do
+    name="$(basename "$dir")"
+    [ -f "$dir/Cargo.lock" ] || cp "$ROOT/Cargo.lock" "$dir/Cargo.lock" 2>/dev/null || true
+    # A crate that needs particular archs (clusters: sm_90) names them in an `oxide-arch` file.
+    arch="$ARCH"
+    [ -f "$dir/oxide-arch" ] && arch="$(tr -d '[:space:]' < "$dir/oxide-arch")"
+    echo "==> tests/gpu/$name (--arch $arch)" >&2
+    "$CARGO_OXIDE" oxide build --release --quiet --arch "$arch" --manifest-path "$dir/Cargo.toml"
+    add "$RELEASE/gpu-$name" "gpu-$name"
+done
+
+for dir in "$ROOT"/examples/*/; do
+    [ -f "$dir/Cargo.toml" ] || continue
+    name="$(basename "$dir")"
+    echo "==> examples/$name" >&2
+    "$CARGO_OXIDE" oxide build --release --quiet --arch "$ARCH" --manifest-path "$dir/Cargo.toml"
+    add "$RELEASE/$name" "example-$name"
+done
+
+# The project `cargo oxide new` generates must run as generated, too.
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+echo "==> templates/vecadd (cargo oxide new)" >&2
+(cd "$tmp" && "$CARGO_OXIDE" oxide new template-vecadd)
+cp "$ROOT/Cargo.lock" "$tmp/template-vecadd/Cargo.lock"
+"$CARGO_OXIDE" oxide build --release --quiet --arch "$ARCH" --manifest-path "$tmp/template-vecadd/Cargo.toml"
+add "$RELEASE/template-vecadd" "template-vecadd"
+
+cat > "$OUT/run.sh" <<'RUN'
+#!/usr/bin/env bash
+# Runs every binary of this bundle; prints PASS/FAIL per binary and `N passed, N failed`.
+cd "$(dirname "${BASH_SOURCE[0]}")"
+passed=0
+failed=0
+for exe in bin/*; do
+    name="$(basename "$exe")"
+    if output="$("$exe" 2>&1)"; then
+        passed=$((passed + 1))
+        echo "PASS $name"
+    else
+        code=$?
+        failed=$((failed + 1))
+        echo "FAIL $name (exit $code)"
+        printf '%s\n' "$output" | tail -n 20 | sed 's/^/    /'
+    fi
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
+RUN
+chmod +x "$OUT/run.sh"
+du -sh "$OUT" >&2
+echo "gpu-bundle ready: $OUT/run.sh" >&2
