@@ -307,6 +307,41 @@ fn is_terminator(inst: &str) -> bool {
     matches!(op, "ret" | "br" | "switch" | "unreachable" | "indirectbr" | "resume")
 }
 
+/// An integer literal of `width` bits holding `bits` (truncated), as LLVM parses it (signed
+/// decimal; `true`/`false` for `i1`), and the truncated bits.
+pub fn int_literal(bits: u128, width: u32) -> (String, u128) {
+    let masked = if width >= 128 { bits } else { bits & ((1u128 << width) - 1) };
+    let text = if width == 1 {
+        (if masked == 1 { "true" } else { "false" }).to_string()
+    } else if width >= 128 || masked >> (width - 1) == 0 {
+        (masked as i128).to_string()
+    } else {
+        ((masked as i128) - (1i128 << width)).to_string()
+    };
+    (text, masked)
+}
+
+/// A float literal from IEEE bits in LLVM's hexadecimal spelling (`float` constants are written
+/// as the `double` of the same value, which LLVM requires to be exact).
+pub fn float_literal(ty: &TypeData, bits: u128) -> String {
+    match ty {
+        TypeData::Half => format!("0xH{:04X}", bits as u16),
+        TypeData::Float => {
+            let f = f32::from_bits(bits as u32);
+            let wide = if f.is_nan() {
+                // Widen by hand: a conversion could quieten a signalling NaN's payload.
+                let b = bits as u32 as u64;
+                ((b >> 31) << 63) | (0x7ff << 52) | ((b & 0x7f_ffff) << 29)
+            } else {
+                (f as f64).to_bits()
+            };
+            format!("0x{wide:016X}")
+        }
+        TypeData::Double => format!("0x{:016X}", bits as u64),
+        _ => format!("0xL{:016X}{:016X}", bits as u64, (bits >> 64) as u64),
+    }
+}
+
 /// LLVM's spelling of a string constant: `c"..."` with non-printables escaped.
 pub fn c_string(bytes: &[u8]) -> String {
     let mut s = String::from("c\"");
@@ -339,6 +374,25 @@ mod tests {
         assert_eq!(m.mangle_type(v), "v4i32");
         let shared = m.ty(TypeData::Ptr(3));
         assert_eq!(m.type_str(shared), "ptr addrspace(3)");
+    }
+
+    #[test]
+    fn integer_literals_are_signed_decimal() {
+        assert_eq!(int_literal(1, 1), ("true".into(), 1));
+        assert_eq!(int_literal(0xff, 8), ("-1".into(), 0xff));
+        assert_eq!(int_literal(0x17f, 8), ("127".into(), 0x7f));
+        assert_eq!(int_literal(u64::MAX as u128, 64).0, "-1");
+        assert_eq!(int_literal(1u128 << 127, 128).0, i128::MIN.to_string());
+        assert_eq!(int_literal(42, 32).0, "42");
+    }
+
+    #[test]
+    fn float_literals_are_exact_hex() {
+        assert_eq!(float_literal(&TypeData::Double, 1.5f64.to_bits() as u128), "0x3FF8000000000000");
+        // f32 0.1 is written as the double of the same value.
+        assert_eq!(float_literal(&TypeData::Float, 0.1f32.to_bits() as u128), format!("0x{:016X}", (0.1f32 as f64).to_bits()));
+        assert_eq!(float_literal(&TypeData::Half, 0x3C00), "0xH3C00");
+        assert_eq!(float_literal(&TypeData::Float, 0x7f80_0001), "0x7FF0000020000000");
     }
 
     #[test]
