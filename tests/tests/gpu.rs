@@ -7,8 +7,14 @@ use oxide_tests::*;
 fn build_and_run(name: &str) {
     let dir = checkout_root().join("tests/gpu").join(name);
     seed_lockfile(&dir);
-    let out = cargo_oxide(&dir, &["build", "--release"]);
-    assert_success(&out, &format!("cargo oxide build --release in tests/gpu/{name}"));
+    // A crate that needs particular archs (e.g. sm_90 for clusters) names them in `oxide-arch`.
+    let arch = std::fs::read_to_string(dir.join("oxide-arch")).ok().map(|a| a.trim().to_string());
+    let mut args = vec!["build", "--release"];
+    if let Some(arch) = &arch {
+        args.extend(["--arch", arch.as_str()]);
+    }
+    let out = cargo_oxide(&dir, &args);
+    assert_success(&out, &format!("cargo oxide {} in tests/gpu/{name}", args.join(" ")));
     let package = format!("gpu-{name}");
     let exe = artifact_dir().join("release").join(&package);
     let run = std::process::Command::new(&exe).output().unwrap_or_else(|e| panic!("run {}: {e}", exe.display()));
@@ -24,4 +30,52 @@ fn build_and_run(name: &str) {
 #[ignore = "needs a CUDA GPU"]
 fn vecadd_random() {
     build_and_run("vecadd-random");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn block_reduce() {
+    build_and_run("block-reduce");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn transpose_dynamic() {
+    build_and_run("transpose-dynamic");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn histogram_atomics() {
+    build_and_run("histogram-atomics");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn warp_ops() {
+    build_and_run("warp-ops");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn block_scan() {
+    build_and_run("block-scan");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn cluster_neighbour() {
+    build_and_run("cluster-neighbour");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn printf() {
+    build_and_run("printf");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn assert() {
+    build_and_run("assert");
 }

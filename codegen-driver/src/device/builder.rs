@@ -354,7 +354,23 @@ impl<'a, 'tcx> BuilderMethods<'a, 'tcx> for Builder<'a, 'tcx> {
     fn fdiv_algebraic(&mut self, l: ir::Value, r: ir::Value) -> ir::Value { self.binop("fdiv reassoc nsz arcp contract", l, r) }
     fn urem(&mut self, l: ir::Value, r: ir::Value) -> ir::Value { self.binop("urem", l, r) }
     fn srem(&mut self, l: ir::Value, r: ir::Value) -> ir::Value { self.binop("srem", l, r) }
-    fn frem(&mut self, l: ir::Value, r: ir::Value) -> ir::Value { self.binop("frem", l, r) }
+    fn frem(&mut self, l: ir::Value, r: ir::Value) -> ir::Value {
+        // NVPTX lowers `frem` as `l - trunc(l / r) * r`: inexact, and wrong for infinities.
+        // Rust's `%` is C's exact `fmod`, which libdevice has.
+        let t = self.cx.val_ty(l);
+        match self.cx.type_data(t) {
+            TypeData::Double => self.call_named("__nv_fmod", t, &[l, r]),
+            TypeData::Float => self.call_named("__nv_fmodf", t, &[l, r]),
+            TypeData::Half => {
+                // Exact in f32, and the remainder of two halves is a half.
+                let f32t = self.cx.type_f32();
+                let (a, b) = (self.fpext(l, f32t), self.fpext(r, f32t));
+                let m = self.call_named("__nv_fmodf", f32t, &[a, b]);
+                self.fptrunc(m, t)
+            }
+            _ => self.binop("frem", l, r),
+        }
+    }
     fn frem_fast(&mut self, l: ir::Value, r: ir::Value) -> ir::Value { self.binop("frem fast", l, r) }
     fn frem_algebraic(&mut self, l: ir::Value, r: ir::Value) -> ir::Value { self.binop("frem reassoc nsz arcp contract", l, r) }
     fn shl(&mut self, l: ir::Value, r: ir::Value) -> ir::Value { self.binop("shl", l, r) }
@@ -567,19 +583,35 @@ impl<'a, 'tcx> BuilderMethods<'a, 'tcx> for Builder<'a, 'tcx> {
     fn zext(&mut self, v: ir::Value, t: ir::Type) -> ir::Value { self.cast("zext", v, t) }
     fn fptoui(&mut self, v: ir::Value, t: ir::Type) -> ir::Value { self.cast("fptoui", v, t) }
     fn fptosi(&mut self, v: ir::Value, t: ir::Type) -> ir::Value { self.cast("fptosi", v, t) }
-    fn uitofp(&mut self, v: ir::Value, t: ir::Type) -> ir::Value { self.cast("uitofp", v, t) }
-    fn sitofp(&mut self, v: ir::Value, t: ir::Type) -> ir::Value { self.cast("sitofp", v, t) }
+    fn uitofp(&mut self, v: ir::Value, t: ir::Type) -> ir::Value {
+        if super::cast::is_i128(self, self.cx.val_ty(v)) {
+            return super::cast::i128_to_float(self, v, t, false);
+        }
+        self.cast("uitofp", v, t)
+    }
+    fn sitofp(&mut self, v: ir::Value, t: ir::Type) -> ir::Value {
+        if super::cast::is_i128(self, self.cx.val_ty(v)) {
+            return super::cast::i128_to_float(self, v, t, true);
+        }
+        self.cast("sitofp", v, t)
+    }
     fn fptrunc(&mut self, v: ir::Value, t: ir::Type) -> ir::Value { self.cast("fptrunc", v, t) }
     fn fpext(&mut self, v: ir::Value, t: ir::Type) -> ir::Value { self.cast("fpext", v, t) }
     fn ptrtoint(&mut self, v: ir::Value, t: ir::Type) -> ir::Value { self.cast("ptrtoint", v, t) }
     fn inttoptr(&mut self, v: ir::Value, t: ir::Type) -> ir::Value { self.cast("inttoptr", v, t) }
 
     fn fptoui_sat(&mut self, v: ir::Value, t: ir::Type) -> ir::Value {
+        if super::cast::is_i128(self, t) {
+            return super::cast::float_to_i128_sat(self, v, false);
+        }
         let from = self.cx.val_ty(v);
         self.call_intrinsic("fptoui.sat", &[t, from], t, &[v])
     }
 
     fn fptosi_sat(&mut self, v: ir::Value, t: ir::Type) -> ir::Value {
+        if super::cast::is_i128(self, t) {
+            return super::cast::float_to_i128_sat(self, v, true);
+        }
         let from = self.cx.val_ty(v);
         self.call_intrinsic("fptosi.sat", &[t, from], t, &[v])
     }

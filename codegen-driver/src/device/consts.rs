@@ -18,30 +18,14 @@ impl<'tcx> CodegenCx<'tcx> {
     }
 
     fn int_const(&self, ty: ir::Type, bits: u128) -> ir::Value {
-        let width = self.int_width(ty);
-        let masked = if width >= 128 { bits } else { bits & ((1u128 << width) - 1) };
-        let text = if width == 1 {
-            if masked == 1 { "true".to_string() } else { "false".to_string() }
-        } else {
-            // LLVM parses decimal literals as signed within the type; print the signed value.
-            let signed = if width >= 128 || masked >> (width - 1) == 0 {
-                masked as i128
-            } else {
-                (masked as i128) - (1i128 << width)
-            };
-            signed.to_string()
-        };
+        let width = self.int_width(ty) as u32;
+        let (text, masked) = ir::int_literal(bits, width);
         self.const_value(ty, text, Some(masked))
     }
 
     /// A float constant from its IEEE bits, in LLVM's hexadecimal spelling.
     pub fn float_const(&self, ty: ir::Type, bits: u128) -> ir::Value {
-        let text = match self.type_data(ty) {
-            TypeData::Half => format!("0xH{:04X}", bits as u16),
-            TypeData::Float => format!("0x{:016X}", (f32::from_bits(bits as u32) as f64).to_bits()),
-            TypeData::Double => format!("0x{:016X}", bits as u64),
-            _ => format!("0xL{:016X}{:016X}", bits as u64, (bits >> 64) as u64),
-        };
+        let text = ir::float_literal(&self.type_data(ty), bits);
         self.const_value(ty, text, None)
     }
 
@@ -116,6 +100,10 @@ pub fn global_for_alloc<'tcx>(cx: &CodegenCx<'tcx>, alloc: ConstAllocation<'tcx>
 /// The global for a `static`, defined from its evaluated initializer.
 pub fn get_static<'tcx>(cx: &CodegenCx<'tcx>, def_id: DefId) -> ir::Value {
     if let Some(&g) = cx.statics.borrow().get(&def_id) {
+        return g;
+    }
+    if let Some(g) = super::intrinsic::shared_static(cx, def_id) {
+        cx.statics.borrow_mut().insert(def_id, g);
         return g;
     }
     let tcx = cx.tcx;

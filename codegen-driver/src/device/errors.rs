@@ -64,6 +64,21 @@ pub fn unavailable<'tcx>(cx: &CodegenCx<'tcx>, callee: Instance<'tcx>) {
     emit(cx, &site, &msg, Some(help));
 }
 
+/// Reports a panic of ours (or of rustc_codegen_ssa) while `instance` was being compiled as a
+/// compiler bug at the user's span, naming the kernel that reached it, instead of a backtrace.
+pub fn internal_error<'tcx>(cx: &CodegenCx<'tcx>, instance: Instance<'tcx>, message: &str) {
+    let site = user_site(cx, Some(instance), cx.current_span.get());
+    let what = cx.tcx.def_path_str(instance.def_id());
+    let kernel = site.chain.last().map(|k| cx.tcx.def_path_str(k.def_id())).unwrap_or_else(|| what.clone());
+    let msg = format!("internal error in cuda-oxide's device compiler while compiling `{what}` for kernel `{kernel}`");
+    cx.failed.set(true);
+    let mut diag = cx.tcx.dcx().struct_span_err(site.span, msg);
+    diag.note(format!("the device compiler stopped with: {}", message.trim()));
+    diag.note("this is a bug in cuda-oxide, not in your code: please report it at https://github.com/cuda-oxide/cuda-oxide/issues with this message");
+    diag.help("until it is fixed, rewriting the expression at this span differently usually avoids it");
+    diag.emit();
+}
+
 /// Reports the problems held back by [`unavailable`], now that every allocation is known.
 pub fn report_deferred(cx: &CodegenCx<'_>) {
     cx.reporting_deferred.set(true);

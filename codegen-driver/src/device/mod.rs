@@ -3,6 +3,7 @@
 
 mod abi;
 mod builder;
+mod cast;
 mod collect;
 mod consts;
 mod context;
@@ -49,6 +50,10 @@ pub fn compile_crate(tcx: TyCtxt<'_>) -> Option<DeviceOutput> {
             return None;
         }
     };
+
+    if !check_cluster_archs(tcx, &kernels, &config) {
+        return None;
+    }
 
     let progress = |event: ProgressEvent| {
         if let Some(path) = &config.progress_file {
@@ -147,7 +152,11 @@ fn define<'tcx>(cx: &CodegenCx<'tcx>, instance: Instance<'tcx>) {
         _ => true,
     };
     if has_mir {
-        rustc_codegen_ssa::mir::codegen_mir::<Builder<'_, 'tcx>>(cx, instance);
+        if !required_consts_ok(tcx, instance) {
+            cx.failed.set(true);
+            return;
+        }
+        without_ice(cx, instance, || rustc_codegen_ssa::mir::codegen_mir::<Builder<'_, 'tcx>>(cx, instance));
         return;
     }
     // Functions without a body that never return are core's panic entry points (precompiled, no
@@ -173,4 +182,69 @@ fn define<'tcx>(cx: &CodegenCx<'tcx>, instance: Instance<'tcx>) {
     let mut bx = Builder::build(cx, start);
     bx.abort();
     bx.unreachable();
+}
+
+/// Thread block clusters exist from sm_90 on: a `#[cluster_launch]` kernel built for an older
+/// arch is an error at the kernel (all such kernels reported in one run).
+fn check_cluster_archs(tcx: TyCtxt<'_>, kernels: &[collect::KernelRoot<'_>], config: &DeviceConfig) -> bool {
+    let old: Vec<String> = config.archs.iter().filter(|a| a.sm() < 90).map(|a| a.to_string()).collect();
+    if old.is_empty() {
+        return true;
+    }
+    let mut ok = true;
+    for k in kernels.iter().filter(|k| k.cluster_dims.is_some()) {
+        let span = tcx.def_span(k.instance.def_id());
+        tcx.dcx()
+            .struct_span_err(span, format!("kernel `{}` uses #[cluster_launch], which needs sm_90 or newer, but this build targets {}", tcx.item_name(k.instance.def_id()), old.join(", ")))
+            .with_help("thread block clusters need Hopper or newer: build with `cargo oxide build --arch sm_90`")
+            .emit();
+        ok = false;
+    }
+    ok
+}
+
+/// Evaluates the constants `instance`'s MIR needs (inline `const { assert!(..) }` blocks among
+/// them), as rustc's mono collector does for host code: device-only functions are never seen by
+/// that collector, and codegen_ssa assumes these constants evaluate. Errors are reported by the
+/// const evaluator at the user's span.
+fn required_consts_ok<'tcx>(tcx: TyCtxt<'tcx>, instance: Instance<'tcx>) -> bool {
+    let body = tcx.instance_mir(instance.def);
+    let env = rustc_middle::ty::TypingEnv::fully_monomorphized();
+    let mut ok = true;
+    for c in body.required_consts() {
+        let value = instance.instantiate_mir_and_normalize_erasing_regions(tcx, env, rustc_middle::ty::EarlyBinder::bind(c.const_));
+        if let Err(err) = value.eval(tcx, env, c.span) {
+            err.emit_note(tcx);
+            ok = false;
+        }
+    }
+    ok
+}
+
+/// Runs `f` (the lowering of `instance`); a panic in it (ours, or a `span_bug!` in
+/// rustc_codegen_ssa) becomes a compiler-bug error naming the kernel and the user's span, without
+/// the ICE backtrace. Fatal errors (already reported) keep unwinding to rustc's driver.
+fn without_ice<'tcx>(cx: &CodegenCx<'tcx>, instance: Instance<'tcx>, f: impl FnOnce()) {
+    use std::panic::{self, AssertUnwindSafe};
+    use std::sync::Mutex;
+    static MESSAGE: Mutex<String> = Mutex::new(String::new());
+    let saved = panic::take_hook();
+    panic::set_hook(Box::new(|info| {
+        let text = match info.payload_as_str() {
+            Some(s) => format!("{s} (at {})", info.location().map_or_else(String::new, |l| l.to_string())),
+            None => "an internal compiler error (see `error: internal compiler error` above)".to_string(),
+        };
+        if let Ok(mut m) = MESSAGE.lock() {
+            *m = text;
+        }
+    }));
+    let result = panic::catch_unwind(AssertUnwindSafe(f));
+    panic::set_hook(saved);
+    if let Err(payload) = result {
+        if payload.is::<rustc_span::fatal_error::FatalErrorMarker>() {
+            panic::resume_unwind(payload);
+        }
+        let message = MESSAGE.lock().map(|m| m.clone()).unwrap_or_default();
+        errors::internal_error(cx, instance, &message);
+    }
 }

@@ -1,5 +1,7 @@
 //! Raw device operations. The backend recognises `cuda_device::intrinsics::<name>` and gives each
-//! function its PTX body (see `codegen-driver/src/intrinsic/`); the Rust bodies run only on the host.
+//! function its PTX body (see `codegen-driver/src/device/intrinsic/`); the Rust bodies run only on
+//! the host, where they panic. Signatures use only scalars and raw pointers (one LLVM value per
+//! parameter); the safe API over them lives in the other modules of this crate.
 #![allow(non_snake_case)]
 
 /// What every intrinsic does when called on the host.
@@ -10,32 +12,150 @@ pub fn device_only(name: &str) -> ! {
     panic!("`cuda_device::intrinsics::{name}` is a device-only function: call it from a #[kernel]")
 }
 
-macro_rules! special_registers {
-    ($($name:ident),* $(,)?) => {$(
-        #[doc = concat!("PTX special register behind `", stringify!($name), "`.")]
+macro_rules! intrinsics {
+    ($( $(#[$m:meta])* fn $name:ident ($($arg:ident: $ty:ty),*) $(-> $ret:ty)?; )*) => {$(
+        $(#[$m])*
         #[inline(never)]
-        pub fn $name() -> u32 {
+        #[allow(unused_variables)]
+        pub fn $name ($($arg: $ty),*) $(-> $ret)? {
             device_only(stringify!($name))
         }
     )*};
 }
 
-special_registers!(
+// --- atomic.rs: `atom` on a generic pointer (LLVM's address-space inference turns it into
+// `.global` or `.shared` where it can tell). `OP`: see `crate::atomic::op`; `SCOPE`:
+// `crate::atomic::scope` (0 block, 1 cluster, 2 device, 3 system). `T`: u32/i32/u64/i64/f32/f64.
+
+/// `atomicrmw <OP> ptr, val syncscope(<SCOPE>) monotonic`; returns the old value.
+#[inline(never)]
+#[allow(unused_variables)]
+pub fn atomic_rmw<T, const OP: u8, const SCOPE: u8>(ptr: *mut T, val: T) -> T {
+    device_only("atomic_rmw")
+}
+
+/// `cmpxchg ptr, cmp, new syncscope(<SCOPE>) monotonic monotonic`; returns the old value.
+#[inline(never)]
+#[allow(unused_variables)]
+pub fn atomic_cas<T, const SCOPE: u8>(ptr: *mut T, cmp: T, new: T) -> T {
+    device_only("atomic_cas")
+}
+
+macro_rules! special_registers {
+    ($ret:ty: $($name:ident),* $(,)?) => {$(
+        #[doc = concat!("PTX special register behind `", stringify!($name), "`.")]
+        #[inline(never)]
+        pub fn $name() -> $ret {
+            device_only(stringify!($name))
+        }
+    )*};
+}
+
+// --- thread.rs: registers -------------------------------------------------------------------
+special_registers!(u32:
     threadIdx_x, threadIdx_y, threadIdx_z,
     blockIdx_x, blockIdx_y, blockIdx_z,
     blockDim_x, blockDim_y, blockDim_z,
     gridDim_x, gridDim_y, gridDim_z,
-    laneid, warpid,
+    laneid, warpid, lanemask_lt, lanemask_le, lanemask_eq, lanemask_gt, lanemask_ge,
+    nsmid, smid, dynamic_smem_size,
 );
+// --- cluster.rs: cluster registers (sm_90) --------------------------------------------------
+special_registers!(u32:
+    cluster_ctarank, cluster_nctarank,
+    cluster_ctaid_x, cluster_ctaid_y, cluster_ctaid_z,
+    cluster_nctaid_x, cluster_nctaid_y, cluster_nctaid_z,
+    clusterid_x, clusterid_y, clusterid_z,
+    nclusterid_x, nclusterid_y, nclusterid_z,
+);
+// --- debug.rs: clocks -----------------------------------------------------------------------
+special_registers!(u32: clock);
+special_registers!(u64: clock64, globaltimer);
 
-/// `bar.sync 0`: every thread of the block waits here.
-#[inline(never)]
-pub fn sync_threads() {
-    device_only("sync_threads")
-}
+intrinsics! {
+    // --- sync.rs: barriers and fences -------------------------------------------------------
+    /// `bar.sync 0`: every thread of the block waits here.
+    fn sync_threads();
+    /// `bar.red.popc.u32`: barrier; returns how many threads passed a non-zero `pred`.
+    fn sync_threads_count(pred: u32) -> u32;
+    /// `bar.red.and.pred`: barrier; non-zero when `pred` was non-zero in every thread.
+    fn sync_threads_and(pred: u32) -> u32;
+    /// `bar.red.or.pred`: barrier; non-zero when `pred` was non-zero in any thread.
+    fn sync_threads_or(pred: u32) -> u32;
+    /// `bar.warp.sync mask`.
+    fn sync_warp(mask: u32);
+    /// `fence.sc.cta` (`__threadfence_block`).
+    fn threadfence_block();
+    /// `fence.sc.gpu` (`__threadfence`).
+    fn threadfence();
+    /// `fence.sc.sys` (`__threadfence_system`).
+    fn threadfence_system();
+    /// `trap`: aborts the kernel; the host sees `CUDA_ERROR_ILLEGAL_INSTRUCTION` at the next sync.
+    fn trap() -> !;
 
-/// `trap`: aborts the kernel; the host sees `CUDA_ERROR_ILLEGAL_INSTRUCTION` at the next sync.
-#[inline(never)]
-pub fn trap() -> ! {
-    device_only("trap")
+    // --- shared.rs --------------------------------------------------------------------------
+    /// Generic address of the start of dynamic shared memory (`extern __shared__`).
+    fn dynamic_shared_ptr() -> *mut u8;
+
+    // --- warp.rs ----------------------------------------------------------------------------
+    /// `shfl.sync.idx.b32`; `c` is PTX's clamp/segment operand.
+    fn shfl_sync_idx_i32(mask: u32, val: u32, lane: u32, c: u32) -> u32;
+    /// `shfl.sync.up.b32`.
+    fn shfl_sync_up_i32(mask: u32, val: u32, delta: u32, c: u32) -> u32;
+    /// `shfl.sync.down.b32`.
+    fn shfl_sync_down_i32(mask: u32, val: u32, delta: u32, c: u32) -> u32;
+    /// `shfl.sync.bfly.b32`.
+    fn shfl_sync_bfly_i32(mask: u32, val: u32, lane_mask: u32, c: u32) -> u32;
+    /// `vote.sync.all.pred`.
+    fn vote_all_sync(mask: u32, pred: bool) -> bool;
+    /// `vote.sync.any.pred`.
+    fn vote_any_sync(mask: u32, pred: bool) -> bool;
+    /// `vote.sync.uni.pred`.
+    fn vote_uni_sync(mask: u32, pred: bool) -> bool;
+    /// `vote.sync.ballot.b32`.
+    fn vote_ballot_sync(mask: u32, pred: bool) -> u32;
+    /// `activemask.b32`.
+    fn activemask() -> u32;
+    /// `match.any.sync.b32`.
+    fn match_any_sync_i32(mask: u32, val: u32) -> u32;
+    /// `match.any.sync.b64`.
+    fn match_any_sync_i64(mask: u32, val: u64) -> u32;
+    /// `match.all.sync.b32`: the mask of lanes holding `val` when all of `mask` hold it, else 0.
+    fn match_all_sync_i32(mask: u32, val: u32) -> u32;
+    /// `match.all.sync.b64`.
+    fn match_all_sync_i64(mask: u32, val: u64) -> u32;
+    /// `redux.sync.add.u32` (sm_80).
+    fn redux_sync_add_u32(mask: u32, val: u32) -> u32;
+    /// `redux.sync.min.u32` (sm_80).
+    fn redux_sync_min_u32(mask: u32, val: u32) -> u32;
+    /// `redux.sync.max.u32` (sm_80).
+    fn redux_sync_max_u32(mask: u32, val: u32) -> u32;
+    /// `redux.sync.min.s32` (sm_80).
+    fn redux_sync_min_i32(mask: u32, val: i32) -> i32;
+    /// `redux.sync.max.s32` (sm_80).
+    fn redux_sync_max_i32(mask: u32, val: i32) -> i32;
+
+    // --- cluster.rs (sm_90) -----------------------------------------------------------------
+    /// `barrier.cluster.arrive` + `barrier.cluster.wait`.
+    fn cluster_sync();
+    /// `barrier.cluster.arrive` (release).
+    fn cluster_arrive();
+    /// `barrier.cluster.arrive.relaxed`.
+    fn cluster_arrive_relaxed();
+    /// `barrier.cluster.wait` (acquire).
+    fn cluster_wait();
+    /// `mapa.u64`: the generic address of the same shared-memory location in block `rank`.
+    fn cluster_map_shared(ptr: *mut u8, rank: u32) -> *mut u8;
+    /// `isspacep.shared::cluster`.
+    fn is_cluster_shared(ptr: *const u8) -> bool;
+
+    // --- debug.rs ---------------------------------------------------------------------------
+    /// CUDA's `vprintf(format, args)`: `format` NUL-terminated, `args` packed as C varargs would
+    /// be (each value aligned to its size).
+    fn vprintf(format: *const u8, args: *const u8) -> i32;
+    /// CUDA's `__assertfail(message, file, line, function, char_size)`: prints and stops the
+    /// kernel; the host sees `CUDA_ERROR_ASSERT`.
+    fn assert_fail(message: *const u8, file: *const u8, line: u32, function: *const u8) -> !;
+    /// `nanosleep.u32` (sm_70).
+    fn nanosleep(ns: u32);
 }

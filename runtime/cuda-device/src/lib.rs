@@ -2,15 +2,36 @@
 //!
 //! Everything here is ordinary Rust over the raw operations in [`intrinsics`], whose bodies the
 //! `oxide-rustc` backend replaces with PTX. On the host those raw operations panic.
+//!
+//! | module | what |
+//! |---|---|
+//! | [`thread`] | indices (`index_1d/2d/3d`, raw `threadIdx_x()` …), lane/warp ids, grid-stride loops |
+//! | [`shared`] | [`SharedArray`] statics and dynamic shared memory |
+//! | [`sync`] | [`sync_threads`], warp sync, memory fences |
+//! | [`atomic`] | `atomicAdd`-style operations with block/cluster/device/system scope |
+//! | [`warp`] | shuffles, votes, match, warp reductions and scans |
+//! | [`cluster`] | thread block clusters and distributed shared memory (sm_90) |
+//! | [`debug`] | [`gpu_printf!`], [`gpu_assert!`], `trap`, `clock64` |
 #![no_std]
 #![allow(clippy::missing_safety_doc)]
 
+pub mod atomic;
+pub mod cluster;
+pub mod debug;
 pub mod intrinsics;
+pub mod shared;
+pub mod sync;
 pub mod thread;
+pub mod warp;
 mod disjoint;
 
 pub use cuda_macros::{cluster_launch, cuda_module, device, kernel, launch_bounds};
+/// `#[derive(DeviceCopy)]` (the trait is `cuda_core::DeviceCopy`).
+pub use cuda_macros::DeviceCopyViaDevice as DeviceCopy;
+pub use debug::{clock64, trap};
 pub use disjoint::DisjointSlice;
+pub use shared::SharedArray;
+pub use sync::sync_threads;
 
 /// Runtime crates reached by the code that `#[cuda_module]` generates, so that a user crate only
 /// needs `cuda_device` (and `cuda_core` for its own host code) as dependencies.

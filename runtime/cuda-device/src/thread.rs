@@ -1,4 +1,5 @@
-//! Thread and block indices: raw registers and the index values that `DisjointSlice` accepts.
+//! Thread and block indices: raw registers, the index values that `DisjointSlice` accepts, 2D/3D
+//! indices, lane and warp ids, and the grid-stride loop.
 #![allow(non_snake_case)]
 
 use crate::intrinsics;
@@ -8,9 +9,9 @@ pub use crate::intrinsics::{
     gridDim_z, threadIdx_x, threadIdx_y, threadIdx_z,
 };
 
-/// This thread's global index in a 1D launch. Only [`index_1d`] makes one, so two threads of one
-/// launch never hold equal values: that is what lets [`crate::DisjointSlice::get_mut`] hand out
-/// `&mut` without a data race.
+/// This thread's global index in a 1D launch. Only [`index_1d`], the 2D/3D linearisations and
+/// [`grid_stride`] make one, so two threads of one launch never hold equal values: that is what
+/// lets [`crate::DisjointSlice::get_mut`] hand out `&mut` without a data race.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ThreadIndex(usize);
 
@@ -31,8 +32,154 @@ pub fn index_1d() -> ThreadIndex {
     ThreadIndex(block * dim + thread)
 }
 
+/// This thread's global (x, y) position in a 2D launch: x is the column, y the row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ThreadIndex2D {
+    x: usize,
+    y: usize,
+}
+
+impl ThreadIndex2D {
+    /// Column: `blockIdx.x * blockDim.x + threadIdx.x`.
+    #[inline(always)]
+    pub fn x(self) -> usize {
+        self.x
+    }
+
+    /// Row: `blockIdx.y * blockDim.y + threadIdx.y`.
+    #[inline(always)]
+    pub fn y(self) -> usize {
+        self.y
+    }
+
+    /// Row-major element index `y * width + x` for a matrix `width` columns wide, or `None` when
+    /// this thread's column is outside it (the usual edge guard; rows past the end are caught by
+    /// `DisjointSlice::get_mut`). Every thread must pass the same `width`.
+    #[inline(always)]
+    pub fn to_linear(self, width: usize) -> Option<ThreadIndex> {
+        if self.x < width { Some(ThreadIndex(self.y * width + self.x)) } else { None }
+    }
+}
+
+/// This thread's global (x, y) position in a 2D launch.
+#[inline(always)]
+pub fn index_2d() -> ThreadIndex2D {
+    ThreadIndex2D {
+        x: intrinsics::blockIdx_x() as usize * intrinsics::blockDim_x() as usize + intrinsics::threadIdx_x() as usize,
+        y: intrinsics::blockIdx_y() as usize * intrinsics::blockDim_y() as usize + intrinsics::threadIdx_y() as usize,
+    }
+}
+
+/// This thread's global (x, y, z) position in a 3D launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ThreadIndex3D {
+    x: usize,
+    y: usize,
+    z: usize,
+}
+
+impl ThreadIndex3D {
+    /// `blockIdx.x * blockDim.x + threadIdx.x`.
+    #[inline(always)]
+    pub fn x(self) -> usize {
+        self.x
+    }
+
+    /// `blockIdx.y * blockDim.y + threadIdx.y`.
+    #[inline(always)]
+    pub fn y(self) -> usize {
+        self.y
+    }
+
+    /// `blockIdx.z * blockDim.z + threadIdx.z`.
+    #[inline(always)]
+    pub fn z(self) -> usize {
+        self.z
+    }
+
+    /// `(z * height + y) * width + x` for a `width × height × depth` volume, or `None` when x or y
+    /// is outside it. Every thread must pass the same `width` and `height`.
+    #[inline(always)]
+    pub fn to_linear(self, width: usize, height: usize) -> Option<ThreadIndex> {
+        if self.x < width && self.y < height {
+            Some(ThreadIndex((self.z * height + self.y) * width + self.x))
+        } else {
+            None
+        }
+    }
+}
+
+/// This thread's global (x, y, z) position in a 3D launch.
+#[inline(always)]
+pub fn index_3d() -> ThreadIndex3D {
+    let d2 = index_2d();
+    ThreadIndex3D {
+        x: d2.x,
+        y: d2.y,
+        z: intrinsics::blockIdx_z() as usize * intrinsics::blockDim_z() as usize + intrinsics::threadIdx_z() as usize,
+    }
+}
+
+/// This thread's index within its block: `threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y`.
+#[inline(always)]
+pub fn block_thread_index() -> u32 {
+    let (dx, dy) = (intrinsics::blockDim_x(), intrinsics::blockDim_y());
+    intrinsics::threadIdx_x() + intrinsics::threadIdx_y() * dx + intrinsics::threadIdx_z() * dx * dy
+}
+
+/// Threads per block: `blockDim.x * blockDim.y * blockDim.z`.
+#[inline(always)]
+pub fn block_size() -> u32 {
+    intrinsics::blockDim_x() * intrinsics::blockDim_y() * intrinsics::blockDim_z()
+}
+
 /// Lane of this thread within its warp (0..32).
 #[inline(always)]
 pub fn lane_id() -> u32 {
     intrinsics::laneid()
+}
+
+/// Warp of this thread within its block: [`block_thread_index`] / 32.
+#[inline(always)]
+pub fn warp_id() -> u32 {
+    block_thread_index() / 32
+}
+
+/// The SM this thread runs on (`%smid`; for diagnostics, it may change between reads).
+#[inline(always)]
+pub fn sm_id() -> u32 {
+    intrinsics::smid()
+}
+
+/// The element indices a thread visits in a grid-stride loop over `0..n`:
+/// `index_1d(), index_1d() + blockDim.x * gridDim.x, …`. Each index is visited by exactly one
+/// thread, so the items are [`ThreadIndex`] values that `DisjointSlice::get_mut` accepts.
+#[derive(Clone, Debug)]
+pub struct GridStride {
+    next: usize,
+    step: usize,
+    end: usize,
+}
+
+impl Iterator for GridStride {
+    type Item = ThreadIndex;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<ThreadIndex> {
+        if self.next < self.end {
+            let i = self.next;
+            self.next += self.step;
+            Some(ThreadIndex(i))
+        } else {
+            None
+        }
+    }
+}
+
+/// A grid-stride loop over `0..n` (a 1D launch of any size covers all of `n`):
+/// `for i in thread::grid_stride(n) { if let Some(y) = out.get_mut(i) { *y = x[i.get()] } }`.
+#[inline(always)]
+pub fn grid_stride(n: usize) -> GridStride {
+    let step = intrinsics::blockDim_x() as usize * intrinsics::gridDim_x() as usize;
+    GridStride { next: index_1d().get(), step, end: n }
 }

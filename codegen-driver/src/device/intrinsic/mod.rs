@@ -1,9 +1,18 @@
 //! Intrinsics: rustc's own (`core::intrinsics`, called by codegen_ssa) mapped to LLVM intrinsics
-//! or libdevice, and ours (`cuda_device::intrinsics`, see `thread.rs` and `sync.rs`).
+//! or libdevice, and ours (`cuda_device::intrinsics`: one file per family, `thread.rs`, `sync.rs`,
+//! `atomic.rs`, `warp.rs`, `shared.rs`, `cluster.rs`, `debug.rs`).
 
 mod math;
+mod mem;
+mod atomic;
+mod cluster;
+mod debug;
+mod shared;
 mod sync;
 mod thread;
+mod warp;
+
+pub use shared::shared_static;
 
 pub use math::define_libm;
 
@@ -35,7 +44,13 @@ pub fn define_device_intrinsic<'tcx>(cx: &CodegenCx<'tcx>, instance: Instance<'t
     let f = cx.get_fn(instance);
     let start = Builder::append_block(cx, f, "start");
     let mut bx = Builder::build(cx, start);
-    let done = thread::build(&mut bx, name) || sync::build(&mut bx, name);
+    let done = thread::build(&mut bx, name)
+        || sync::build(&mut bx, name)
+        || atomic::build(&mut bx, name, instance)
+        || warp::build(&mut bx, name)
+        || shared::build(&mut bx, name)
+        || cluster::build(&mut bx, name)
+        || debug::build(&mut bx, name);
     if !done {
         // A function in `intrinsics` without a device body is our bug, not the user's.
         rustc_middle::bug!("cuda-oxide: `cuda_device::intrinsics::{name}` has no device implementation");
@@ -174,6 +189,17 @@ impl<'a, 'tcx> IntrinsicCallBuilderMethods<'tcx> for Builder<'a, 'tcx> {
                     let p = arg_ty(0);
                     let isize = self.cx.type_isize();
                     self.call_intrinsic("ptrmask", &[p, isize], p, &imm)
+                }
+                "compare_bytes" => mem::compare_bytes(self, imm[0], imm[1], imm[2]),
+                "raw_eq" => mem::raw_eq(self, instance.args.type_at(0), imm[0], imm[1]),
+                _ if tcx.intrinsic(instance.def_id()).is_some_and(|i| i.must_be_overridden) => {
+                    // No fallback body to compile: a user-facing error, not codegen_ssa's ICE.
+                    super::errors::unsupported(
+                        self.cx,
+                        &format!("the intrinsic `{name}` is not supported in device code yet"),
+                        Some("this is a gap in cuda-oxide's device compiler: please report it; meanwhile avoid the call on the device"),
+                    );
+                    return Ok(());
                 }
                 _ => return Err(ty::Instance::new_raw(instance.def_id(), instance.args)),
             }

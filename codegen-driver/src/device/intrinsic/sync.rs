@@ -1,4 +1,4 @@
-//! Barriers and traps: `bar.sync`, `trap`.
+//! Barriers, fences and traps: `bar.sync`, `bar.red`, `bar.warp.sync`, `fence`, `trap`.
 
 use rustc_codegen_ssa::traits::*;
 
@@ -10,6 +10,31 @@ pub fn build(bx: &mut Builder<'_, '_>, name: &str) -> bool {
     match name {
         "sync_threads" => {
             bx.call_named("llvm.nvvm.barrier0", void, &[]);
+            bx.ret_void();
+        }
+        "sync_threads_count" | "sync_threads_and" | "sync_threads_or" => {
+            let op = match name {
+                "sync_threads_count" => "popc",
+                "sync_threads_and" => "and",
+                _ => "or",
+            };
+            let pred = bx.get_param(0);
+            let i32t = bx.cx.type_i32();
+            let v = bx.call_named(&format!("llvm.nvvm.barrier0.{op}"), i32t, &[pred]);
+            bx.ret(v);
+        }
+        "sync_warp" => {
+            let mask = bx.get_param(0);
+            bx.call_named("llvm.nvvm.bar.warp.sync", void, &[mask]);
+            bx.ret_void();
+        }
+        "threadfence_block" | "threadfence" | "threadfence_system" => {
+            let scope = match name {
+                "threadfence_block" => "syncscope(\"block\") ",
+                "threadfence" => "syncscope(\"device\") ",
+                _ => "",
+            };
+            bx.emit(format!("fence {scope}seq_cst"));
             bx.ret_void();
         }
         "trap" => {

@@ -1,4 +1,5 @@
-//! Thread, block and grid registers: `%tid`, `%ntid`, `%ctaid`, `%nctaid`, `%laneid`, `%warpid`.
+//! Thread, block and grid registers: `%tid`, `%ntid`, `%ctaid`, `%nctaid`, `%laneid`, `%warpid`,
+//! `%lanemask_*`, `%smid`, `%nsmid`, `%dynamic_smem_size`.
 
 use rustc_codegen_ssa::traits::*;
 
@@ -14,6 +15,20 @@ pub fn build(bx: &mut Builder<'_, '_>, name: &str) -> bool {
         _ => match name {
             "laneid" => ("laneid", ""),
             "warpid" => ("warpid", ""),
+            "smid" => ("smid", ""),
+            "nsmid" => ("nsmid", ""),
+            "lanemask_lt" => ("lanemask.lt", ""),
+            "lanemask_le" => ("lanemask.le", ""),
+            "lanemask_eq" => ("lanemask.eq", ""),
+            "lanemask_gt" => ("lanemask.gt", ""),
+            "lanemask_ge" => ("lanemask.ge", ""),
+            "dynamic_smem_size" => {
+                // No LLVM intrinsic reads this register: inline PTX.
+                let i32t = bx.cx.type_i32();
+                let v = bx.emit_value(i32t, "call i32 asm \"mov.u32 $0, %dynamic_smem_size;\", \"=r\"()".into());
+                bx.ret(v);
+                return true;
+            }
             _ => return false,
         },
     };

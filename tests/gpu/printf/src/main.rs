@@ -1,0 +1,134 @@
+//! GPU test: `gpu_printf!` with integers (32- and 64-bit, signed, hex), floats, `bool`, a `%s`
+//! string and `%%`. The binary runs itself as a child process, captures the child's stdout (where
+//! the driver writes device printf output at synchronization), and compares the lines, sorted,
+//! with the ones the CPU expects.
+use cuda_core::{CudaContext, DeviceBuffer, LaunchConfig};
+use cuda_device::{cuda_module, gpu_printf, kernel, thread};
+
+#[cuda_module]
+mod kernels {
+    use super::*;
+
+    #[kernel]
+    pub fn say(x: &[i32], scale: f32) {
+        let i = thread::index_1d().get();
+        if i < x.len() {
+            let v = x[i];
+            gpu_printf!(
+                "line %u/%u: v=%d hex=%x big=%ld f=%.2f d=%.3e ok=%d %s 100%%\n",
+                thread::blockIdx_x(),
+                thread::threadIdx_x(),
+                v,
+                v as u32,
+                (v as i64) << 33,
+                v as f32 * scale,
+                (v / 10) as f64,
+                v > 0,
+                c"oxide"
+            );
+        }
+    }
+}
+
+const N: usize = 96;
+const CHILD_ENV: &str = "GPU_PRINTF_CHILD";
+
+struct Lcg(u64);
+
+impl Lcg {
+    fn next_u32(&mut self) -> u32 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (self.0 >> 33) as u32
+    }
+}
+
+fn inputs(seed: u64) -> Vec<i32> {
+    let mut rng = Lcg(seed);
+    (0..N).map(|_| (rng.next_u32() % 20001) as i32 - 10000).collect()
+}
+
+/// What C's printf prints for `%.3e` (Rust's `{:e}` has no `+`/two-digit exponent).
+fn c_exp(v: f64) -> String {
+    let s = format!("{v:.3e}");
+    let (mantissa, exp) = s.split_once('e').expect("`{:e}` has an exponent");
+    let exp: i32 = exp.parse().expect("exponent is an integer");
+    format!("{mantissa}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs())
+}
+
+fn expected(x: &[i32]) -> Vec<String> {
+    let mut lines: Vec<String> = x
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            format!(
+                "line {}/{}: v={v} hex={:x} big={} f={:.2} d={} ok={} oxide 100%",
+                i / 64,
+                i % 64,
+                v as u32,
+                (v as i64) << 33,
+                v as f32 * 0.25,
+                c_exp((v / 10) as f64),
+                (v > 0) as i32
+            )
+        })
+        .collect();
+    lines.sort();
+    lines
+}
+
+fn main() {
+    if let Ok(seed) = std::env::var(CHILD_ENV) {
+        if let Err(err) = child(seed.parse().unwrap_or(1)) {
+            eprintln!("child: {err}");
+            std::process::exit(2);
+        }
+        return;
+    }
+    match parent() {
+        Ok(()) => println!("PASS printf: {N} gpu_printf! lines match the CPU's"),
+        Err(err) => {
+            eprintln!("FAIL printf: {err}");
+            std::process::exit(1);
+        }
+    }
+}
+
+fn child(seed: u64) -> Result<(), String> {
+    let x = inputs(seed);
+    let ctx = CudaContext::new(0).map_err(|e| format!("CudaContext::new(0): {e}"))?;
+    let stream = ctx.default_stream();
+    let module = kernels::load(&ctx).map_err(|e| format!("kernels::load: {e}"))?;
+    let x_dev = DeviceBuffer::from_host(&stream, &x).map_err(|e| format!("copy x: {e}"))?;
+    let config = LaunchConfig { grid_dim: (2, 1, 1), block_dim: (64, 1, 1), shared_mem_bytes: 0 };
+    module.say(&stream, config, &x_dev, 0.25).map_err(|e| format!("launch say: {e}"))?;
+    stream.synchronize().map_err(|e| format!("synchronize after say: {e}"))?;
+    ctx.synchronize().map_err(|e| format!("context synchronize: {e}"))?;
+    Ok(())
+}
+
+fn parent() -> Result<(), String> {
+    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1);
+    let exe = std::env::current_exe().map_err(|e| format!("path of this binary: {e}"))?;
+    let out = std::process::Command::new(exe)
+        .env(CHILD_ENV, seed.to_string())
+        .output()
+        .map_err(|e| format!("run the child: {e}"))?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        return Err(format!("child failed ({}): {}{}", out.status, stdout, String::from_utf8_lossy(&out.stderr)));
+    }
+    let mut got: Vec<String> = stdout.lines().map(str::to_string).collect();
+    got.sort();
+    let want = expected(&inputs(seed));
+    if got != want {
+        let first = got.iter().zip(&want).position(|(g, w)| g != w).unwrap_or(got.len().min(want.len()));
+        return Err(format!(
+            "{} lines printed, {} expected (seed {seed}); first difference (sorted) at {first}:\n  gpu: {:?}\n  cpu: {:?}",
+            got.len(),
+            want.len(),
+            got.get(first),
+            want.get(first)
+        ));
+    }
+    Ok(())
+}

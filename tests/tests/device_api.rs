@@ -1,0 +1,258 @@
+//! Golden PTX checks of the device API (no GPU needed): one crate whose kernels use shared
+//! memory, barriers, atomics, warp operations, printf/assert/trap/clock64 and launch bounds,
+//! built for sm_80, sm_90 and sm_100a; one cluster crate built for sm_90 and sm_100a; and the
+//! compile errors (cluster kernel for sm_80, bad `gpu_printf!` formats).
+use std::sync::OnceLock;
+
+use oxide_format::config::{Arch, files};
+use oxide_tests::*;
+
+const ARCHS: [&str; 3] = ["sm_80", "sm_90", "sm_100a"];
+const CLUSTER_ARCHS: [&str; 2] = ["sm_90", "sm_100a"];
+
+const DEVICE_API: &str = r#"
+use cuda_device::{DisjointSlice, SharedArray, atomic, cuda_module, gpu_assert, gpu_printf, kernel, launch_bounds, shared, sync, sync_threads, thread, warp};
+
+#[cuda_module]
+mod kernels {
+    use super::*;
+
+    #[kernel]
+    #[launch_bounds(256, 2)]
+    pub fn shared_reduce(x: &[f32], sums: &mut [f32]) {
+        static TILE: SharedArray<f32, 256> = SharedArray::new();
+        let tid = thread::threadIdx_x() as usize;
+        let i = thread::index_1d().get();
+        unsafe { TILE.write(tid, if i < x.len() { x[i] } else { 0.0 }) };
+        sync_threads();
+        let mut s = 128;
+        while s > 0 {
+            if tid < s {
+                unsafe { TILE.write(tid, TILE.read(tid) + TILE.read(tid + s)) };
+            }
+            sync_threads();
+            s /= 2;
+        }
+        if tid == 0 {
+            sums[thread::blockIdx_x() as usize] = unsafe { TILE.read(0) };
+        }
+    }
+
+    #[kernel]
+    pub fn histogram(data: &[u8], bins: &mut [u32]) {
+        static COUNTS: SharedArray<u32, 256> = SharedArray::new();
+        let tid = thread::threadIdx_x() as usize;
+        unsafe { COUNTS.write(tid, 0) };
+        sync_threads();
+        for i in thread::grid_stride(data.len()) {
+            unsafe { atomic::block::add(COUNTS.as_mut_ptr().add(data[i.get()] as usize), 1u32) };
+        }
+        sync_threads();
+        unsafe { atomic::add(bins.as_mut_ptr().add(tid), COUNTS.read(tid)) };
+        sync::fence_device();
+    }
+
+    #[kernel]
+    pub fn warp_ops(x: &[i32], mut sums: DisjointSlice<i32>, mut counts: DisjointSlice<u32>) {
+        let idx = thread::index_1d();
+        let v = x[idx.get()];
+        let s = warp::reduce_sum(v);
+        let b = warp::ballot_sync(warp::FULL_MASK, v > 0);
+        let all = warp::all_sync(warp::FULL_MASK, v != 0);
+        let m = warp::match_any_sync(warp::FULL_MASK, v);
+        if let Some(o) = sums.get_mut(idx) { *o = s + all as i32; }
+        if let Some(c) = counts.get_mut(idx) { *c = b.count_ones() + m; }
+    }
+
+    #[kernel]
+    pub fn transpose(input: &[f32], out: &mut [f32], n: u32) {
+        let tile = shared::dynamic::<f32>();
+        let p = thread::index_2d();
+        let (tx, ty) = (thread::threadIdx_x() as usize, thread::threadIdx_y() as usize);
+        let n = n as usize;
+        if p.x() < n && p.y() < n {
+            unsafe { tile.write(ty * 17 + tx, input[p.y() * n + p.x()]) };
+        }
+        sync_threads();
+        if p.x() < n && p.y() < n {
+            out[p.x() * n + p.y()] = unsafe { tile.read(ty * 17 + tx) };
+        }
+    }
+
+    #[kernel]
+    pub fn debug(x: &[f32], mut out: DisjointSlice<u64>) {
+        let idx = thread::index_1d();
+        let i = idx.get();
+        gpu_printf!("thread %u: x = %f, i = %lu\n", thread::threadIdx_x(), x[i], i);
+        gpu_assert!(x[i] >= 0.0, "negative at %lu\n", i);
+        if let Some(o) = out.get_mut(idx) { *o = cuda_device::clock64(); }
+        if x[i] == 12345.0 { cuda_device::trap(); }
+    }
+}
+
+fn main() {}
+"#;
+
+const CLUSTER: &str = r#"
+use cuda_device::{DisjointSlice, SharedArray, cluster, cluster_launch, cuda_module, kernel, thread};
+
+#[cuda_module]
+mod kernels {
+    use super::*;
+
+    #[kernel]
+    #[cluster_launch(4, 1, 1)]
+    pub fn neighbour(x: &[u32], mut out: DisjointSlice<u32>) {
+        static MINE: SharedArray<u32, 128> = SharedArray::new();
+        let idx = thread::index_1d();
+        let tid = thread::threadIdx_x() as usize;
+        unsafe { MINE.write(tid, x[idx.get()]) };
+        cluster::sync();
+        let next = (cluster::block_rank() + 1) % cluster::num_blocks();
+        let theirs = unsafe { cluster::map_shared_rank(MINE.as_mut_ptr(), next).add(tid).read() };
+        cluster::sync();
+        if let Some(o) = out.get_mut(idx) { *o = theirs; }
+    }
+}
+
+fn main() {}
+"#;
+
+struct Built {
+    project: TempProject,
+    archs: &'static [&'static str],
+}
+
+fn build(name: &str, src: &str, archs: &'static [&'static str]) -> Built {
+    let project = TempProject::new(name, src);
+    remove_artifacts(&project.crate_name());
+    let out = cargo_oxide(project.path(), &["build", "--arch", &archs.join(",")]);
+    assert_success(&out, &format!("cargo oxide build --arch {} ({name})", archs.join(",")));
+    Built { project, archs }
+}
+
+fn device_api() -> &'static Built {
+    static BUILT: OnceLock<Built> = OnceLock::new();
+    BUILT.get_or_init(|| build("e2e-device-api", DEVICE_API, &ARCHS))
+}
+
+fn cluster() -> &'static Built {
+    static BUILT: OnceLock<Built> = OnceLock::new();
+    BUILT.get_or_init(|| build("e2e-device-cluster", CLUSTER, &CLUSTER_ARCHS))
+}
+
+fn ptx(built: &Built, arch: &str) -> String {
+    let crate_name = built.project.crate_name();
+    let path = artifact_dir().join(&crate_name).join(files::ptx(&crate_name, Arch::parse(arch).expect("known arch")));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+}
+
+/// The text of entry `name` in `ptx`: from its `.entry` line to the next entry.
+fn entry<'a>(ptx: &'a str, name: &str) -> &'a str {
+    let start = ptx.find(&format!(".entry {name}(")).unwrap_or_else(|| panic!("no `.entry {name}` in the PTX"));
+    let rest = &ptx[start..];
+    let end = rest[1..].find(".entry ").map_or(rest.len(), |e| e + 1);
+    &rest[..end]
+}
+
+/// Asserts that entry `kernel` of every arch's PTX contains each of `needles`.
+fn assert_entry_has(built: &Built, kernel: &str, needles: &[&str]) {
+    for arch in built.archs {
+        let text = ptx(built, arch);
+        let body = entry(&text, kernel);
+        for needle in needles {
+            assert!(body.contains(needle), "{arch}: `.entry {kernel}` has no `{needle}`:\n{body}");
+        }
+    }
+}
+
+fn assert_ptxas(built: &Built) {
+    let ptxas = ptxas();
+    let crate_name = built.project.crate_name();
+    for arch in built.archs {
+        let path = artifact_dir().join(&crate_name).join(files::ptx(&crate_name, Arch::parse(arch).expect("known arch")));
+        let cubin = built.project.path().join(format!("check.{arch}.cubin"));
+        let out = std::process::Command::new(&ptxas)
+            .arg(format!("-arch={arch}"))
+            .arg(&path)
+            .arg("-o")
+            .arg(&cubin)
+            .output()
+            .expect("run ptxas");
+        assert!(out.status.success(), "ptxas -arch={arch} {} failed:\n{}", path.display(), stderr(&out));
+    }
+}
+
+#[test]
+fn device_api_ptx_passes_ptxas() {
+    assert_ptxas(device_api());
+}
+
+#[test]
+fn shared_memory_barriers_and_launch_bounds() {
+    assert_entry_has(device_api(), "shared_reduce", &[".shared", "st.shared", "ld.shared", "bar.sync", ".maxntid 256", ".minnctapersm 2"]);
+    assert_entry_has(device_api(), "transpose", &["%dynamic_smem_size", "st.shared", "bar.sync"]);
+    for arch in ARCHS {
+        assert!(ptx(device_api(), arch).contains(".extern .shared .align 16 .b8 __oxide_dynamic_shared[]"), "{arch}: no dynamic shared memory declaration");
+    }
+}
+
+#[test]
+fn atomics_on_shared_and_global_memory() {
+    assert_entry_has(device_api(), "histogram", &["atom.shared.add.u32", "atom.global.add.u32", "bar.sync", "fence.sc.gpu"]);
+}
+
+#[test]
+fn warp_shuffles_votes_and_match() {
+    assert_entry_has(device_api(), "warp_ops", &["shfl.sync.bfly.b32", "vote.sync.ballot.b32", "vote.sync.all.pred", "match.any.sync.b32", "popc.b32"]);
+}
+
+#[test]
+fn printf_assert_trap_and_clock64() {
+    assert_entry_has(device_api(), "debug", &["vprintf", "__assertfail", "trap;", "%clock64"]);
+}
+
+#[test]
+fn cluster_ptx_passes_ptxas() {
+    assert_ptxas(cluster());
+}
+
+#[test]
+fn cluster_barrier_mapa_and_attributes() {
+    assert_entry_has(
+        cluster(),
+        "neighbour",
+        &[".explicitcluster", ".reqnctapercluster 4, 1, 1", "barrier.cluster.arrive", "barrier.cluster.wait", "mapa.u64", "%cluster_ctarank", "%cluster_nctarank"],
+    );
+}
+
+/// Builds `src` for `archs`, expecting failure; returns the stderr.
+fn build_fails(name: &str, src: &str, archs: &str) -> String {
+    let project = TempProject::new(name, src);
+    let out = cargo_oxide(project.path(), &["build", "--arch", archs]);
+    assert!(!out.status.success(), "{name} built for {archs}, but should have failed");
+    stderr(&out)
+}
+
+#[test]
+fn cluster_kernel_for_sm_80_is_an_error() {
+    let err = build_fails("e2e-cluster-sm80", CLUSTER, "sm_80,sm_90");
+    assert!(err.contains("kernel `neighbour` uses #[cluster_launch], which needs sm_90 or newer"), "{err}");
+    assert!(err.contains("--arch sm_90"), "{err}");
+}
+
+#[test]
+fn gpu_printf_formats_are_checked_at_compile_time() {
+    let program = |call: &str| {
+        format!(
+            "use cuda_device::{{cuda_module, gpu_printf, kernel}};\n#[cuda_module]\nmod kernels {{\n    use super::*;\n    \
+             #[kernel]\n    pub fn k(x: f32, n: u32) {{ {call}; }}\n}}\nfn main() {{}}\n"
+        )
+    };
+    let err = build_fails("e2e-printf-count", &program(r#"gpu_printf!("%u %u\n", n)"#), "sm_90");
+    assert!(err.contains("fewer arguments than conversions"), "{err}");
+    let err = build_fails("e2e-printf-type", &program(r#"gpu_printf!("%d %u\n", x, n)"#), "sm_90");
+    assert!(err.contains("does not match its conversion"), "{err}");
+    let err = build_fails("e2e-printf-conv", &program(r#"gpu_printf!("%q\n", n)"#), "sm_90");
+    assert!(err.contains("unknown conversion"), "{err}");
+}
