@@ -273,6 +273,18 @@ impl<'tcx> MiscCodegenMethods<'tcx> for CodegenCx<'tcx> {
     }
 
     fn get_fn(&self, instance: Instance<'tcx>) -> ir::Value {
+        if let Some(caller) = self.current.get()
+            && caller != instance
+            && let ty::InstanceKind::Item(def_id) = instance.def
+            && super::collect::is_kernel(self.tcx, def_id)
+        {
+            // Like CUDA's `__global__`: a kernel is an entry point, launched from the host only.
+            super::errors::unsupported(
+                self,
+                &format!("the #[kernel] `{}` cannot be called from device code", self.tcx.def_path_str(def_id)),
+                Some("move the shared code into an ordinary function (mark it #[device] if you like) and call that from both kernels"),
+            );
+        }
         if let Some(&f) = self.instances.borrow().get(&instance) {
             return f;
         }
