@@ -53,7 +53,7 @@ fn device_config(args: &BuildArgs, archs: Vec<Arch>, emit: Vec<Emit>, artifact_d
         archs,
         emit,
         fmad: !args.no_fmad,
-        debug: false,
+        debug: args.device_debug,
         progress_file: Some(artifact_dir.join("progress.jsonl")),
         artifact_dir,
         tools: Default::default(),
@@ -62,8 +62,15 @@ fn device_config(args: &BuildArgs, archs: Vec<Arch>, emit: Vec<Emit>, artifact_d
     Ok(config)
 }
 
-/// Builds as `cargo oxide build` does and prints the summary.
-pub fn build(args: &BuildArgs) -> Result<Built> {
+/// Everything a cargo invocation through `oxide-rustc` needs.
+struct Prepared {
+    cmd: Command,
+    project: Project,
+    config: DeviceConfig,
+}
+
+/// Checks the arguments and tools, and sets up `cargo <subcommand>` with the device config.
+fn prepare(args: &BuildArgs, subcommand: &str) -> Result<Prepared> {
     // Cheap argument checks come first, so a typo is reported before any tool is looked for.
     let emit = match &args.emit {
         Some(text) => Emit::parse_list(text).map_err(|e| anyhow!("{e}; example: --emit ptx,cubin,fatbin"))?,
@@ -78,7 +85,7 @@ pub fn build(args: &BuildArgs) -> Result<Built> {
     std::fs::create_dir_all(&oxide_dir).with_context(|| format!("could not create {}", oxide_dir.display()))?;
 
     let mut cmd = Command::new(tools.toolchain.cargo());
-    cmd.arg("build").arg("--message-format=json-render-diagnostics").arg("--target-dir").arg(&oxide_dir);
+    cmd.arg(subcommand).arg("--target-dir").arg(&oxide_dir);
     if std::io::stderr().is_terminal() {
         cmd.arg("--color=always");
     }
@@ -88,9 +95,14 @@ pub fn build(args: &BuildArgs) -> Result<Built> {
         .env("RUSTUP_TOOLCHAIN", PINNED_TOOLCHAIN)
         .env(CONFIG_ENV, config.to_json())
         .env_remove("RUSTC_WORKSPACE_WRAPPER")
-        .env_remove("CARGO_BUILD_RUSTC_WRAPPER")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .env_remove("CARGO_BUILD_RUSTC_WRAPPER");
+    Ok(Prepared { cmd, project, config })
+}
+
+/// Builds as `cargo oxide build` does and prints the summary.
+pub fn build(args: &BuildArgs) -> Result<Built> {
+    let Prepared { mut cmd, project, config } = prepare(args, "build")?;
+    cmd.arg("--message-format=json-render-diagnostics").stdout(Stdio::piped()).stderr(Stdio::piped());
 
     let progress = Progress::new(project.crate_count(args.package.as_deref()), args.quiet);
     let tail = config.progress_file.clone().map(|path| Tail::start(path, progress.clone()));
@@ -177,20 +189,44 @@ fn add_cargo_args(cmd: &mut Command, args: &BuildArgs) {
 
 /// `cargo oxide run`: builds, then runs the built binary (or example) with the trailing arguments.
 pub fn run(args: &RunArgs) -> Result<ExitCode> {
+    run_under(args, None)
+}
+
+/// Builds, then runs the binary, through `wrapper` (a debugger or sanitizer command) if given.
+pub fn run_under(args: &RunArgs, wrapper: Option<Vec<std::ffi::OsString>>) -> Result<ExitCode> {
     let built = build(&args.build)?;
     let exe = pick_executable(&built.artifacts, &args.build)?;
     if !args.build.quiet {
         eprintln!("{:>12} `{}`", "Running", exe.display());
     }
-    let status = Command::new(&exe)
-        .args(&args.args)
-        .status()
-        .with_context(|| format!("could not run {}", exe.display()))?;
-    Ok(match status.code() {
+    let mut cmd = match &wrapper {
+        Some(w) => {
+            let mut c = Command::new(&w[0]);
+            c.args(&w[1..]).arg(&exe);
+            c
+        }
+        None => Command::new(&exe),
+    };
+    let status = cmd.args(&args.args).status().with_context(|| format!("could not run {}", exe.display()))?;
+    Ok(exit_code(status))
+}
+
+fn exit_code(status: std::process::ExitStatus) -> ExitCode {
+    match status.code() {
         Some(0) => ExitCode::SUCCESS,
         Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
         None => ExitCode::FAILURE,
-    })
+    }
+}
+
+/// `cargo oxide test`: `cargo test` with the same device build settings as `cargo oxide build`.
+pub fn test(args: &RunArgs) -> Result<ExitCode> {
+    let Prepared { mut cmd, .. } = prepare(&args.build, "test")?;
+    if !args.args.is_empty() {
+        cmd.arg("--").args(&args.args);
+    }
+    let status = cmd.status().context("could not run the pinned toolchain's cargo")?;
+    Ok(exit_code(status))
 }
 
 fn pick_executable(artifacts: &[Artifact], args: &BuildArgs) -> Result<PathBuf> {

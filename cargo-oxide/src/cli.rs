@@ -28,6 +28,12 @@ pub enum Command {
     Inspect(InspectArgs),
     /// Remove the cuda-oxide build outputs (`<target>/oxide`).
     Clean(CleanArgs),
+    /// Run `cargo test` with device code compiled, passing the arguments after `--` to the tests.
+    Test(RunArgs),
+    /// Build, then run the binary under compute-sanitizer (memcheck unless --tool says otherwise).
+    Sanitize(SanitizeArgs),
+    /// Build with device debug info (ptxas -G), then start the binary under cuda-gdb.
+    Debug(RunArgs),
 }
 
 /// Options shared by `build` and `run`; the cargo ones mean what they mean to `cargo build`.
@@ -72,15 +78,27 @@ pub struct BuildArgs {
     /// No progress bars and no summary.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Compile device code for the debugger (set by `cargo oxide debug`).
+    #[arg(skip)]
+    pub device_debug: bool,
 }
 
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 pub struct RunArgs {
     #[command(flatten)]
     pub build: BuildArgs,
     /// Arguments for the program.
     #[arg(last = true, value_name = "ARGS")]
     pub args: Vec<OsString>,
+}
+
+#[derive(Debug, Args)]
+pub struct SanitizeArgs {
+    /// compute-sanitizer tool: memcheck, racecheck, initcheck or synccheck.
+    #[arg(long, default_value = "memcheck", value_parser = ["memcheck", "racecheck", "initcheck", "synccheck"])]
+    pub tool: String,
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 #[derive(Debug, Args)]
@@ -137,5 +155,15 @@ mod tests {
         let Command::Run(run) = cli.command else { panic!("not run") };
         assert!(run.build.release);
         assert_eq!(run.args, ["-n", "5"]);
+    }
+
+    #[test]
+    fn sanitize_takes_a_tool_and_program_args() {
+        let cli = Cli::parse_from(["cargo oxide", "sanitize", "--tool", "racecheck", "--release", "--", "x"]);
+        let Command::Sanitize(s) = cli.command else { panic!("not sanitize") };
+        assert_eq!(s.tool, "racecheck");
+        assert!(s.run.build.release);
+        assert_eq!(s.run.args, ["x"]);
+        assert!(Cli::try_parse_from(["cargo oxide", "sanitize", "--tool", "nope"]).is_err());
     }
 }

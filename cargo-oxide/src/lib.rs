@@ -1,10 +1,11 @@
-//! `cargo oxide`: the command-line front end of cuda-oxide (build, run, new, setup, doctor, inspect, clean).
+//! `cargo oxide`: the command-line front end of cuda-oxide (build, run, test, new, setup, doctor, inspect, clean, sanitize, debug).
 //!
 //! The binary (`main.rs`) only parses arguments and prints errors; every command lives here so that
 //! the end-to-end tests in `tests/` can reuse the tool resolution ([`tools`]) they check PTX with.
 
 pub mod build;
 pub mod cli;
+pub mod debug;
 pub mod doctor;
 pub mod gpu;
 pub mod inspect;
@@ -37,5 +38,8 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
         Command::Doctor => doctor::doctor(),
         Command::Inspect(args) => inspect::inspect(&args).map(|()| ExitCode::SUCCESS),
         Command::Clean(args) => inspect::clean(&args).map(|()| ExitCode::SUCCESS),
+        Command::Test(args) => build::test(&args),
+        Command::Sanitize(args) => debug::sanitize(&args),
+        Command::Debug(args) => debug::debug(&args),
     }
 }

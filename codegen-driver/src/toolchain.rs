@@ -167,7 +167,9 @@ pub fn build_device_artifacts(
             let cubin = dir.join(files::cubin(crate_name, arch));
             let sm = format!("-arch={arch}");
             step(Step::Cubin, Some(arch), &mut || {
-                run(ptxas, &["-O3".as_ref(), sm.as_ref(), ptx.as_os_str(), "-o".as_ref(), cubin.as_os_str()], &ptx)?;
+                // `cargo oxide debug`: -G keeps the SASS debuggable in cuda-gdb.
+                let level = if config.debug { "-G" } else { "-O3" };
+                run(ptxas, &[level.as_ref(), sm.as_ref(), ptx.as_os_str(), "-o".as_ref(), cubin.as_os_str()], &ptx)?;
                 Ok(())
             })?;
             cubin_files.push((arch, cubin));

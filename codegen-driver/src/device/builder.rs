@@ -78,10 +78,6 @@ impl<'a, 'tcx> Builder<'a, 'tcx> {
         }
         self.call_named(&name, ret, args)
     }
-
-    pub fn current_fn(&self) -> u32 {
-        self.block.func
-    }
 }
 
 fn ordering(o: AtomicOrdering) -> &'static str {

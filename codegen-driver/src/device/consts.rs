@@ -49,7 +49,7 @@ impl<'tcx> CodegenCx<'tcx> {
         let mut m = self.module.borrow_mut();
         let idx = m.globals.len() as u32;
         let ptr = m.ty(TypeData::Ptr(0));
-        let value = m.value(ptr, format!("@{name}"), ValueKind::Global(idx));
+        let value = m.value(ptr, format!("@{name}"), ValueKind::Global);
         m.global_by_name.insert(name.clone(), idx);
         m.globals.push(GlobalData { name, value, ty, init: Some(init), constant, linkage, align, addrspace: 0 });
         value

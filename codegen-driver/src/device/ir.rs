@@ -32,7 +32,6 @@ pub enum TypeData {
     Array(Type, u64),
     Vector(Type, u64),
     Struct(Vec<Type>, bool),
-    Metadata,
 }
 
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
@@ -48,7 +47,7 @@ pub enum ValueKind {
     Local,
     /// A constant; `int` holds its value when it is a plain integer.
     Const { int: Option<u128> },
-    Global(u32),
+    Global,
     Func(u32),
 }
 
@@ -180,7 +179,6 @@ impl Module {
                     format!("{{ {} }}", inner.join(", "))
                 }
             }
-            TypeData::Metadata => "metadata".into(),
         }
     }
 

@@ -112,7 +112,6 @@ impl<'tcx> BaseTypeCodegenMethods for CodegenCx<'tcx> {
             TypeData::Array(..) => TypeKind::Array,
             TypeData::Vector(..) => TypeKind::Vector,
             TypeData::Struct(..) => TypeKind::Struct,
-            TypeData::Metadata => TypeKind::Metadata,
         }
     }
     fn type_ptr(&self) -> ir::Type {

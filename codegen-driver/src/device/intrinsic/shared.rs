@@ -22,7 +22,7 @@ fn shared_global(cx: &CodegenCx<'_>, name: &str, ty: ir::Type, init: bool, linka
             let mut m = cx.module.borrow_mut();
             let idx = m.globals.len() as u32;
             let ptr3 = m.ty(TypeData::Ptr(3));
-            let value = m.value(ptr3, format!("@{name}"), ValueKind::Global(idx));
+            let value = m.value(ptr3, format!("@{name}"), ValueKind::Global);
             m.global_by_name.insert(name.to_string(), idx);
             m.globals.push(GlobalData {
                 name: name.to_string(),
