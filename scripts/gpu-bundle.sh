@@ -20,6 +20,17 @@ add() { # add <built binary> <name in the bundle>
     if command -v strip >/dev/null; then strip --strip-all "$OUT/bin/$2"; fi
 }
 
+# Device artifacts (manifest + payloads) of crate <name>, for load_kernel_module on the GPU host,
+# where run.sh points CUDA_OXIDE_ARTIFACT_DIR at artifacts/.
+artifacts() { # artifacts <crate name>
+    local src="$CARGO_TARGET_DIR/oxide/$1"
+    [ -f "$src/manifest.json" ] || return 0
+    mkdir -p "$OUT/artifacts/$1"
+    cp "$src/manifest.json" "$OUT/artifacts/$1/"
+    cp "$src"/*.ptx "$src"/*.cubin "$OUT/artifacts/$1/" 2>/dev/null || true
+    cp "$src"/*.fatbin "$OUT/artifacts/$1/" 2>/dev/null || true
+}
+
 for dir in "$ROOT"/tests/gpu/*/; do
     name="$(basename "$dir")"
     [ -f "$dir/Cargo.lock" ] || cp "$ROOT/Cargo.lock" "$dir/Cargo.lock" 2>/dev/null || true
@@ -29,6 +40,7 @@ for dir in "$ROOT"/tests/gpu/*/; do
     echo "==> tests/gpu/$name (--arch $arch)" >&2
     "$CARGO_OXIDE" oxide build --release --quiet --arch "$arch" --manifest-path "$dir/Cargo.toml"
     add "$RELEASE/gpu-$name" "gpu-$name"
+    artifacts "gpu_${name//-/_}"
 done
 
 for dir in "$ROOT"/examples/*/; do
@@ -37,6 +49,7 @@ for dir in "$ROOT"/examples/*/; do
     echo "==> examples/$name" >&2
     "$CARGO_OXIDE" oxide build --release --quiet --arch "$ARCH" --manifest-path "$dir/Cargo.toml"
     add "$RELEASE/$name" "example-$name"
+    artifacts "${name//-/_}"
 done
 
 # The project `cargo oxide new` generates must run as generated, too.
@@ -52,6 +65,8 @@ cat > "$OUT/run.sh" <<'RUN'
 #!/usr/bin/env bash
 # Runs every binary of this bundle; prints PASS/FAIL per binary and `N passed, N failed`.
 cd "$(dirname "${BASH_SOURCE[0]}")"
+# Sideloaded modules (load_kernel_module) are found here, not next to the binaries.
+export CUDA_OXIDE_ARTIFACT_DIR="$PWD/artifacts"
 passed=0
 failed=0
 for exe in bin/*; do

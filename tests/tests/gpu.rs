@@ -79,3 +79,42 @@ fn printf() {
 fn assert() {
     build_and_run("assert");
 }
+
+/// The differential corpus: every case on the CPU and the GPU (see tests/gpu/corpus).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn corpus() {
+    build_and_run("corpus");
+}
+
+// Host runtime and launch API (issue 3): each binary prints PASS/FAIL per check.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn params() {
+    build_and_run("params");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn sideload() {
+    build_and_run("sideload");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn async_ops() {
+    build_and_run("async-ops");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn threads() {
+    build_and_run("threads");
+}
+
+/// Ends in a trapped kernel, which leaves the context unusable: a process of its own.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn launch_errors() {
+    build_and_run("launch-errors");
+}

@@ -212,6 +212,15 @@ impl CudaStream {
         check(unsafe { sys::cuStreamSynchronize(self.raw) }, "cuStreamSynchronize")
     }
 
+    /// Makes work queued on this stream after now wait until `event` has completed (it may
+    /// belong to another stream of the same device). Does not block the host.
+    pub fn wait_event(&self, event: &CudaEvent) -> Result<(), DriverError> {
+        self.ctx.bind_to_thread()?;
+        // SAFETY: both handles are live; waiting captures the event's current state, so it may
+        // be destroyed right after.
+        check(unsafe { sys::cuStreamWaitEvent(self.raw, event.raw, 0) }, "cuStreamWaitEvent")
+    }
+
     /// The raw `CUstream`, for calling the driver directly.
     pub fn raw(&self) -> sys::CUstream {
         self.raw
@@ -256,6 +265,16 @@ impl CudaEvent {
         let mut raw = std::ptr::null_mut();
         // SAFETY: the context is current; destroyed in Drop.
         check(unsafe { sys::cuEventCreate(&mut raw, sys::CUevent_flags::CU_EVENT_DEFAULT as u32) }, "cuEventCreate")?;
+        Ok(CudaEvent { ctx: Arc::clone(ctx), raw })
+    }
+
+    /// A new event without timing (cheaper; for ordering and completion only).
+    pub fn new_without_timing(ctx: &Arc<CudaContext>) -> Result<CudaEvent, DriverError> {
+        ctx.bind_to_thread()?;
+        let mut raw = std::ptr::null_mut();
+        let flags = sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32;
+        // SAFETY: the context is current; destroyed in Drop.
+        check(unsafe { sys::cuEventCreate(&mut raw, flags) }, "cuEventCreate")?;
         Ok(CudaEvent { ctx: Arc::clone(ctx), raw })
     }
 

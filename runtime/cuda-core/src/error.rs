@@ -40,6 +40,22 @@ const HINTS: &[(&str, Hint)] = &[
             fix: "debug it with `cargo oxide debug` or gpu_printf!",
         },
     ),
+    // A `trap` (what a panic, a failed assert or a bounds check compiles to) is reported as
+    // ILLEGAL_INSTRUCTION or, by some drivers, as LAUNCH_FAILED: both get the guide's hint.
+    (
+        "CUDA_ERROR_LAUNCH_FAILED",
+        Hint {
+            cause: "the kernel trapped (a panic, a failed assert, an out-of-bounds index)",
+            fix: "debug it with `cargo oxide debug` or gpu_printf!",
+        },
+    ),
+    (
+        "CUDA_ERROR_ASSERT",
+        Hint {
+            cause: "the kernel trapped (a panic, a failed assert, an out-of-bounds index)",
+            fix: "debug it with `cargo oxide debug` or gpu_printf!",
+        },
+    ),
     (
         "CUDA_ERROR_NO_BINARY_FOR_GPU",
         Hint {
@@ -103,6 +119,8 @@ pub enum DriverError {
     Artifact { message: String },
     /// The crate was compiled by plain `cargo build`, so there is no device code.
     NotBuiltWithOxide,
+    /// Misuse of the async runtime (`cuda_async`), e.g. composing operations of different devices.
+    Async { message: String },
 }
 
 impl DriverError {
@@ -154,6 +172,7 @@ impl DriverError {
             DriverError::Bundle { .. } => "device code bundle error",
             DriverError::Artifact { .. } => "device artifact error",
             DriverError::NotBuiltWithOxide => "built without cargo oxide",
+            DriverError::Async { .. } => "async runtime error",
         }
     }
 
@@ -210,6 +229,7 @@ impl fmt::Display for DriverError {
                 write!(f, "wrong arguments for kernel `{entry}`: {message}")?
             }
             DriverError::Bundle { message } | DriverError::Artifact { message } => f.write_str(message)?,
+            DriverError::Async { message } => write!(f, "cuda_async: {message}")?,
             DriverError::NotBuiltWithOxide => f.write_str(
                 "built without cargo oxide: device code was not compiled; run `cargo oxide build` \
                  (or `cargo oxide run`) instead of `cargo build`",
@@ -276,6 +296,9 @@ mod tests {
             assert!(!match &e { DriverError::Cuda { description, .. } => description.is_empty(), _ => true });
         }
         assert!(DriverError::from_cuda(CUresult::CUDA_ERROR_OUT_OF_MEMORY, "cuMemAlloc").hint().is_none());
+        // A trap may come back as LAUNCH_FAILED: same hint as ILLEGAL_INSTRUCTION.
+        let trap = DriverError::from_cuda(CUresult::CUDA_ERROR_LAUNCH_FAILED, "cuStreamSynchronize").to_string();
+        assert!(trap.contains("likely cause: the kernel trapped") && trap.contains("cargo oxide debug"), "{trap}");
     }
 
     #[test]

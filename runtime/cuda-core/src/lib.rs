@@ -27,6 +27,8 @@ pub use launch::{
     KernelParams, LaunchConfig, MAX_CLUSTER_SIZE, MAX_PORTABLE_CLUSTER_SIZE, MAX_THREADS_PER_BLOCK, launch, launch_with,
 };
 pub use memory::{DeviceBuffer, DeviceCopy};
+/// `#[derive(DeviceCopy)]` for structs whose fields are all `DeviceCopy`.
+pub use cuda_macros::DeviceCopy;
 pub use module::{Function, Module};
 
 /// The shared formats (manifest, bundle layout, entry names), re-exported for generated code

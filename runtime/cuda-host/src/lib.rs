@@ -100,10 +100,35 @@ pub mod __private {
 
     pub use cuda_core::oxide_format::naming::{entry_name, type_key};
 
+    /// The async runtime, for the `_async` methods (only with the `async` feature).
+    #[cfg(feature = "async")]
+    pub use cuda_async;
+
     /// The stream argument of `cuda_launch!`: a `CudaStream`, `Arc<CudaStream>` or a reference.
     pub fn stream_ref<S: AsRef<CudaStream> + ?Sized>(stream: &S) -> &CudaStream {
         stream.as_ref()
     }
+}
+
+/// Expands to its input when cuda-host's `async` feature is on, else to nothing.
+///
+/// A proc macro cannot see the features of the crates its output uses, so `#[cuda_module]`
+/// wraps the async items it generates (`load_async`, the `_async` / `_async_owned` methods) in
+/// this macro: the feature is decided where it lives, in this crate, and a user turns the
+/// methods on by enabling `cuda-host/async` (or `cuda-device/async`, which forwards to it).
+#[cfg(feature = "async")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __if_async {
+    ($($item:tt)*) => { $($item)* };
+}
+
+/// Expands to its input when cuda-host's `async` feature is on, else to nothing (it is off).
+#[cfg(not(feature = "async"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __if_async {
+    ($($item:tt)*) => {};
 }
 
 /// Launches a kernel of an explicitly loaded module (usually from [`load_kernel_module`]).

@@ -1,4 +1,4 @@
-//! Proc macros of cuda-oxide: `#[kernel]`, `#[device]`, `#[launch_bounds]`, `#[cluster_launch]`, `#[cuda_module]`.
+//! Proc macros of cuda-oxide: `#[kernel]`, `#[device]`, `#[launch_bounds]`, `#[cluster_launch]`, `#[cuda_module]`, `#[derive(DeviceCopy)]`.
 //!
 //! Used through `cuda_device`, which re-exports them. They mark device code with tool attributes
 //! behind `cfg(cuda_oxide)` (contract §2), so a plain `cargo build` still compiles the host side,
@@ -7,6 +7,7 @@
 use proc_macro::TokenStream;
 
 mod attrs;
+mod device_copy;
 mod kernel;
 mod module;
 
@@ -60,4 +61,19 @@ pub fn cluster_launch(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn cuda_module(attr: TokenStream, item: TokenStream) -> TokenStream {
     output(module::expand(attr.into(), item.into()))
+}
+
+/// `#[derive(DeviceCopy)]` on a `Copy` struct whose fields are all `DeviceCopy` (checked at each
+/// field): lets it live in a `DeviceBuffer`. Re-exported as `cuda_core::DeviceCopy`.
+#[proc_macro_derive(DeviceCopy)]
+pub fn derive_device_copy(item: TokenStream) -> TokenStream {
+    output(device_copy::expand(item.into(), quote::quote!(::cuda_core::DeviceCopy)))
+}
+
+/// The same derive for crates that depend only on `cuda_device`, which re-exports it as
+/// `cuda_device::DeviceCopy`.
+#[doc(hidden)]
+#[proc_macro_derive(DeviceCopyViaDevice)]
+pub fn derive_device_copy_via_device(item: TokenStream) -> TokenStream {
+    output(device_copy::expand(item.into(), quote::quote!(::cuda_device::__private::cuda_core::DeviceCopy)))
 }

@@ -173,6 +173,12 @@ fn generate(kernels: &[KernelDef], crate_name: &str) -> Vec<Item> {
         quote!(#field: __bundle.function(#entry)?)
     });
     let methods = kernels.iter().map(launch_method);
+    let async_methods = kernels.iter().map(|k| {
+        let borrowed = async_method(k, false);
+        let owned = async_method(k, true);
+        quote!(#borrowed #owned)
+    });
+    let if_async = if_async();
     let tokens = quote! {
         /// The device code of this module, loaded by [`load`]: one launch method per kernel.
         pub struct Module {
@@ -200,6 +206,15 @@ fn generate(kernels: &[KernelDef], crate_name: &str) -> Vec<Item> {
             ::core::result::Result::Err(#rt::DriverError::NotBuiltWithOxide)
         }
 
+        #if_async! {
+            /// Loads this crate's embedded device code on device `device_ordinal` of the async
+            /// runtime (`cuda_async::device_context`), for the `_async` launch methods.
+            pub fn load_async(device_ordinal: usize) -> ::core::result::Result<Module, #rt::DriverError> {
+                let __device = #rt::cuda_async::device_context::device_context(device_ordinal)?;
+                load(__device.context())
+            }
+        }
+
         impl Module {
             /// The loaded bundle: the module and the manifest of this crate's kernels.
             pub fn bundle(&self) -> &#rt::LoadedBundle {
@@ -207,11 +222,168 @@ fn generate(kernels: &[KernelDef], crate_name: &str) -> Vec<Item> {
             }
 
             #(#methods)*
+
+            #if_async! {
+                #(#async_methods)*
+            }
         }
     };
     match syn::parse2::<syn::File>(tokens) {
         Ok(file) => file.items,
         Err(e) => vec![Item::Verbatim(e.to_compile_error())],
+    }
+}
+
+/// The macro that keeps generated async items only when cuda-host's `async` feature is on
+/// (a proc macro cannot see features; cuda-host decides, see its `__if_async!`).
+fn if_async() -> TokenStream {
+    quote!(::cuda_device::__private::cuda_host::__if_async)
+}
+
+/// `<kernel>_async(&self, config, args..)` (borrows the buffers until the operation completes;
+/// yields `()`) or, when `owned`, `<kernel>_async_owned(&self, config, args..)` (takes the
+/// buffers and yields them back: one buffer alone, several as a tuple in parameter order).
+/// Both return `Result<DeviceOperation<..>, DriverError>`: the config, launch bounds and the
+/// kernel lookup are checked now, the launch happens when the operation runs.
+fn async_method(k: &KernelDef, owned: bool) -> TokenStream {
+    let rt = rt();
+    let ops = quote!(#rt::cuda_async::device_operation);
+    let ident = &k.ident;
+    let method = if owned { format_ident!("{}_async_owned", ident) } else { format_ident!("{}_async", ident) };
+    let entry = ident.to_string();
+    let tparams = type_params(&k.generics);
+    let elems: Vec<&syn::Type> = k
+        .params
+        .iter()
+        .filter_map(|p| match &p.kind {
+            ParamKind::Slice(e) | ParamKind::SliceMut(e) | ParamKind::Disjoint(e) => Some(e),
+            ParamKind::Value => None,
+        })
+        .collect();
+    let predicates = k.generics.where_clause.iter().flat_map(|w| w.predicates.iter());
+    // Buffers move to the thread that runs the operation: their element types must allow it.
+    let where_clause = quote!(where #(#predicates,)* #(#tparams: 'static,)* #(#elems: ::core::marker::Send + ::core::marker::Sync,)*);
+    let generic_params = &k.generics.params;
+    let lifetime = syn::Lifetime::new("'__oxide_op", Span::call_site());
+    let generics_decl = match (owned, generic_params.is_empty()) {
+        (true, true) => quote!(),
+        (true, false) => quote!(<#generic_params>),
+        (false, true) => quote!(<#lifetime>),
+        (false, false) => quote!(<#lifetime, #generic_params>),
+    };
+    let op_lifetime = if owned { quote!('static) } else { quote!(#lifetime) };
+    let turbofish = if tparams.is_empty() { quote!() } else { quote!(::<#(#tparams),*>) };
+    let unsafety = &k.unsafety;
+
+    let args = k.params.iter().map(|p| {
+        let name = &p.name;
+        match (&p.kind, owned) {
+            (ParamKind::Slice(e) | ParamKind::SliceMut(e) | ParamKind::Disjoint(e), true) => {
+                quote!(#name: #rt::DeviceBuffer<#e>)
+            }
+            (ParamKind::Slice(e), false) => quote!(#name: &#lifetime #rt::DeviceBuffer<#e>),
+            (ParamKind::SliceMut(e) | ParamKind::Disjoint(e), false) => quote!(#name: &#lifetime mut #rt::DeviceBuffer<#e>),
+            (ParamKind::Value, _) => {
+                let ty = &p.ty;
+                quote!(#name: #ty)
+            }
+        }
+    });
+    let wrap_values = k.params.iter().filter(|p| matches!(p.kind, ParamKind::Value)).map(|p| {
+        let name = &p.name;
+        quote!(let #name = #rt::cuda_async::__private::KernelValue::new(#name);)
+    });
+    let rebind_mut = k.params.iter().filter(|p| owned && matches!(p.kind, ParamKind::SliceMut(_) | ParamKind::Disjoint(_))).map(|p| {
+        let name = &p.name;
+        quote!(let mut #name = #name;)
+    });
+    let pushes = k.params.iter().map(|p| {
+        let name = &p.name;
+        match (&p.kind, owned) {
+            (ParamKind::Slice(_), true) => quote!(__params.push_slice(&#name);),
+            (ParamKind::SliceMut(_) | ParamKind::Disjoint(_), true) => quote!(__params.push_slice_mut(&mut #name);),
+            (ParamKind::Slice(_), false) => quote!(__params.push_slice(#name);),
+            (ParamKind::SliceMut(_) | ParamKind::Disjoint(_), false) => quote!(__params.push_slice_mut(&mut *#name);),
+            (ParamKind::Value, _) => quote!(__params.push_value(#name.get());),
+        }
+    });
+    let buffer_names: Vec<&syn::Ident> =
+        k.params.iter().filter(|p| !matches!(p.kind, ParamKind::Value)).map(|p| &p.name).collect();
+    let (output_ty, output) = if !owned {
+        (quote!(()), quote!(()))
+    } else {
+        match elems.as_slice() {
+            [] => (quote!(()), quote!(())),
+            [e] => {
+                let name = buffer_names[0];
+                (quote!(#rt::DeviceBuffer<#e>), quote!(#name))
+            }
+            _ => (quote!((#(#rt::DeviceBuffer<#elems>),*)), quote!((#(#buffer_names),*))),
+        }
+    };
+    let function = if tparams.is_empty() {
+        let field = field_name(k);
+        quote!(let __function: #rt::Function = ::core::clone::Clone::clone(&self.#field);)
+    } else {
+        quote! {
+            let __entry = #rt::entry_name(#entry, &[#(#rt::type_key::<#tparams>()),*]);
+            let __function: #rt::Function = self.__oxide_bundle.function(&__entry)?;
+        }
+    };
+    let bounds_check = k.launch_bounds.map(|b| {
+        let max = b.max_threads;
+        let min = match b.min_blocks {
+            Some(m) => quote!(::core::option::Option::Some(#m)),
+            None => quote!(::core::option::Option::None),
+        };
+        quote!(config.check_launch_bounds(#entry, &#rt::LaunchBounds { max_threads: #max, min_blocks: #min })?;)
+    });
+    let cluster = match k.cluster {
+        Some(c) => {
+            let c = cluster_tokens(c);
+            quote!(::core::option::Option::Some((#c)))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let doc = if owned {
+        format!(
+            " A lazy launch of kernel [`{entry}`] that owns its buffers and yields them back when it              has completed. Runs with `.sync()` or `.await` on a stream the scheduling policy picks."
+        )
+    } else {
+        format!(
+            " A lazy launch of kernel [`{entry}`]; the buffers stay borrowed until it has completed.              Runs with `.sync()` or `.await` on a stream the scheduling policy picks."
+        )
+    };
+    let safety = unsafety.map(|_| quote!(#[doc = ""] #[doc = " # Safety"] #[doc = " The kernel is `unsafe fn`: the caller upholds its contract."]));
+    quote! {
+        #[doc = #doc]
+        #safety
+        #[allow(clippy::too_many_arguments, clippy::type_complexity, unused_mut)]
+        pub #unsafety fn #method #generics_decl(
+            &self,
+            config: #rt::LaunchConfig,
+            #(#args),*
+        ) -> ::core::result::Result<#ops::DeviceOperation<#op_lifetime, #output_ty>, #rt::DriverError> #where_clause {
+            // Name the kernel instance so rustc's mono collector includes it in this crate.
+            let _ = ::core::hint::black_box(#ident #turbofish as *const ());
+            #function
+            config.validate()?;
+            #bounds_check
+            #(#wrap_values)*
+            let __device = __function.context().ordinal();
+            ::core::result::Result::Ok(#ops::DeviceOperation::new(__device, move |__exec: &#ops::ExecutionContext| {
+                #(#rebind_mut)*
+                {
+                    let mut __params = #rt::KernelParams::new();
+                    #(#pushes)*
+                    // SAFETY: the packet follows the kernel's signature by construction (contract
+                    // §4) and is checked against the kernel's manifest entry; the buffers are
+                    // borrowed or owned by the operation until it has completed.
+                    unsafe { #rt::launch_with(&__function, __exec.stream(), &config, #cluster, &mut __params) }?;
+                }
+                ::core::result::Result::Ok(#output)
+            }))
+        }
     }
 }
 

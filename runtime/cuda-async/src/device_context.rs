@@ -1,0 +1,139 @@
+//! Per-device state of the async runtime: the context, a pool of streams, and the scheduling policy.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock, RwLock};
+
+use cuda_core::{CudaContext, CudaStream, DriverError};
+
+use crate::device_operation::ExecutionContext;
+use crate::scheduling_policy::{RoundRobin, SchedulingPolicy};
+
+/// Streams per device made by [`init_device_contexts`] (and on first use of a device).
+pub const DEFAULT_STREAMS_PER_DEVICE: usize = 4;
+
+/// One GPU as the async runtime sees it: its context, a pool of non-blocking streams, and the
+/// policy that picks a stream of the pool for each operation when it runs.
+pub struct DeviceContext {
+    ctx: Arc<CudaContext>,
+    streams: Vec<Arc<CudaStream>>,
+    policy: RwLock<Arc<dyn SchedulingPolicy>>,
+}
+
+impl DeviceContext {
+    fn new(ordinal: usize, streams: usize) -> Result<DeviceContext, DriverError> {
+        let ctx = CudaContext::new(ordinal)?;
+        let streams = (0..streams.max(1)).map(|_| ctx.new_stream()).collect::<Result<Vec<_>, _>>()?;
+        Ok(DeviceContext { ctx, streams, policy: RwLock::new(Arc::new(RoundRobin::new())) })
+    }
+
+    /// The device's context (the same primary context `CudaContext::new(ordinal)` opens).
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// The device ordinal.
+    pub fn ordinal(&self) -> usize {
+        self.ctx.ordinal()
+    }
+
+    /// The stream pool operations are scheduled on.
+    pub fn streams(&self) -> &[Arc<CudaStream>] {
+        &self.streams
+    }
+
+    /// Replaces the scheduling policy (default: [`RoundRobin`]). Operations already running keep
+    /// their stream.
+    pub fn set_scheduling_policy(&self, policy: impl SchedulingPolicy + 'static) {
+        *self.policy.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(policy);
+    }
+
+    /// The current scheduling policy.
+    pub fn scheduling_policy(&self) -> Arc<dyn SchedulingPolicy> {
+        Arc::clone(&self.policy.read().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// The stream the policy picks for the next operation.
+    pub fn choose_stream(&self) -> Arc<CudaStream> {
+        let index = self.scheduling_policy().select(self.streams.len());
+        Arc::clone(&self.streams[index % self.streams.len()])
+    }
+
+    /// Where the next operation on this device runs: a stream chosen by the policy.
+    pub fn execution_context(self: &Arc<Self>) -> ExecutionContext {
+        ExecutionContext::new(Arc::clone(self), self.choose_stream())
+    }
+}
+
+impl std::fmt::Debug for DeviceContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceContext")
+            .field("device", &self.ctx.ordinal())
+            .field("streams", &self.streams.len())
+            .field("policy", &self.scheduling_policy())
+            .finish()
+    }
+}
+
+fn registry() -> &'static RwLock<BTreeMap<usize, Arc<DeviceContext>>> {
+    static DEVICES: OnceLock<RwLock<BTreeMap<usize, Arc<DeviceContext>>>> = OnceLock::new();
+    DEVICES.get_or_init(Default::default)
+}
+
+/// Opens devices `first_device .. first_device + count` for async work, each with
+/// [`DEFAULT_STREAMS_PER_DEVICE`] streams and round-robin scheduling. Devices already open are
+/// kept as they are, so calling it again is harmless.
+pub fn init_device_contexts(first_device: usize, count: usize) -> Result<(), DriverError> {
+    init_device_contexts_with(first_device, count, DEFAULT_STREAMS_PER_DEVICE)
+}
+
+/// [`init_device_contexts`] with `streams_per_device` streams in each pool (at least 1).
+pub fn init_device_contexts_with(first_device: usize, count: usize, streams_per_device: usize) -> Result<(), DriverError> {
+    if count == 0 {
+        return Err(DriverError::Async { message: "init_device_contexts: count is 0; open at least one device".into() });
+    }
+    for ordinal in first_device..first_device + count {
+        let mut devices = registry().write().unwrap_or_else(|p| p.into_inner());
+        if !devices.contains_key(&ordinal) {
+            devices.insert(ordinal, Arc::new(DeviceContext::new(ordinal, streams_per_device)?));
+        }
+    }
+    Ok(())
+}
+
+/// The async context of device `ordinal`, opened with the defaults on first use when
+/// [`init_device_contexts`] did not open it.
+pub fn device_context(ordinal: usize) -> Result<Arc<DeviceContext>, DriverError> {
+    if let Some(dev) = registry().read().unwrap_or_else(|p| p.into_inner()).get(&ordinal) {
+        return Ok(Arc::clone(dev));
+    }
+    init_device_contexts(ordinal, 1)?;
+    let devices = registry().read().unwrap_or_else(|p| p.into_inner());
+    devices.get(&ordinal).cloned().ok_or_else(|| DriverError::Async { message: format!("device {ordinal} is not open") })
+}
+
+/// Sets the scheduling policy of device `ordinal` (opening it if needed).
+pub fn set_scheduling_policy(ordinal: usize, policy: impl SchedulingPolicy + 'static) -> Result<(), DriverError> {
+    device_context(ordinal)?.set_scheduling_policy(policy);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zero_devices_is_an_error() {
+        let e = init_device_contexts(0, 0).unwrap_err();
+        assert!(e.to_string().contains("count is 0"), "{e}");
+    }
+
+    #[test]
+    fn without_a_driver_init_says_so() {
+        if cuda_core::is_driver_present() {
+            return; // a GPU machine: covered by the GPU tests
+        }
+        let e = init_device_contexts(0, 1).unwrap_err();
+        assert!(e.to_string().contains("no NVIDIA driver found"), "{e}");
+        assert!(device_context(0).is_err());
+    }
+}

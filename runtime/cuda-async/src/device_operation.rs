@@ -1,0 +1,373 @@
+//! `DeviceOperation`: a lazy piece of GPU work, run by `.sync()` or `.await` on a stream that the
+//! scheduling policy picks at that moment; composed with `and_then`, `map` and `zip`.
+
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+use std::sync::{Arc, Condvar, Mutex};
+use std::task::{Context, Poll, Waker};
+
+use cuda_core::{CudaEvent, CudaStream, DriverError};
+
+use crate::device_context::{DeviceContext, device_context};
+
+/// Where an operation is being enqueued: a device and one stream of its pool.
+pub struct ExecutionContext {
+    device: Arc<DeviceContext>,
+    stream: Arc<CudaStream>,
+}
+
+impl ExecutionContext {
+    pub(crate) fn new(device: Arc<DeviceContext>, stream: Arc<CudaStream>) -> ExecutionContext {
+        ExecutionContext { device, stream }
+    }
+
+    /// The stream to enqueue work on. Work must only be queued here (never waited for): the
+    /// runtime waits for the whole operation once it is enqueued.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// The device the operation runs on.
+    pub fn device(&self) -> &Arc<DeviceContext> {
+        &self.device
+    }
+
+    /// The device ordinal.
+    pub fn ordinal(&self) -> usize {
+        self.device.ordinal()
+    }
+
+    /// Another stream of device `ordinal`, chosen by its policy, for work that may overlap this
+    /// one's. It starts after the work already queued here ([`join`](Self::join) merges it back).
+    pub fn fork_on(&self, ordinal: usize) -> Result<ExecutionContext, DriverError> {
+        let device = if ordinal == self.ordinal() { Arc::clone(&self.device) } else { device_context(ordinal)? };
+        let other = device.execution_context();
+        if !Arc::ptr_eq(&other.stream, &self.stream) {
+            other.wait_for(self)?;
+        }
+        Ok(other)
+    }
+
+    /// Makes work queued here from now on wait for the work queued on `other` so far.
+    pub fn join(&self, other: &ExecutionContext) -> Result<(), DriverError> {
+        if Arc::ptr_eq(&self.stream, &other.stream) {
+            return Ok(());
+        }
+        self.wait_for(other)
+    }
+
+    fn wait_for(&self, other: &ExecutionContext) -> Result<(), DriverError> {
+        let event = CudaEvent::new_without_timing(other.device.context())?;
+        event.record(&other.stream)?;
+        self.stream.wait_event(&event)
+    }
+
+    /// Runs `op` here: on this stream when it belongs to this device, else on a forked stream of
+    /// its device that is joined back.
+    fn run<'a, T>(&self, op: DeviceOperation<'a, T>) -> Result<T, DriverError> {
+        if op.device == self.ordinal() {
+            return (op.run)(self);
+        }
+        let other = self.fork_on(op.device)?;
+        let out = (op.run)(&other);
+        self.join(&other)?;
+        out
+    }
+}
+
+impl std::fmt::Debug for ExecutionContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExecutionContext").field("device", &self.ordinal()).field("stream", &self.stream).finish()
+    }
+}
+
+type Run<'a, T> = Box<dyn FnOnce(&ExecutionContext) -> Result<T, DriverError> + Send + 'a>;
+
+/// Lazy GPU work on one device that yields a `T` once it has completed.
+///
+/// Building one enqueues nothing. [`sync`](Self::sync) runs it on a stream that the device's
+/// scheduling policy picks (round-robin by default) and blocks until it has finished; `.await`
+/// (through [`IntoFuture`]) does the same without blocking the async task. `'a` is how long the
+/// buffers it borrows stay borrowed: until it has completed (or been dropped unstarted).
+#[must_use = "a DeviceOperation does nothing until it is run with .sync() or .await"]
+pub struct DeviceOperation<'a, T> {
+    device: usize,
+    run: Run<'a, T>,
+}
+
+impl<'a, T: Send + 'a> DeviceOperation<'a, T> {
+    /// An operation on device `device`: `enqueue` queues its work on the given stream (and must
+    /// not wait for it) and returns the output, which the caller gets after the work completed.
+    pub fn new(
+        device: usize,
+        enqueue: impl FnOnce(&ExecutionContext) -> Result<T, DriverError> + Send + 'a,
+    ) -> DeviceOperation<'a, T> {
+        DeviceOperation { device, run: Box::new(enqueue) }
+    }
+
+    /// An operation that does no GPU work and yields `value`.
+    pub fn value(device: usize, value: T) -> DeviceOperation<'a, T> {
+        DeviceOperation::new(device, move |_| Ok(value))
+    }
+
+    /// The device the operation runs on.
+    pub fn device(&self) -> usize {
+        self.device
+    }
+
+    /// Transforms the output on the host when the operation is enqueued.
+    pub fn map<U: Send + 'a>(self, f: impl FnOnce(T) -> U + Send + 'a) -> DeviceOperation<'a, U> {
+        let device = self.device;
+        DeviceOperation::new(device, move |exec| (self.run)(exec).map(f))
+    }
+
+    /// Chains `next` after this operation: `next` gets this one's output and returns the
+    /// operation (or `Result` of one, as the generated `_async` methods do) to run after it, on
+    /// the same stream, so it sees this one's results. Nothing runs until the chain does.
+    pub fn and_then<U: Send + 'a, N: IntoDeviceOperation<'a, U>>(
+        self,
+        next: impl FnOnce(T) -> N + Send + 'a,
+    ) -> DeviceOperation<'a, U> {
+        let device = self.device;
+        DeviceOperation::new(device, move |exec| {
+            let out = (self.run)(exec)?;
+            let op = next(out).into_device_operation()?;
+            exec.run(op)
+        })
+    }
+
+    /// Runs the operation with the device's scheduling policy and blocks until it has finished;
+    /// errors of the work (a trapped kernel, say) surface here.
+    pub fn sync(self) -> Result<T, DriverError> {
+        let exec = device_context(self.device)?.execution_context();
+        self.sync_in(&exec)
+    }
+
+    /// Runs the operation on `stream` (of the operation's device) and blocks until it has finished.
+    pub fn sync_on(self, stream: &Arc<CudaStream>) -> Result<T, DriverError> {
+        let device = device_context(self.device)?;
+        if stream.context().ordinal() != self.device {
+            return Err(DriverError::Async {
+                message: format!(
+                    "sync_on: the operation runs on device {}, the stream belongs to device {}",
+                    self.device,
+                    stream.context().ordinal()
+                ),
+            });
+        }
+        self.sync_in(&ExecutionContext::new(device, Arc::clone(stream)))
+    }
+
+    fn sync_in(self, exec: &ExecutionContext) -> Result<T, DriverError> {
+        let guard = WaitOnDrop(Some(Arc::clone(&exec.stream)));
+        let out = (self.run)(exec);
+        let done = guard.wait();
+        let out = out?;
+        done?;
+        Ok(out)
+    }
+}
+
+/// Waits for a stream when dropped (so an unwinding panic cannot end a borrow the GPU still uses).
+struct WaitOnDrop(Option<Arc<CudaStream>>);
+
+impl WaitOnDrop {
+    /// Waits for the work queued so far (through an event, so work queued later by others on
+    /// the same stream is not waited for).
+    fn wait(mut self) -> Result<(), DriverError> {
+        let stream = self.0.take().expect("waited once");
+        wait_for_stream(&stream)
+    }
+}
+
+impl Drop for WaitOnDrop {
+    fn drop(&mut self) {
+        if let Some(stream) = self.0.take() {
+            let _ = stream.synchronize();
+        }
+    }
+}
+
+fn wait_for_stream(stream: &Arc<CudaStream>) -> Result<(), DriverError> {
+    match CudaEvent::new_without_timing(stream.context()) {
+        Ok(event) => {
+            event.record(stream)?;
+            event.synchronize()
+        }
+        Err(_) => stream.synchronize(),
+    }
+}
+
+/// What [`DeviceOperation::and_then`]'s closure may return: an operation, or a `Result` of one.
+pub trait IntoDeviceOperation<'a, T> {
+    fn into_device_operation(self) -> Result<DeviceOperation<'a, T>, DriverError>;
+}
+
+impl<'a, T> IntoDeviceOperation<'a, T> for DeviceOperation<'a, T> {
+    fn into_device_operation(self) -> Result<DeviceOperation<'a, T>, DriverError> {
+        Ok(self)
+    }
+}
+
+impl<'a, T> IntoDeviceOperation<'a, T> for Result<DeviceOperation<'a, T>, DriverError> {
+    fn into_device_operation(self) -> Result<DeviceOperation<'a, T>, DriverError> {
+        self
+    }
+}
+
+/// Runs `a` and `b` concurrently: `a` on the stream the operation runs on, `b` on another one
+/// the policy picks (of `b`'s device), joined back before the pair completes. See [`zip!`](crate::zip).
+pub fn zip<'a, A: Send + 'a, B: Send + 'a>(a: DeviceOperation<'a, A>, b: DeviceOperation<'a, B>) -> DeviceOperation<'a, (A, B)> {
+    let device = a.device;
+    DeviceOperation::new(device, move |exec| {
+        let out_a = (a.run)(exec)?;
+        let other = exec.fork_on(b.device)?;
+        let out_b = (b.run)(&other);
+        exec.join(&other)?;
+        Ok((out_a, out_b?))
+    })
+}
+
+impl<'a, T: Send + 'a> IntoFuture for DeviceOperation<'a, T> {
+    type Output = Result<T, DriverError>;
+    type IntoFuture = DeviceFuture<'a, T>;
+
+    fn into_future(self) -> DeviceFuture<'a, T> {
+        DeviceFuture { state: State::Pending(self) }
+    }
+}
+
+/// The future of a [`DeviceOperation`]: on first poll it enqueues the work, then a helper thread
+/// waits for it and wakes the task. Dropping it while the work runs blocks until it has finished.
+#[must_use = "futures do nothing unless awaited"]
+pub struct DeviceFuture<'a, T> {
+    state: State<'a, T>,
+}
+
+enum State<'a, T> {
+    Pending(DeviceOperation<'a, T>),
+    Running { output: Result<T, DriverError>, completion: Arc<Completion> },
+    Done,
+}
+
+/// Completion of enqueued work, filled in by the waiting thread.
+#[derive(Default)]
+struct Completion {
+    state: Mutex<(Option<Result<(), DriverError>>, Option<Waker>)>,
+    done: Condvar,
+}
+
+impl Completion {
+    fn finish(&self, result: Result<(), DriverError>) {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        state.0 = Some(result);
+        if let Some(waker) = state.1.take() {
+            waker.wake();
+        }
+        self.done.notify_all();
+    }
+
+    fn wait(&self) {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        while state.0.is_none() {
+            state = self.done.wait(state).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
+// The future never pins its fields in place (the output is moved out whole).
+impl<T> Unpin for DeviceFuture<'_, T> {}
+
+impl<'a, T: Send + 'a> Future for DeviceFuture<'a, T> {
+    type Output = Result<T, DriverError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        if let State::Pending(_) = this.state {
+            let State::Pending(op) = std::mem::replace(&mut this.state, State::Done) else { unreachable!() };
+            let exec = match device_context(op.device) {
+                Ok(device) => device.execution_context(),
+                Err(e) => return Poll::Ready(Err(e)),
+            };
+            let guard = WaitOnDrop(Some(Arc::clone(&exec.stream)));
+            let output = (op.run)(&exec);
+            let completion = Arc::new(Completion::default());
+            match start_waiter(&exec.stream, Arc::clone(&completion)) {
+                Ok(()) => std::mem::forget(guard),
+                // No event or thread: wait here (blocking) instead.
+                Err(_) => completion.finish(guard.wait()),
+            }
+            this.state = State::Running { output, completion };
+        }
+        let State::Running { completion, .. } = &this.state else {
+            return Poll::Ready(Err(DriverError::Async { message: "DeviceFuture polled after completion".into() }));
+        };
+        {
+            let mut state = completion.state.lock().unwrap_or_else(|p| p.into_inner());
+            if state.0.is_none() {
+                state.1 = Some(cx.waker().clone());
+                return Poll::Pending;
+            }
+        }
+        let State::Running { output, completion } = std::mem::replace(&mut this.state, State::Done) else { unreachable!() };
+        let done = completion.state.lock().unwrap_or_else(|p| p.into_inner()).0.take().unwrap_or(Ok(()));
+        Poll::Ready(output.and_then(|out| done.map(|()| out)))
+    }
+}
+
+/// Records an event after the work queued on `stream` and waits for it on a helper thread.
+fn start_waiter(stream: &Arc<CudaStream>, completion: Arc<Completion>) -> Result<(), DriverError> {
+    let event = CudaEvent::new_without_timing(stream.context())?;
+    event.record(stream)?;
+    std::thread::Builder::new()
+        .name("cuda-async-wait".into())
+        .spawn(move || completion.finish(event.synchronize()))
+        .map(|_| ())
+        .map_err(|e| DriverError::Async { message: format!("cannot start a waiting thread: {e}") })
+}
+
+impl<T> Drop for DeviceFuture<'_, T> {
+    fn drop(&mut self) {
+        // The GPU may still use buffers this future borrows or owns: wait for it first.
+        if let State::Running { completion, .. } = &self.state {
+            completion.wait();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send<T: Send>(_: &T) {}
+    fn assert_static<T: 'static>(_: &T) {}
+
+    #[test]
+    fn operations_and_futures_are_send() {
+        let op = DeviceOperation::value(0, vec![1u8]).map(|v| v.len()).and_then(|n| DeviceOperation::value(0, n + 1));
+        assert_send(&op);
+        assert_static(&op);
+        let fut = op.into_future();
+        assert_send(&fut);
+        let borrowed = String::from("x");
+        let op = DeviceOperation::new(0, |_| Ok(borrowed.len()));
+        assert_send(&op.into_future());
+        let z = zip(DeviceOperation::value(0, 1u8), DeviceOperation::value(0, 'c'));
+        assert_eq!(z.device(), 0);
+    }
+
+    #[test]
+    fn without_a_driver_sync_and_await_report_it() {
+        if cuda_core::is_driver_present() {
+            return; // a GPU machine: covered by the GPU tests
+        }
+        let e = DeviceOperation::value(0, 1).sync().unwrap_err();
+        assert!(e.to_string().contains("no NVIDIA driver"), "{e}");
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let e = rt.block_on(async { DeviceOperation::value(0, 1).await }).unwrap_err();
+        assert!(e.to_string().contains("no NVIDIA driver"), "{e}");
+        let pair = crate::zip!(DeviceOperation::value(0, 1), DeviceOperation::value(0, 2));
+        let e = rt.block_on(async { tokio::spawn(pair.into_future()).await });
+        assert!(e.unwrap().is_err());
+    }
+}

@@ -1,0 +1,74 @@
+//! Lazy device operations: describe GPU work now, pick a stream and run it later.
+//!
+//! ```no_run
+//! use cuda_async::device_context::init_device_contexts;
+//! use cuda_async::device_operation::DeviceOperation;
+//! use cuda_async::zip;
+//!
+//! init_device_contexts(0, 1)?;
+//! // An operation is a value; nothing runs until `.sync()` or `.await`.
+//! let a = DeviceOperation::new(0, |exec| {
+//!     cuda_core::DeviceBuffer::<f32>::zeroed(exec.stream(), 1024)
+//! });
+//! let b = DeviceOperation::value(0, 7u32);
+//! let (buf, seven) = zip!(a, b).sync()?;
+//! assert_eq!((buf.len(), seven), (1024, 7));
+//! # Ok::<(), cuda_core::DriverError>(())
+//! ```
+//!
+//! | module | what |
+//! |---|---|
+//! | [`device_context`] | per-device context, stream pool and scheduling policy ([`init_device_contexts`](device_context::init_device_contexts)) |
+//! | [`device_operation`] | [`DeviceOperation`](device_operation::DeviceOperation): `sync`, `IntoFuture`, `and_then`, `map`, [`zip`](device_operation::zip) |
+//! | [`scheduling_policy`] | how an operation's stream is chosen when it runs (default: round-robin) |
+//!
+//! `#[cuda_module]` generates `kernels::load_async(ordinal)`, `module.<kernel>_async(config, &a, ..)`
+//! (borrows the buffers until the operation completes) and `module.<kernel>_async_owned(config, a, ..)`
+//! (owns them and hands them back) when cuda-host's `async` feature is on.
+
+pub mod device_context;
+pub mod device_operation;
+pub mod scheduling_policy;
+
+pub use cuda_core::DriverError;
+
+/// Runs independent operations concurrently, each on a stream of its own, and yields their
+/// outputs as a tuple: `zip!(a, b)`, `zip!(a, b, c)`, `zip!(a, b, c, d)`.
+#[macro_export]
+macro_rules! zip {
+    ($a:expr, $b:expr $(,)?) => {
+        $crate::device_operation::zip($a, $b)
+    };
+    ($a:expr, $b:expr, $c:expr $(,)?) => {
+        $crate::device_operation::zip($a, $crate::device_operation::zip($b, $c)).map(|(a, (b, c))| (a, b, c))
+    };
+    ($a:expr, $b:expr, $c:expr, $d:expr $(,)?) => {
+        $crate::device_operation::zip(
+            $crate::device_operation::zip($a, $b),
+            $crate::device_operation::zip($c, $d),
+        )
+        .map(|((a, b), (c, d))| (a, b, c, d))
+    };
+}
+
+/// Items the code that `#[cuda_module]` generates reaches; not a stable API.
+#[doc(hidden)]
+pub mod __private {
+    /// A kernel argument moved into a lazy operation. Kernel arguments are plain bytes for the
+    /// device (a raw pointer here is a device address), so the operation may run on any thread;
+    /// the value is only read there, and never dropped (kernel arguments own no host resources).
+    pub struct KernelValue<T>(core::mem::ManuallyDrop<T>);
+
+    impl<T> KernelValue<T> {
+        pub fn new(value: T) -> Self {
+            KernelValue(core::mem::ManuallyDrop::new(value))
+        }
+
+        pub fn get(&self) -> &T {
+            &self.0
+        }
+    }
+
+    // SAFETY: see the type's docs: the value is read as bytes for the launch and never dropped.
+    unsafe impl<T> Send for KernelValue<T> {}
+}
