@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the GPU tests (tests/gpu/*), the examples and a `cargo oxide new` project through `cargo oxide build --release`, stripped,
+# Builds the GPU tests (tests/gpu/*), the examples, the benchmark (bench/) and a `cargo oxide new` project through `cargo oxide build --release`, stripped,
 # into gpu-bundle/ with run.sh, to copy to a GPU host that has no Rust toolchain:
 #   scripts/gpu-bundle.sh && scp -r gpu-bundle gpu-host: && ssh gpu-host gpu-bundle/run.sh
 set -euo pipefail
@@ -51,6 +51,16 @@ for dir in "$ROOT"/examples/*/; do
     add "$RELEASE/$name" "example-$name"
     artifacts "${name//-/_}"
 done
+
+# The Rust-vs-nvcc benchmark goes to bench/ (binary, runner, CUDA sources, cubins when built
+# here): run it with gpu-bundle/bench/run.sh; the bundle's run.sh does not.
+echo "==> bench (--arch sm_90)" >&2
+"$CARGO_OXIDE" oxide build --release --quiet --arch sm_90 --manifest-path "$ROOT/bench/Cargo.toml"
+mkdir -p "$OUT/bench/cuda"
+cp "$RELEASE/oxide-bench" "$ROOT/bench/run.sh" "$OUT/bench/"
+if command -v strip >/dev/null; then strip --strip-all "$OUT/bench/oxide-bench"; fi
+cp "$ROOT"/bench/cuda/*.cu "$OUT/bench/cuda/"
+if [ -d "$ROOT/bench/cubin" ]; then cp -r "$ROOT/bench/cubin" "$OUT/bench/cubin"; fi
 
 # The project `cargo oxide new` generates must run as generated, too.
 tmp="$(mktemp -d)"

@@ -51,8 +51,9 @@ pub fn define<'tcx>(cx: &CodegenCx<'tcx>, kernel: &KernelRoot<'tcx>) -> KernelIn
                 entry_tys.push(cx.type_ptr());
                 entry_attrs.push(match kind {
                     ParamKind::Slice => format!("noalias readonly align {elem_align}"),
-                    ParamKind::SliceMut => format!("noalias align {elem_align}"),
-                    _ => String::new(),
+                    // Each thread writes only its own element, and Rust's borrows keep the
+                    // buffer apart from every other argument.
+                    _ => format!("noalias align {elem_align}"),
                 });
                 entry_tys.push(cx.type_i64());
                 entry_attrs.push(String::new());
@@ -103,6 +104,9 @@ pub fn define<'tcx>(cx: &CodegenCx<'tcx>, kernel: &KernelRoot<'tcx>) -> KernelIn
 
     let start = Builder::append_block(cx, entry, "start");
     let mut bx = Builder::build(cx, start);
+    if let Some(lb) = &kernel.launch_bounds {
+        assume_thread_bounds(&mut bx, lb.max_threads);
+    }
     let mut next = 0usize;
     let mut take = |bx: &mut Builder<'_, 'tcx>| {
         let v = bx.get_param(next);
@@ -142,6 +146,19 @@ pub fn define<'tcx>(cx: &CodegenCx<'tcx>, kernel: &KernelRoot<'tcx>) -> KernelIn
         params,
         launch_bounds: kernel.launch_bounds.clone(),
         cluster_dims: kernel.cluster_dims,
+    }
+}
+
+/// Tells LLVM what `#[launch_bounds]` guarantees: every thread index is below `max_threads`.
+/// The kernel's own reads of `%tid` are the same calls, so they share these facts once inlined,
+/// and bounds checks against shared arrays of that size fold away.
+fn assume_thread_bounds(bx: &mut Builder<'_, '_>, max_threads: u32) {
+    let i32t = bx.cx.type_i32();
+    let max = bx.cx.const_u32(max_threads);
+    for axis in ["x", "y", "z"] {
+        let tid = bx.call_named(&format!("llvm.nvvm.read.ptx.sreg.tid.{axis}"), i32t, &[]);
+        let below = bx.icmp(rustc_codegen_ssa::common::IntPredicate::IntULT, tid, max);
+        bx.assume(below);
     }
 }
 
