@@ -121,6 +121,14 @@ pub fn remove_artifacts(crate_name: &str) {
     let _ = std::fs::remove_dir_all(artifact_dir().join(crate_name));
 }
 
+/// Makes cargo recompile the crate in `dir` (its `src/main.rs` gets a new mtime), so that device
+/// artifacts removed with [`remove_artifacts`] are written again even if cargo thought it fresh.
+pub fn force_rebuild(dir: &Path) {
+    let main = dir.join("src/main.rs");
+    let file = std::fs::File::options().append(true).open(&main).unwrap_or_else(|e| panic!("open {}: {e}", main.display()));
+    file.set_modified(std::time::SystemTime::now()).unwrap_or_else(|e| panic!("touch {}: {e}", main.display()));
+}
+
 /// The `ptxas` cargo-oxide builds with; panics with the fix when there is none.
 pub fn ptxas() -> PathBuf {
     cargo_oxide::tools::CudaTools::find()

@@ -224,8 +224,8 @@ impl<'a, 'tcx> AsmBuilderMethods<'tcx> for Builder<'a, 'tcx> {
         }
         super::errors::unsupported(
             self.cx,
-            "inline `asm!` is not supported in device code",
-            Some("use the device intrinsics in `cuda_device` instead"),
+            "inline `asm!` is not supported in device code: it is written for the host target, and the device compiler does not accept PTX `asm!` either",
+            Some("use the device intrinsics in `cuda_device` (thread and block registers, barriers, atomics, warp operations) instead"),
         );
         self.emit("unreachable".into());
     }

@@ -108,7 +108,7 @@ pub fn get_static<'tcx>(cx: &CodegenCx<'tcx>, def_id: DefId) -> ir::Value {
     }
     let tcx = cx.tcx;
     if tcx.is_thread_local_static(def_id) {
-        super::errors::unsupported(cx, "thread-local statics are not supported in device code", Some("GPU threads have no thread-local storage; pass the data in as a kernel parameter"));
+        super::errors::thread_local_static(cx, def_id);
     }
     let Ok(alloc) = tcx.eval_static_initializer(def_id) else {
         super::errors::unsupported(cx, &format!("the static `{}` could not be evaluated for the device", tcx.def_path_str(def_id)), None);

@@ -27,6 +27,48 @@ pub fn unsupported(cx: &CodegenCx<'_>, msg: &str, help: Option<&str>) {
     emit(cx, &site, msg, help);
 }
 
+/// Reports the use of a thread-local static: at the user's code that reached it (`KEY.with(..)`),
+/// not inside the `thread_local!` expansion, with a note at the declaration.
+pub fn thread_local_static(cx: &CodegenCx<'_>, static_def: DefId) {
+    let tcx = cx.tcx;
+    // The item `thread_local!` expands to (the `LocalKey` const) holds the static and its closures.
+    let mut outer = static_def;
+    while let Some(parent) = tcx.opt_parent(outer) {
+        if parent.is_crate_root() || tcx.def_kind(parent) == rustc_hir::def::DefKind::Mod {
+            break;
+        }
+        outer = parent;
+    }
+    let within = |mut d: DefId| loop {
+        if d == outer {
+            return true;
+        }
+        match tcx.opt_parent(d) {
+            Some(p) => d = p,
+            None => return false,
+        }
+    };
+    let mut inst = cx.current.get();
+    let mut span = cx.current_span.get();
+    while let Some(i) = inst.filter(|i| within(i.def_id())) {
+        let Some(r) = cx.reached.borrow().get(&i).copied() else { break };
+        inst = r.caller;
+        span = r.span;
+    }
+    let site = user_site(cx, inst, span);
+    let name = tcx.def_path_str(outer);
+    cx.failed.set(true);
+    let mut diag = tcx.dcx().struct_span_err(site.span, format!("thread-local `{name}` is not supported in device code"));
+    let start = site.chain.iter().position(|i| Some(i.def_id()) == site.function).unwrap_or(0);
+    for (i, inst) in site.chain[start..].iter().enumerate() {
+        let what = tcx.def_path_str(inst.def_id());
+        diag.note(if i == 0 { format!("in device code of `{what}`") } else { format!("called by `{what}`") });
+    }
+    diag.span_note(tcx.def_span(outer), format!("`{name}` is declared with `thread_local!` here"));
+    diag.help("GPU threads have no thread-local storage: keep per-thread values in local variables, or pass shared data in as a kernel parameter");
+    diag.emit();
+}
+
 /// Reports that `callee` (the instance being defined) has no body the device compiler can use.
 pub fn unavailable<'tcx>(cx: &CodegenCx<'tcx>, callee: Instance<'tcx>) {
     let tcx = cx.tcx;
@@ -53,8 +95,16 @@ pub fn unavailable<'tcx>(cx: &CodegenCx<'tcx>, callee: Instance<'tcx>) {
     } else if krate.as_str() == "std" {
         (
             format!("`{called}` is not available in device code: it needs `std`, which the GPU does not have"),
-            "use `core` APIs or the device functions in `cuda_device`",
+            "the GPU has no OS (files, stdout, clocks, threads): use `core` APIs or `cuda_device` (`gpu_printf!` to print, `clock64()` to time)",
         )
+    } else if krate.as_str() == "core" {
+        let path = tcx.def_path_str(callee.def_id());
+        let help = if path.contains("fmt::") {
+            "formatting (`core::fmt`) is not supported on the device: print with `gpu_printf!`"
+        } else {
+            "only generic and `#[inline]` functions of `core` reach the device; use an ASCII or byte-level alternative (e.g. `is_ascii_alphanumeric`, a loop over `as_bytes()`), or write the function in your crate"
+        };
+        (format!("`{called}` is not available in device code: `core` ships `{path}` precompiled, without MIR the device compiler could use"), help)
     } else {
         (
             format!("`{called}` is not available in device code: the device compiler has no body for `{}`", tcx.def_path_str(callee.def_id())),

@@ -194,11 +194,21 @@ impl<'a, 'tcx> IntrinsicCallBuilderMethods<'tcx> for Builder<'a, 'tcx> {
                 "raw_eq" => mem::raw_eq(self, instance.args.type_at(0), imm[0], imm[1]),
                 _ if tcx.intrinsic(instance.def_id()).is_some_and(|i| i.must_be_overridden) => {
                     // No fallback body to compile: a user-facing error, not codegen_ssa's ICE.
-                    super::errors::unsupported(
-                        self.cx,
-                        &format!("the intrinsic `{name}` is not supported in device code yet"),
-                        Some("this is a gap in cuda-oxide's device compiler: please report it; meanwhile avoid the call on the device"),
-                    );
+                    let simd = name.starts_with("simd_");
+                    let key = ("intrinsic", self.cx.current.get().map(|i| i.def_id()), (!simd).then(|| instance.def_id()));
+                    if self.cx.reported.borrow_mut().insert(key) {
+                        let msg = if simd {
+                            format!("SIMD intrinsics (`{name}`, used by the library code called here) are not supported in device code yet")
+                        } else {
+                            format!("the intrinsic `{name}` is not supported in device code yet")
+                        };
+                        super::errors::unsupported(
+                            self.cx,
+                            &msg,
+                            Some("this is a gap in cuda-oxide's device compiler: please report it; meanwhile write the operation as a plain loop on the device"),
+                        );
+                    }
+                    self.cx.failed.set(true);
                     return Ok(());
                 }
                 _ => return Err(ty::Instance::new_raw(instance.def_id(), instance.args)),
