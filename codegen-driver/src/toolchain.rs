@@ -154,7 +154,8 @@ pub fn build_device_artifacts(
         let isa = format!("-mattr=+ptx{maj}{min}");
         let ptx = dir.join(files::ptx(crate_name, arch));
         step(Step::Ptx, Some(arch), &mut || {
-            let contract = if config.fmad { "-fp-contract=fast" } else { "-fp-contract=off" };
+            // Fusion follows the `contract` flags the lowering put on the user's arithmetic.
+            let contract = "-fp-contract=on";
             let input = optimized.path.as_os_str();
             run(&tools.llc, &["-O3".as_ref(), cpu.as_ref(), isa.as_ref(), contract.as_ref(), input, "-o".as_ref(), ptx.as_os_str()], &optimized.path)?;
             Ok(())

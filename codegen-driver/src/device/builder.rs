@@ -330,15 +330,15 @@ impl<'a, 'tcx> BuilderMethods<'a, 'tcx> for Builder<'a, 'tcx> {
     }
 
     fn add(&mut self, l: ir::Value, r: ir::Value) -> ir::Value { self.binop("add", l, r) }
-    fn fadd(&mut self, l: ir::Value, r: ir::Value) -> ir::Value { self.binop("fadd", l, r) }
+    fn fadd(&mut self, l: ir::Value, r: ir::Value) -> ir::Value { self.binop(self.cx.fp_op("fadd"), l, r) }
     fn fadd_fast(&mut self, l: ir::Value, r: ir::Value) -> ir::Value { self.binop("fadd fast", l, r) }
     fn fadd_algebraic(&mut self, l: ir::Value, r: ir::Value) -> ir::Value { self.binop("fadd reassoc nsz arcp contract", l, r) }
     fn sub(&mut self, l: ir::Value, r: ir::Value) -> ir::Value { self.binop("sub", l, r) }
-    fn fsub(&mut self, l: ir::Value, r: ir::Value) -> ir::Value { self.binop("fsub", l, r) }
+    fn fsub(&mut self, l: ir::Value, r: ir::Value) -> ir::Value { self.binop(self.cx.fp_op("fsub"), l, r) }
     fn fsub_fast(&mut self, l: ir::Value, r: ir::Value) -> ir::Value { self.binop("fsub fast", l, r) }
     fn fsub_algebraic(&mut self, l: ir::Value, r: ir::Value) -> ir::Value { self.binop("fsub reassoc nsz arcp contract", l, r) }
     fn mul(&mut self, l: ir::Value, r: ir::Value) -> ir::Value { self.binop("mul", l, r) }
-    fn fmul(&mut self, l: ir::Value, r: ir::Value) -> ir::Value { self.binop("fmul", l, r) }
+    fn fmul(&mut self, l: ir::Value, r: ir::Value) -> ir::Value { self.binop(self.cx.fp_op("fmul"), l, r) }
     fn fmul_fast(&mut self, l: ir::Value, r: ir::Value) -> ir::Value { self.binop("fmul fast", l, r) }
     fn fmul_algebraic(&mut self, l: ir::Value, r: ir::Value) -> ir::Value { self.binop("fmul reassoc nsz arcp contract", l, r) }
     fn udiv(&mut self, l: ir::Value, r: ir::Value) -> ir::Value { self.binop("udiv", l, r) }

@@ -30,6 +30,8 @@ pub struct Reached<'tcx> {
 
 pub struct CodegenCx<'tcx> {
     pub tcx: TyCtxt<'tcx>,
+    /// Whether the user's `a*b+c` may become one `fma` (`--no-fmad` turns it off).
+    pub fmad: bool,
     pub module: RefCell<Module>,
     pub instances: RefCell<FxHashMap<Instance<'tcx>, ir::Value>>,
     pub statics: RefCell<FxHashMap<DefId, ir::Value>>,
@@ -52,9 +54,10 @@ pub struct CodegenCx<'tcx> {
 }
 
 impl<'tcx> CodegenCx<'tcx> {
-    pub fn new(tcx: TyCtxt<'tcx>) -> Self {
+    pub fn new(tcx: TyCtxt<'tcx>, fmad: bool) -> Self {
         CodegenCx {
             tcx,
+            fmad,
             module: RefCell::new(Module::default()),
             instances: Default::default(),
             statics: Default::default(),
@@ -78,6 +81,17 @@ impl<'tcx> CodegenCx<'tcx> {
     }
 
     /// A copy of the type's description, so no borrow of the module outlives the call.
+    /// The user's float add/sub/mul, marked `contract` when fusing is allowed: only the user's
+    /// arithmetic may fuse, never libdevice's, whose algorithms count on separate roundings.
+    pub fn fp_op(&self, op: &'static str) -> &'static str {
+        match (self.fmad, op) {
+            (true, "fadd") => "fadd contract",
+            (true, "fsub") => "fsub contract",
+            (true, "fmul") => "fmul contract",
+            _ => op,
+        }
+    }
+
     pub fn type_data(&self, t: ir::Type) -> TypeData {
         self.module.borrow().type_data(t).clone()
     }

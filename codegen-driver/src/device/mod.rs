@@ -69,7 +69,7 @@ pub fn compile_crate(tcx: TyCtxt<'_>) -> Option<DeviceOutput> {
 
     let lower_start = Instant::now();
     progress(ProgressEvent::StepStarted { crate_name: crate_name.clone(), step: Step::Lower, arch: None });
-    let cx = CodegenCx::new(tcx);
+    let cx = CodegenCx::new(tcx, config.fmad);
     let infos: Vec<_> = kernels.iter().map(|k| entry::define(&cx, k)).collect();
     loop {
         let next = cx.queue.borrow_mut().pop();
