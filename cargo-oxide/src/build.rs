@@ -47,9 +47,29 @@ fn choose_archs(args: &BuildArgs) -> Result<Vec<Arch>> {
     Ok(vec![arch])
 }
 
+/// Size and modification time of `oxide-rustc`: a rebuilt compiler changes the config, which is
+/// an env dependency of every crate with kernels, so cargo recompiles their device code.
+fn compiler_id(rustc_wrapper: &std::path::Path) -> String {
+    let Ok(meta) = std::fs::metadata(rustc_wrapper) else { return String::new() };
+    let mtime = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    format!("{}:{mtime}", meta.len())
+}
+
 /// The device configuration for `oxide-rustc`, with every tool it will run checked to exist.
-fn device_config(args: &BuildArgs, archs: Vec<Arch>, emit: Vec<Emit>, artifact_dir: PathBuf, tools: &Tools) -> Result<DeviceConfig> {
+fn device_config(
+    args: &BuildArgs,
+    archs: Vec<Arch>,
+    emit: Vec<Emit>,
+    artifact_dir: PathBuf,
+    tools: &Tools,
+    rustc_wrapper: &std::path::Path,
+) -> Result<DeviceConfig> {
     let mut config = DeviceConfig {
+        compiler: compiler_id(rustc_wrapper),
         archs,
         emit,
         fmad: !args.no_fmad,
@@ -81,7 +101,7 @@ fn prepare(args: &BuildArgs, subcommand: &str) -> Result<Prepared> {
     let rustc_wrapper = tools::oxide_rustc()?;
     let project = Project::load(args.manifest_path.as_deref(), Some(&tools.toolchain), Some(args))?;
     let oxide_dir = project.oxide_dir();
-    let config = device_config(args, archs, emit, oxide_dir.clone(), &tools)?;
+    let config = device_config(args, archs, emit, oxide_dir.clone(), &tools, &rustc_wrapper)?;
     std::fs::create_dir_all(&oxide_dir).with_context(|| format!("could not create {}", oxide_dir.display()))?;
 
     let mut cmd = Command::new(tools.toolchain.cargo());

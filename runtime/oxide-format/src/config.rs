@@ -255,6 +255,10 @@ pub struct DeviceConfig {
     /// Where the driver appends [`crate::progress::ProgressEvent`] JSON lines, if anywhere.
     #[serde(default)]
     pub progress_file: Option<PathBuf>,
+    /// Identifies the `oxide-rustc` build (its size and modification time): part of the config,
+    /// and so of cargo's fingerprint, so that a new device compiler rebuilds the kernels.
+    #[serde(default)]
+    pub compiler: String,
 }
 
 /// A [`CONFIG_ENV`] value that could not be read.
@@ -412,6 +416,7 @@ mod tests {
             artifact_dir: "/t/oxide".into(),
             tools: ToolPaths { llc: "/bin/llc".into(), ptxas: Some("/bin/ptxas".into()), ..Default::default() },
             progress_file: Some("/t/progress.jsonl".into()),
+            compiler: String::new(),
         }
     }
 
