@@ -60,6 +60,16 @@ pub fn compile_crate(tcx: TyCtxt<'_>) -> Option<DeviceOutput> {
             let _ = event.append_to(path);
         }
     };
+    // Reports a failed device build (the diagnostics are out already) and stops the compilation.
+    let fail = |message: String| -> Option<DeviceOutput> {
+        progress(ProgressEvent::CrateFailed { crate_name: crate_name.clone(), message: message.clone() });
+        if tcx.dcx().has_errors().is_none() {
+            tcx.dcx().err(format!("device build of `{crate_name}` failed: {message}"));
+        }
+        tcx.dcx().abort_if_errors();
+        None
+    };
+    const UNSUPPORTED: &str = "device code uses unsupported Rust (see the errors above)";
     let started = Instant::now();
     progress(ProgressEvent::CrateStarted {
         crate_name: crate_name.clone(),
@@ -77,22 +87,12 @@ pub fn compile_crate(tcx: TyCtxt<'_>) -> Option<DeviceOutput> {
         define(&cx, instance);
     }
     if cx.failed.get() || tcx.dcx().has_errors().is_some() {
-        progress(ProgressEvent::CrateFailed {
-            crate_name,
-            message: "device code uses unsupported Rust (see the errors above)".into(),
-        });
-        tcx.dcx().abort_if_errors();
-        return None;
+        return fail(UNSUPPORTED.into());
     }
     let ll = cx.module.borrow().print(TRIPLE, DATALAYOUT, "");
     let optimized = match crate::toolchain::optimize(&config, &crate_name, &ll) {
         Ok(o) => o,
-        Err(e) => {
-            progress(ProgressEvent::CrateFailed { crate_name: crate_name.clone(), message: e.to_string() });
-            tcx.dcx().err(format!("device build of `{crate_name}` failed: {e}"));
-            tcx.dcx().abort_if_errors();
-            return None;
-        }
+        Err(e) => return fail(e.to_string()),
     };
     // Functions without a device body are errors only if optimisation kept them: code that only a
     // panic path references (formatting a panic message, say) is gone by now.
@@ -106,12 +106,7 @@ pub fn compile_crate(tcx: TyCtxt<'_>) -> Option<DeviceOutput> {
     }
     errors::report_deferred(&cx);
     if cx.failed.get() {
-        progress(ProgressEvent::CrateFailed {
-            crate_name,
-            message: "device code uses unsupported Rust (see the errors above)".into(),
-        });
-        tcx.dcx().abort_if_errors();
-        return None;
+        return fail(UNSUPPORTED.into());
     }
     progress(ProgressEvent::StepFinished {
         crate_name: crate_name.clone(),
@@ -123,15 +118,10 @@ pub fn compile_crate(tcx: TyCtxt<'_>) -> Option<DeviceOutput> {
     let result = crate::toolchain::build_device_artifacts(&config, &crate_name, &optimized, infos, &progress);
     match result {
         Ok(output) => {
-            progress(ProgressEvent::CrateFinished { crate_name, millis: started.elapsed().as_millis() as u64 });
+            progress(ProgressEvent::CrateFinished { crate_name: crate_name.clone(), millis: started.elapsed().as_millis() as u64 });
             Some(output)
         }
-        Err(e) => {
-            progress(ProgressEvent::CrateFailed { crate_name: crate_name.clone(), message: e.to_string() });
-            tcx.dcx().err(format!("device build of `{crate_name}` failed: {e}"));
-            tcx.dcx().abort_if_errors();
-            None
-        }
+        Err(e) => fail(e.to_string()),
     }
 }
 
