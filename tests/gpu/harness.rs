@@ -3,18 +3,27 @@
 #![allow(dead_code)]
 
 use std::fmt::Display;
+use std::sync::Arc;
+
+use cuda_core::{CudaContext, CudaStream};
+
+/// The seed of a binary's random inputs: `GPU_TEST_SEED`, else the clock; printed, so a failure can
+/// be replayed.
+pub fn seed_from_env_or_clock() -> u64 {
+    let seed = std::env::var("GPU_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
+    });
+    println!("seed {seed} (set GPU_TEST_SEED to replay)");
+    seed
+}
 
 /// A 64-bit LCG (Knuth's MMIX constants): reproducible inputs without a dependency.
 pub struct Lcg(pub u64);
 
 impl Lcg {
-    /// Seeded from the clock (printed, so a failure can be replayed with `GPU_TEST_SEED`).
+    /// Seeded by [`seed_from_env_or_clock`].
     pub fn from_env_or_clock() -> Lcg {
-        let seed = std::env::var("GPU_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
-        });
-        println!("seed {seed} (set GPU_TEST_SEED to replay)");
-        Lcg(seed)
+        Lcg(seed_from_env_or_clock())
     }
 
     pub fn next_u64(&mut self) -> u64 {
@@ -22,6 +31,11 @@ impl Lcg {
         let x = self.0;
         // xorshift the output: the LCG's low bits alone are weak.
         x ^ (x >> 29) ^ (x << 17)
+    }
+
+    /// The high half of [`Lcg::next_u64`].
+    pub fn next_u32(&mut self) -> u32 {
+        (self.next_u64() >> 32) as u32
     }
 
     /// A float in [-1000, 1000).
@@ -95,8 +109,39 @@ impl Report {
         }
     }
 
+    /// Runs what every check needs; when it fails, prints `FAIL name/setup: why` and the summary,
+    /// and exits non-zero.
+    pub fn setup<T>(&mut self, f: impl FnOnce() -> Result<T, String>) -> T {
+        match f() {
+            Ok(t) => t,
+            Err(why) => {
+                self.failed += 1;
+                println!("FAIL {}/setup: {why}", self.name);
+                self.exit()
+            }
+        }
+    }
+
+    /// The usual setup: device 0's context, its default stream, and the crate's module, loaded on
+    /// that context by `load` (`kernels::load`).
+    pub fn load<M, E: Display>(
+        &mut self,
+        load: impl FnOnce(&Arc<CudaContext>) -> Result<M, E>,
+    ) -> (Arc<CudaContext>, Arc<CudaStream>, M) {
+        self.setup(|| {
+            let ctx = ck(CudaContext::new(0), "CudaContext::new(0)")?;
+            let module = ck(load(&ctx), "kernels::load")?;
+            let stream = ctx.default_stream();
+            Ok((ctx, stream, module))
+        })
+    }
+
     /// Prints the summary and exits non-zero when any check failed.
     pub fn finish(self) -> ! {
+        self.exit()
+    }
+
+    fn exit(&self) -> ! {
         println!("{}: {} passed, {} failed", self.name, self.passed, self.failed);
         std::process::exit(if self.failed == 0 && self.passed > 0 { 0 } else { 1 })
     }

@@ -1,8 +1,12 @@
 //! GPU test: each block of 256 threads sums its 256 inputs through a `SharedArray` tree reduction
 //! (`bar.sync` between the steps); thread 0 writes the block's sum. Random `u32` inputs, a
 //! length that leaves a partial last block, output poisoned first; sums compared exactly.
-use cuda_core::{CudaContext, DeviceBuffer, LaunchConfig};
+use cuda_core::{DeviceBuffer, LaunchConfig};
 use cuda_device::{SharedArray, cuda_module, kernel, launch_bounds, sync_threads, thread};
+
+#[path = "../../harness.rs"]
+mod harness;
+use harness::{Lcg, Report, ck, compare};
 
 #[cuda_module]
 mod kernels {
@@ -36,52 +40,24 @@ mod kernels {
 const N: usize = 1_000_003;
 const BLOCK: usize = 256;
 
-struct Lcg(u64);
-
-impl Lcg {
-    fn next_u32(&mut self) -> u32 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (self.0 >> 33) as u32
-    }
-}
-
 fn main() {
-    match run() {
-        Ok(blocks) => println!("PASS block-reduce: {blocks} block sums match the CPU reference"),
-        Err(err) => {
-            eprintln!("FAIL block-reduce: {err}");
-            std::process::exit(1);
-        }
-    }
-}
+    let mut report = Report::new("block-reduce");
+    let mut rng = Lcg::from_env_or_clock();
+    let (_ctx, stream, module) = report.load(kernels::load);
 
-fn run() -> Result<usize, String> {
-    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1);
-    let mut rng = Lcg(seed);
-    let x: Vec<u32> = (0..N).map(|_| rng.next_u32() % 1_000_000).collect();
-    let blocks = N.div_ceil(BLOCK);
-    let expected: Vec<u32> =
-        x.chunks(BLOCK).map(|c| c.iter().fold(0u32, |a, &b| a.wrapping_add(b))).collect();
+    report.check("block_sums", || {
+        let x: Vec<u32> = (0..N).map(|_| rng.next_u32() % 1_000_000).collect();
+        let blocks = N.div_ceil(BLOCK);
+        let expected: Vec<u32> =
+            x.chunks(BLOCK).map(|c| c.iter().fold(0u32, |a, &b| a.wrapping_add(b))).collect();
 
-    let ctx = CudaContext::new(0).map_err(|e| format!("CudaContext::new(0): {e}"))?;
-    let stream = ctx.default_stream();
-    let module = kernels::load(&ctx).map_err(|e| format!("kernels::load: {e}"))?;
-    let x_dev = DeviceBuffer::from_host(&stream, &x).map_err(|e| format!("copy x to the device: {e}"))?;
-    let mut sums_dev = DeviceBuffer::from_host(&stream, &vec![0xDEAD_BEEFu32; blocks]).map_err(|e| format!("poison sums: {e}"))?;
+        let x_dev = ck(DeviceBuffer::from_host(&stream, &x), "copy x to the device")?;
+        let mut sums_dev = ck(DeviceBuffer::from_host(&stream, &vec![0xDEAD_BEEFu32; blocks]), "poison sums")?;
+        let config = LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (BLOCK as u32, 1, 1), shared_mem_bytes: 0 };
+        ck(module.block_sum(&stream, config, &x_dev, &mut sums_dev), "launch block_sum")?;
+        ck(stream.synchronize(), "synchronize after block_sum")?;
+        compare("block sums", &ck(sums_dev.to_host_vec(&stream), "copy sums to the host")?, &expected, PartialEq::eq)
+    });
 
-    let config = LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (BLOCK as u32, 1, 1), shared_mem_bytes: 0 };
-    module.block_sum(&stream, config, &x_dev, &mut sums_dev).map_err(|e| format!("launch block_sum: {e}"))?;
-    stream.synchronize().map_err(|e| format!("synchronize after block_sum: {e}"))?;
-    let sums = sums_dev.to_host_vec(&stream).map_err(|e| format!("copy sums to the host: {e}"))?;
-
-    let wrong: Vec<usize> = (0..blocks).filter(|&b| sums[b] != expected[b]).collect();
-    if let Some(&first) = wrong.first() {
-        return Err(format!(
-            "{} of {blocks} block sums differ (seed {seed}); first at block {first}: gpu {} cpu {}",
-            wrong.len(),
-            sums[first],
-            expected[first]
-        ));
-    }
-    Ok(blocks)
+    report.finish()
 }

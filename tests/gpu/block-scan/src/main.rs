@@ -1,8 +1,12 @@
 //! GPU test: inclusive prefix sum within each block of 256 threads: a warp scan
 //! (`shfl.sync.up`), warp totals through shared memory, a scan of those by warp 0, and the
 //! offsets added back. Random inputs, partial last block, output poisoned; compared exactly.
-use cuda_core::{CudaContext, DeviceBuffer, LaunchConfig};
+use cuda_core::{DeviceBuffer, LaunchConfig};
 use cuda_device::{DisjointSlice, SharedArray, cuda_module, kernel, launch_bounds, sync_threads, thread, warp};
+
+#[path = "../../harness.rs"]
+mod harness;
+use harness::{Lcg, Report, ck, compare};
 
 #[cuda_module]
 mod kernels {
@@ -43,58 +47,29 @@ mod kernels {
 
 const N: usize = 1_000_003;
 
-struct Lcg(u64);
-
-impl Lcg {
-    fn next_u32(&mut self) -> u32 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (self.0 >> 33) as u32
-    }
-}
-
 fn main() {
-    match run() {
-        Ok(()) => println!("PASS block-scan: inclusive scans of {} blocks match the CPU reference", N.div_ceil(256)),
-        Err(err) => {
-            eprintln!("FAIL block-scan: {err}");
-            std::process::exit(1);
-        }
-    }
-}
+    let mut report = Report::new("block-scan");
+    let mut rng = Lcg::from_env_or_clock();
+    let (_ctx, stream, module) = report.load(kernels::load);
 
-fn run() -> Result<(), String> {
-    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1);
-    let mut rng = Lcg(seed);
-    let x: Vec<u32> = (0..N).map(|_| rng.next_u32() % 100_000).collect();
-    let mut expected = Vec::with_capacity(N);
-    for chunk in x.chunks(256) {
-        let mut acc = 0u32;
-        for &v in chunk {
-            acc += v;
-            expected.push(acc);
+    // Element `i` is thread `i % 256` of block `i / 256`.
+    report.check("inclusive_scans", || {
+        let x: Vec<u32> = (0..N).map(|_| rng.next_u32() % 100_000).collect();
+        let mut expected = Vec::with_capacity(N);
+        for chunk in x.chunks(256) {
+            let mut acc = 0u32;
+            for &v in chunk {
+                acc += v;
+                expected.push(acc);
+            }
         }
-    }
 
-    let ctx = CudaContext::new(0).map_err(|e| format!("CudaContext::new(0): {e}"))?;
-    let stream = ctx.default_stream();
-    let module = kernels::load(&ctx).map_err(|e| format!("kernels::load: {e}"))?;
-    let x_dev = DeviceBuffer::from_host(&stream, &x).map_err(|e| format!("copy x: {e}"))?;
-    let mut out_dev = DeviceBuffer::from_host(&stream, &vec![u32::MAX; N]).map_err(|e| format!("poison out: {e}"))?;
-    module
-        .block_scan(&stream, LaunchConfig::for_num_elems(N as u32), &x_dev, &mut out_dev)
-        .map_err(|e| format!("launch block_scan: {e}"))?;
-    stream.synchronize().map_err(|e| format!("synchronize after block_scan: {e}"))?;
-    let out = out_dev.to_host_vec(&stream).map_err(|e| format!("copy out back: {e}"))?;
-    let wrong: Vec<usize> = (0..N).filter(|&i| out[i] != expected[i]).collect();
-    if let Some(&first) = wrong.first() {
-        return Err(format!(
-            "{} of {N} elements differ (seed {seed}); first at {first} (block {}, thread {}): gpu {} cpu {}",
-            wrong.len(),
-            first / 256,
-            first % 256,
-            out[first],
-            expected[first]
-        ));
-    }
-    Ok(())
+        let x_dev = ck(DeviceBuffer::from_host(&stream, &x), "copy x")?;
+        let mut out_dev = ck(DeviceBuffer::from_host(&stream, &vec![u32::MAX; N]), "poison out")?;
+        ck(module.block_scan(&stream, LaunchConfig::for_num_elems(N as u32), &x_dev, &mut out_dev), "launch block_scan")?;
+        ck(stream.synchronize(), "synchronize after block_scan")?;
+        compare("scans", &ck(out_dev.to_host_vec(&stream), "copy out back")?, &expected, PartialEq::eq)
+    });
+
+    report.finish()
 }

@@ -6,6 +6,10 @@ use cuda_core::{CudaContext, DeviceBuffer, LaunchConfig};
 use cuda_device::{DisjointSlice, SharedArray, cluster, cluster_launch, cuda_module, kernel, thread};
 use cuda_host::cuda_launch;
 
+#[path = "../../harness.rs"]
+mod harness;
+use harness::{Lcg, Report, ck};
+
 #[cuda_module]
 mod kernels {
     use super::*;
@@ -43,26 +47,7 @@ mod kernels {
 const BLOCKS: usize = 132 * 4;
 const N: usize = BLOCKS * kernels::THREADS;
 
-struct Lcg(u64);
-
-impl Lcg {
-    fn next_u32(&mut self) -> u32 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (self.0 >> 33) as u32
-    }
-}
-
-fn main() {
-    match run() {
-        Ok(()) => println!("PASS cluster-neighbour: {BLOCKS} blocks in clusters of 4 read their neighbour's shared memory (typed method and cuda_launch!)"),
-        Err(err) => {
-            eprintln!("FAIL cluster-neighbour: {err}");
-            std::process::exit(1);
-        }
-    }
-}
-
-fn check(what: &str, out: &[u32], ranks: &[u32], x: &[u32], seed: u64) -> Result<(), String> {
+fn check(out: &[u32], ranks: &[u32], x: &[u32]) -> Result<(), String> {
     let t = kernels::THREADS;
     for i in 0..N {
         let (block, tid) = (i / t, i % t);
@@ -72,7 +57,7 @@ fn check(what: &str, out: &[u32], ranks: &[u32], x: &[u32], seed: u64) -> Result
         let want_rank = rank as u32 * 100 + 4;
         if out[i] != want || ranks[i] != want_rank {
             return Err(format!(
-                "{what}: element {i} (block {block}, thread {tid}): gpu {} / rank {} cpu {want} / rank {want_rank} (seed {seed})",
+                "element {i} (block {block}, thread {tid}): gpu {} / rank {} cpu {want} / rank {want_rank}",
                 out[i], ranks[i]
             ));
         }
@@ -80,44 +65,47 @@ fn check(what: &str, out: &[u32], ranks: &[u32], x: &[u32], seed: u64) -> Result
     Ok(())
 }
 
-fn run() -> Result<(), String> {
-    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1);
-    let mut rng = Lcg(seed);
+fn main() {
+    let mut report = Report::new("cluster-neighbour");
+    let mut rng = Lcg::from_env_or_clock();
     let x: Vec<u32> = (0..N).map(|_| rng.next_u32()).collect();
-
-    let ctx = CudaContext::new(0).map_err(|e| format!("CudaContext::new(0): {e}"))?;
-    let (major, minor) = ctx.compute_capability();
-    if major < 9 {
-        return Err(format!("thread block clusters need sm_90 or newer; device 0 is sm_{major}{minor}"));
-    }
-    let stream = ctx.default_stream();
-    let module = kernels::load(&ctx).map_err(|e| format!("kernels::load: {e}"))?;
-    let x_dev = DeviceBuffer::from_host(&stream, &x).map_err(|e| format!("copy x: {e}"))?;
+    let (stream, module) = report.setup(|| {
+        let ctx = ck(CudaContext::new(0), "CudaContext::new(0)")?;
+        let (major, minor) = ctx.compute_capability();
+        if major < 9 {
+            return Err(format!("thread block clusters need sm_90 or newer; device 0 is sm_{major}{minor}"));
+        }
+        let module = ck(kernels::load(&ctx), "kernels::load")?;
+        Ok((ctx.default_stream(), module))
+    });
     let config = LaunchConfig { grid_dim: (BLOCKS as u32, 1, 1), block_dim: (kernels::THREADS as u32, 1, 1), shared_mem_bytes: 0 };
+    let x_dev = report.setup(|| ck(DeviceBuffer::from_host(&stream, &x), "copy x"));
 
     // 1. The typed method (cluster dimensions from #[cluster_launch]).
-    let mut out_dev = DeviceBuffer::from_host(&stream, &vec![u32::MAX; N]).map_err(|e| format!("poison out: {e}"))?;
-    let mut ranks_dev = DeviceBuffer::from_host(&stream, &vec![u32::MAX; N]).map_err(|e| format!("poison ranks: {e}"))?;
-    module.neighbour(&stream, config, &x_dev, &mut out_dev, &mut ranks_dev).map_err(|e| format!("launch neighbour (typed): {e}"))?;
-    stream.synchronize().map_err(|e| format!("synchronize after neighbour (typed): {e}"))?;
-    let out = out_dev.to_host_vec(&stream).map_err(|e| format!("out back: {e}"))?;
-    let ranks = ranks_dev.to_host_vec(&stream).map_err(|e| format!("ranks back: {e}"))?;
-    check("typed method", &out, &ranks, &x, seed)?;
+    report.check("typed_method", || {
+        let mut out_dev = ck(DeviceBuffer::from_host(&stream, &vec![u32::MAX; N]), "poison out")?;
+        let mut ranks_dev = ck(DeviceBuffer::from_host(&stream, &vec![u32::MAX; N]), "poison ranks")?;
+        ck(module.neighbour(&stream, config, &x_dev, &mut out_dev, &mut ranks_dev), "launch neighbour (typed)")?;
+        ck(stream.synchronize(), "synchronize after neighbour (typed)")?;
+        check(&ck(out_dev.to_host_vec(&stream), "out back")?, &ck(ranks_dev.to_host_vec(&stream), "ranks back")?, &x)
+    });
 
     // 2. cuda_launch! with an explicit cluster_dim.
-    let mut out_dev = DeviceBuffer::from_host(&stream, &vec![u32::MAX; N]).map_err(|e| format!("poison out: {e}"))?;
-    let mut ranks_dev = DeviceBuffer::from_host(&stream, &vec![u32::MAX; N]).map_err(|e| format!("poison ranks: {e}"))?;
-    cuda_launch! {
-        kernel: neighbour,
-        stream: stream,
-        module: module.bundle(),
-        config: config,
-        cluster_dim: (4, 1, 1),
-        args: [slice(x_dev), slice_mut(out_dev), slice_mut(ranks_dev)]
-    }
-    .map_err(|e| format!("cuda_launch! neighbour: {e}"))?;
-    stream.synchronize().map_err(|e| format!("synchronize after cuda_launch! neighbour: {e}"))?;
-    let out = out_dev.to_host_vec(&stream).map_err(|e| format!("out back: {e}"))?;
-    let ranks = ranks_dev.to_host_vec(&stream).map_err(|e| format!("ranks back: {e}"))?;
-    check("cuda_launch!", &out, &ranks, &x, seed)
+    report.check("cuda_launch_cluster_dim", || {
+        let mut out_dev = ck(DeviceBuffer::from_host(&stream, &vec![u32::MAX; N]), "poison out")?;
+        let mut ranks_dev = ck(DeviceBuffer::from_host(&stream, &vec![u32::MAX; N]), "poison ranks")?;
+        let launched = cuda_launch! {
+            kernel: neighbour,
+            stream: stream,
+            module: module.bundle(),
+            config: config,
+            cluster_dim: (4, 1, 1),
+            args: [slice(x_dev), slice_mut(out_dev), slice_mut(ranks_dev)]
+        };
+        ck(launched, "cuda_launch! neighbour")?;
+        ck(stream.synchronize(), "synchronize after cuda_launch! neighbour")?;
+        check(&ck(out_dev.to_host_vec(&stream), "out back")?, &ck(ranks_dev.to_host_vec(&stream), "ranks back")?, &x)
+    });
+
+    report.finish()
 }

@@ -3,8 +3,12 @@
 //! global bins (`atom.global`); the counts must equal the CPU's exactly. A second kernel checks
 //! the other operations (min, max, xor, exchange, inc, sub, system scope, f32/f64 add, and a
 //! 64-bit add built from compare-and-swap) against exact CPU results.
-use cuda_core::{CudaContext, DeviceBuffer, LaunchConfig};
+use cuda_core::{DeviceBuffer, LaunchConfig};
 use cuda_device::{SharedArray, atomic, cuda_module, kernel, launch_bounds, sync_threads, thread};
+
+#[path = "../../harness.rs"]
+mod harness;
+use harness::{Lcg, Report, ck, compare};
 
 #[cuda_module]
 mod kernels {
@@ -68,101 +72,78 @@ mod kernels {
 const N: usize = 4_000_037;
 const M: usize = 100_003;
 
-struct Lcg(u64);
-
-impl Lcg {
-    fn next_u32(&mut self) -> u32 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (self.0 >> 33) as u32
-    }
-}
-
 fn main() {
-    match run() {
-        Ok(()) => println!("PASS histogram-atomics: 256 bins over {N} bytes and every atomic operation match the CPU exactly"),
-        Err(err) => {
-            eprintln!("FAIL histogram-atomics: {err}");
-            std::process::exit(1);
+    let mut report = Report::new("histogram-atomics");
+    let mut rng = Lcg::from_env_or_clock();
+    let (ctx, stream, module) = report.load(kernels::load);
+
+    report.check("histogram", || {
+        // Half the bytes fall into 8 bins: heavy contention on a few addresses.
+        let data: Vec<u8> = (0..N)
+            .map(|_| {
+                let r = rng.next_u32();
+                if r & 1 == 0 { ((r >> 1) % 8) as u8 * 31 } else { (r >> 8) as u8 }
+            })
+            .collect();
+        let mut expected = vec![0u32; 256];
+        for &b in &data {
+            expected[b as usize] += 1;
         }
-    }
-}
 
-fn run() -> Result<(), String> {
-    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1);
-    let mut rng = Lcg(seed);
-    // Half the bytes fall into 8 bins: heavy contention on a few addresses.
-    let data: Vec<u8> = (0..N)
-        .map(|_| {
-            let r = rng.next_u32();
-            if r & 1 == 0 { ((r >> 1) % 8) as u8 * 31 } else { (r >> 8) as u8 }
-        })
-        .collect();
-    let mut expected = vec![0u32; 256];
-    for &b in &data {
-        expected[b as usize] += 1;
-    }
+        let data_dev = ck(DeviceBuffer::from_host(&stream, &data), "copy data to the device")?;
+        let mut bins_dev = ck(DeviceBuffer::<u32>::zeroed(&stream, 256), "zeroed bins")?;
+        let config = LaunchConfig { grid_dim: (ctx.sm_count() * 4, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        ck(module.histogram(&stream, config, &data_dev, &mut bins_dev), "launch histogram")?;
+        ck(stream.synchronize(), "synchronize after histogram")?;
+        compare("bins", &ck(bins_dev.to_host_vec(&stream), "copy bins to the host")?, &expected, PartialEq::eq)
+    });
 
-    let ctx = CudaContext::new(0).map_err(|e| format!("CudaContext::new(0): {e}"))?;
-    let stream = ctx.default_stream();
-    let module = kernels::load(&ctx).map_err(|e| format!("kernels::load: {e}"))?;
-    let data_dev = DeviceBuffer::from_host(&stream, &data).map_err(|e| format!("copy data to the device: {e}"))?;
-    let mut bins_dev = DeviceBuffer::<u32>::zeroed(&stream, 256).map_err(|e| format!("zeroed bins: {e}"))?;
-    let config = LaunchConfig { grid_dim: (ctx.sm_count() * 4, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
-    module.histogram(&stream, config, &data_dev, &mut bins_dev).map_err(|e| format!("launch histogram: {e}"))?;
-    stream.synchronize().map_err(|e| format!("synchronize after histogram: {e}"))?;
-    let bins = bins_dev.to_host_vec(&stream).map_err(|e| format!("copy bins to the host: {e}"))?;
-    let wrong: Vec<usize> = (0..256).filter(|&b| bins[b] != expected[b]).collect();
-    if let Some(&first) = wrong.first() {
-        return Err(format!(
-            "{} of 256 bins differ (seed {seed}); first bin {first}: gpu {} cpu {}",
-            wrong.len(),
-            bins[first],
-            expected[first]
-        ));
-    }
+    report.check("other_atomics", || {
+        let x: Vec<i32> = (0..M).map(|_| (rng.next_u32() % 2001) as i32 - 1000).collect();
+        let cpu_ints = [
+            *x.iter().min().unwrap_or(&0),
+            *x.iter().max().unwrap_or(&0),
+            x.iter().fold(0, |a, &b| a ^ b),
+            M as i32,
+            7,
+        ];
+        let cpu_words = [x.iter().fold(0u64, |a, &b| a.wrapping_add(b as i64 as u64)), M as u64];
+        let cpu_wrap = (M % 10) as u32;
+        let cpu_sum64: f64 = x.iter().map(|&v| v as f64).sum();
+        let cpu_sum32: f32 = x.iter().map(|&v| v.rem_euclid(4) as f32).sum();
 
-    // The other operations.
-    let x: Vec<i32> = (0..M).map(|_| (rng.next_u32() % 2001) as i32 - 1000).collect();
-    let cpu_ints = [
-        *x.iter().min().unwrap_or(&0),
-        *x.iter().max().unwrap_or(&0),
-        x.iter().fold(0, |a, &b| a ^ b),
-        M as i32,
-        7,
-    ];
-    let cpu_words = [x.iter().fold(0u64, |a, &b| a.wrapping_add(b as i64 as u64)), M as u64];
-    let cpu_wrap = (M % 10) as u32;
-    let cpu_sum64: f64 = x.iter().map(|&v| v as f64).sum();
-    let cpu_sum32: f32 = x.iter().map(|&v| v.rem_euclid(4) as f32).sum();
+        let x_dev = ck(DeviceBuffer::from_host(&stream, &x), "copy x")?;
+        let mut ints_dev = ck(DeviceBuffer::from_host(&stream, &[i32::MAX, i32::MIN, 0, 0, -1]), "ints")?;
+        let mut words_dev = ck(DeviceBuffer::from_host(&stream, &[0u64, 2 * M as u64]), "words")?;
+        let mut wrap_dev = ck(DeviceBuffer::from_host(&stream, &[0u32]), "wrap")?;
+        let mut sum64_dev = ck(DeviceBuffer::from_host(&stream, &[0f64]), "sum64")?;
+        let mut sum32_dev = ck(DeviceBuffer::from_host(&stream, &[0f32]), "sum32")?;
+        // One block for sum32, whose adds have block scope.
+        let config = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
+        ck(
+            module.reductions(&stream, config, &x_dev, &mut ints_dev, &mut words_dev, &mut wrap_dev, &mut sum64_dev, &mut sum32_dev),
+            "launch reductions",
+        )?;
+        ck(stream.synchronize(), "synchronize after reductions")?;
+        let ints = ck(ints_dev.to_host_vec(&stream), "ints back")?;
+        let words = ck(words_dev.to_host_vec(&stream), "words back")?;
+        let wrap = ck(wrap_dev.to_host_vec(&stream), "wrap back")?;
+        let sum64 = ck(sum64_dev.to_host_vec(&stream), "sum64 back")?;
+        let sum32 = ck(sum32_dev.to_host_vec(&stream), "sum32 back")?;
+        if ints != cpu_ints {
+            return Err(format!("[min, max, xor, count, exchange]: gpu {ints:?} cpu {cpu_ints:?}"));
+        }
+        if words != cpu_words {
+            return Err(format!("[cas sum, sub]: gpu {words:?} cpu {cpu_words:?}"));
+        }
+        if wrap[0] != cpu_wrap {
+            return Err(format!("inc_wrap: gpu {} cpu {cpu_wrap}", wrap[0]));
+        }
+        if sum64[0] != cpu_sum64 || sum32[0] != cpu_sum32 {
+            return Err(format!("float adds: gpu {} / {} cpu {cpu_sum64} / {cpu_sum32}", sum64[0], sum32[0]));
+        }
+        Ok(())
+    });
 
-    let x_dev = DeviceBuffer::from_host(&stream, &x).map_err(|e| format!("copy x: {e}"))?;
-    let mut ints_dev = DeviceBuffer::from_host(&stream, &[i32::MAX, i32::MIN, 0, 0, -1]).map_err(|e| format!("ints: {e}"))?;
-    let mut words_dev = DeviceBuffer::from_host(&stream, &[0u64, 2 * M as u64]).map_err(|e| format!("words: {e}"))?;
-    let mut wrap_dev = DeviceBuffer::from_host(&stream, &[0u32]).map_err(|e| format!("wrap: {e}"))?;
-    let mut sum64_dev = DeviceBuffer::from_host(&stream, &[0f64]).map_err(|e| format!("sum64: {e}"))?;
-    let mut sum32_dev = DeviceBuffer::from_host(&stream, &[0f32]).map_err(|e| format!("sum32: {e}"))?;
-    // One block for sum32, whose adds have block scope.
-    let config = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
-    module
-        .reductions(&stream, config, &x_dev, &mut ints_dev, &mut words_dev, &mut wrap_dev, &mut sum64_dev, &mut sum32_dev)
-        .map_err(|e| format!("launch reductions: {e}"))?;
-    stream.synchronize().map_err(|e| format!("synchronize after reductions: {e}"))?;
-    let ints = ints_dev.to_host_vec(&stream).map_err(|e| format!("ints back: {e}"))?;
-    let words = words_dev.to_host_vec(&stream).map_err(|e| format!("words back: {e}"))?;
-    let wrap = wrap_dev.to_host_vec(&stream).map_err(|e| format!("wrap back: {e}"))?;
-    let sum64 = sum64_dev.to_host_vec(&stream).map_err(|e| format!("sum64 back: {e}"))?;
-    let sum32 = sum32_dev.to_host_vec(&stream).map_err(|e| format!("sum32 back: {e}"))?;
-    if ints != cpu_ints {
-        return Err(format!("[min, max, xor, count, exchange]: gpu {ints:?} cpu {cpu_ints:?} (seed {seed})"));
-    }
-    if words != cpu_words {
-        return Err(format!("[cas sum, sub]: gpu {words:?} cpu {cpu_words:?} (seed {seed})"));
-    }
-    if wrap[0] != cpu_wrap {
-        return Err(format!("inc_wrap: gpu {} cpu {cpu_wrap}", wrap[0]));
-    }
-    if sum64[0] != cpu_sum64 || sum32[0] != cpu_sum32 {
-        return Err(format!("float adds: gpu {} / {} cpu {cpu_sum64} / {cpu_sum32} (seed {seed})", sum64[0], sum32[0]));
-    }
-    Ok(())
+    report.finish()
 }

@@ -5,6 +5,10 @@
 use cuda_core::{CudaContext, DeviceBuffer, LaunchConfig};
 use cuda_device::{cuda_module, gpu_printf, kernel, thread};
 
+#[path = "../../harness.rs"]
+mod harness;
+use harness::{Lcg, Report, ck};
+
 #[cuda_module]
 mod kernels {
     use super::*;
@@ -32,15 +36,6 @@ mod kernels {
 
 const N: usize = 96;
 const CHILD_ENV: &str = "GPU_PRINTF_CHILD";
-
-struct Lcg(u64);
-
-impl Lcg {
-    fn next_u32(&mut self) -> u32 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (self.0 >> 33) as u32
-    }
-}
 
 fn inputs(seed: u64) -> Vec<i32> {
     let mut rng = Lcg(seed);
@@ -77,6 +72,7 @@ fn expected(x: &[i32]) -> Vec<String> {
 }
 
 fn main() {
+    // The child prints nothing but the kernel's lines: no seed line, no PASS/FAIL.
     if let Ok(seed) = std::env::var(CHILD_ENV) {
         if let Err(err) = child(seed.parse().unwrap_or(1)) {
             eprintln!("child: {err}");
@@ -84,35 +80,27 @@ fn main() {
         }
         return;
     }
-    match parent() {
-        Ok(()) => println!("PASS printf: {N} gpu_printf! lines match the CPU's"),
-        Err(err) => {
-            eprintln!("FAIL printf: {err}");
-            std::process::exit(1);
-        }
-    }
+    let mut report = Report::new("printf");
+    let seed = harness::seed_from_env_or_clock();
+    report.check("lines_match", || parent(seed));
+    report.finish()
 }
 
 fn child(seed: u64) -> Result<(), String> {
     let x = inputs(seed);
-    let ctx = CudaContext::new(0).map_err(|e| format!("CudaContext::new(0): {e}"))?;
+    let ctx = ck(CudaContext::new(0), "CudaContext::new(0)")?;
     let stream = ctx.default_stream();
-    let module = kernels::load(&ctx).map_err(|e| format!("kernels::load: {e}"))?;
-    let x_dev = DeviceBuffer::from_host(&stream, &x).map_err(|e| format!("copy x: {e}"))?;
+    let module = ck(kernels::load(&ctx), "kernels::load")?;
+    let x_dev = ck(DeviceBuffer::from_host(&stream, &x), "copy x")?;
     let config = LaunchConfig { grid_dim: (2, 1, 1), block_dim: (64, 1, 1), shared_mem_bytes: 0 };
-    module.say(&stream, config, &x_dev, 0.25).map_err(|e| format!("launch say: {e}"))?;
-    stream.synchronize().map_err(|e| format!("synchronize after say: {e}"))?;
-    ctx.synchronize().map_err(|e| format!("context synchronize: {e}"))?;
-    Ok(())
+    ck(module.say(&stream, config, &x_dev, 0.25), "launch say")?;
+    ck(stream.synchronize(), "synchronize after say")?;
+    ck(ctx.synchronize(), "context synchronize")
 }
 
-fn parent() -> Result<(), String> {
-    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1);
-    let exe = std::env::current_exe().map_err(|e| format!("path of this binary: {e}"))?;
-    let out = std::process::Command::new(exe)
-        .env(CHILD_ENV, seed.to_string())
-        .output()
-        .map_err(|e| format!("run the child: {e}"))?;
+fn parent(seed: u64) -> Result<(), String> {
+    let exe = ck(std::env::current_exe(), "path of this binary")?;
+    let out = ck(std::process::Command::new(exe).env(CHILD_ENV, seed.to_string()).output(), "run the child")?;
     let stdout = String::from_utf8_lossy(&out.stdout);
     if !out.status.success() {
         return Err(format!("child failed ({}): {}{}", out.status, stdout, String::from_utf8_lossy(&out.stderr)));
@@ -123,7 +111,7 @@ fn parent() -> Result<(), String> {
     if got != want {
         let first = got.iter().zip(&want).position(|(g, w)| g != w).unwrap_or(got.len().min(want.len()));
         return Err(format!(
-            "{} lines printed, {} expected (seed {seed}); first difference (sorted) at {first}:\n  gpu: {:?}\n  cpu: {:?}",
+            "{} lines printed, {} expected; first difference (sorted) at {first}:\n  gpu: {:?}\n  cpu: {:?}",
             got.len(),
             want.len(),
             got.get(first),

@@ -2,8 +2,12 @@
 //! idle lanes still take part, with 0): butterfly-shuffle sums, ballot + popc counts of positive
 //! values, `shfl.sync.down` of 64-bit values, `redux.sync` sums, `match.any`, warp max.
 //! Every result compared exactly with the CPU.
-use cuda_core::{CudaContext, DeviceBuffer, LaunchConfig};
+use cuda_core::{DeviceBuffer, LaunchConfig};
 use cuda_device::{DisjointSlice, cuda_module, kernel, thread, warp};
+
+#[path = "../../harness.rs"]
+mod harness;
+use harness::{Lcg, Report, ck};
 
 #[cuda_module]
 mod kernels {
@@ -47,71 +51,54 @@ mod kernels {
 
 const N: usize = 100_003;
 
-struct Lcg(u64);
-
-impl Lcg {
-    fn next_u32(&mut self) -> u32 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (self.0 >> 33) as u32
-    }
-}
-
 fn main() {
-    match run() {
-        Ok(()) => println!("PASS warp-ops: shuffle sums, ballot/popc counts, 64-bit shuffles, redux, match and max over {N} elements match the CPU"),
-        Err(err) => {
-            eprintln!("FAIL warp-ops: {err}");
-            std::process::exit(1);
-        }
-    }
-}
+    let mut report = Report::new("warp-ops");
+    let mut rng = Lcg::from_env_or_clock();
+    let (_ctx, stream, module) = report.load(kernels::load);
 
-fn run() -> Result<(), String> {
-    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1);
-    let mut rng = Lcg(seed);
-    let x: Vec<i32> = (0..N).map(|_| (rng.next_u32() % 20001) as i32 - 10000).collect();
-    let threads = N.div_ceil(256) * 256;
-    let val = |i: usize| if i < N { x[i] } else { 0 };
+    report.check("warp_ops", || {
+        let x: Vec<i32> = (0..N).map(|_| (rng.next_u32() % 20001) as i32 - 10000).collect();
+        let threads = N.div_ceil(256) * 256;
+        let val = |i: usize| if i < N { x[i] } else { 0 };
 
-    let ctx = CudaContext::new(0).map_err(|e| format!("CudaContext::new(0): {e}"))?;
-    let stream = ctx.default_stream();
-    let module = kernels::load(&ctx).map_err(|e| format!("kernels::load: {e}"))?;
-    let x_dev = DeviceBuffer::from_host(&stream, &x).map_err(|e| format!("copy x: {e}"))?;
-    let mut sums_dev = DeviceBuffer::from_host(&stream, &vec![i32::MIN; N]).map_err(|e| format!("poison sums: {e}"))?;
-    let mut counts_dev = DeviceBuffer::from_host(&stream, &vec![u32::MAX; N]).map_err(|e| format!("poison counts: {e}"))?;
-    let mut down_dev = DeviceBuffer::from_host(&stream, &vec![u64::MAX; N]).map_err(|e| format!("poison down: {e}"))?;
-    let mut misc_dev = DeviceBuffer::from_host(&stream, &vec![[u32::MAX; 3]; N]).map_err(|e| format!("poison misc: {e}"))?;
-    module
-        .warp_ops(&stream, LaunchConfig::for_num_elems(N as u32), &x_dev, &mut sums_dev, &mut counts_dev, &mut down_dev, &mut misc_dev)
-        .map_err(|e| format!("launch warp_ops: {e}"))?;
-    stream.synchronize().map_err(|e| format!("synchronize after warp_ops: {e}"))?;
-    let sums = sums_dev.to_host_vec(&stream).map_err(|e| format!("sums back: {e}"))?;
-    let counts = counts_dev.to_host_vec(&stream).map_err(|e| format!("counts back: {e}"))?;
-    let down = down_dev.to_host_vec(&stream).map_err(|e| format!("down back: {e}"))?;
-    let misc = misc_dev.to_host_vec(&stream).map_err(|e| format!("misc back: {e}"))?;
+        let x_dev = ck(DeviceBuffer::from_host(&stream, &x), "copy x")?;
+        let mut sums_dev = ck(DeviceBuffer::from_host(&stream, &vec![i32::MIN; N]), "poison sums")?;
+        let mut counts_dev = ck(DeviceBuffer::from_host(&stream, &vec![u32::MAX; N]), "poison counts")?;
+        let mut down_dev = ck(DeviceBuffer::from_host(&stream, &vec![u64::MAX; N]), "poison down")?;
+        let mut misc_dev = ck(DeviceBuffer::from_host(&stream, &vec![[u32::MAX; 3]; N]), "poison misc")?;
+        let config = LaunchConfig::for_num_elems(N as u32);
+        ck(module.warp_ops(&stream, config, &x_dev, &mut sums_dev, &mut counts_dev, &mut down_dev, &mut misc_dev), "launch warp_ops")?;
+        ck(stream.synchronize(), "synchronize after warp_ops")?;
+        let sums = ck(sums_dev.to_host_vec(&stream), "sums back")?;
+        let counts = ck(counts_dev.to_host_vec(&stream), "counts back")?;
+        let down = ck(down_dev.to_host_vec(&stream), "down back")?;
+        let misc = ck(misc_dev.to_host_vec(&stream), "misc back")?;
 
-    let mut errors = Vec::new();
-    for w in 0..threads / 32 {
-        let lanes = w * 32..w * 32 + 32;
-        let sum: i32 = lanes.clone().map(val).sum();
-        let count = lanes.clone().filter(|&i| val(i) > 0).count() as u32;
-        let max = lanes.clone().map(val).max().unwrap_or(0);
-        for i in lanes.clone().filter(|&i| i < N) {
-            let lane = i % 32;
-            let src = if lane == 31 { i } else { i + 1 };
-            let wide = ((val(src) as i64 as u64) << 24) ^ (src as u64);
-            let same = lanes.clone().enumerate().filter(|&(_, j)| val(j) & 3 == val(i) & 3).fold(0u32, |m, (l, _)| m | 1 << l);
-            let want_misc = [sum as u32, same, max as u32];
-            if sums[i] != sum || counts[i] != count || down[i] != wide || misc[i] != want_misc {
-                errors.push(format!(
-                    "element {i}: sum {} (cpu {sum}), count {} (cpu {count}), down {:#x} (cpu {wide:#x}), [redux, match, max] {:?} (cpu {want_misc:?})",
-                    sums[i], counts[i], down[i], misc[i]
-                ));
+        let mut errors = Vec::new();
+        for w in 0..threads / 32 {
+            let lanes = w * 32..w * 32 + 32;
+            let sum: i32 = lanes.clone().map(val).sum();
+            let count = lanes.clone().filter(|&i| val(i) > 0).count() as u32;
+            let max = lanes.clone().map(val).max().unwrap_or(0);
+            for i in lanes.clone().filter(|&i| i < N) {
+                let lane = i % 32;
+                let src = if lane == 31 { i } else { i + 1 };
+                let wide = ((val(src) as i64 as u64) << 24) ^ (src as u64);
+                let same = lanes.clone().enumerate().filter(|&(_, j)| val(j) & 3 == val(i) & 3).fold(0u32, |m, (l, _)| m | 1 << l);
+                let want_misc = [sum as u32, same, max as u32];
+                if sums[i] != sum || counts[i] != count || down[i] != wide || misc[i] != want_misc {
+                    errors.push(format!(
+                        "element {i}: sum {} (cpu {sum}), count {} (cpu {count}), down {:#x} (cpu {wide:#x}), [redux, match, max] {:?} (cpu {want_misc:?})",
+                        sums[i], counts[i], down[i], misc[i]
+                    ));
+                }
             }
         }
-    }
-    if let Some(first) = errors.first() {
-        return Err(format!("{} of {N} elements differ (seed {seed}); first: {first}", errors.len()));
-    }
-    Ok(())
+        match errors.first() {
+            None => Ok(()),
+            Some(first) => Err(format!("{} of {N} elements differ; first: {first}", errors.len())),
+        }
+    });
+
+    report.finish()
 }
