@@ -330,21 +330,7 @@ fn async_method(k: &KernelDef, owned: bool) -> TokenStream {
             let __function: #rt::Function = self.__oxide_bundle.function(&__entry)?;
         }
     };
-    let bounds_check = k.launch_bounds.map(|b| {
-        let max = b.max_threads;
-        let min = match b.min_blocks {
-            Some(m) => quote!(::core::option::Option::Some(#m)),
-            None => quote!(::core::option::Option::None),
-        };
-        quote!(config.check_launch_bounds(#entry, &#rt::LaunchBounds { max_threads: #max, min_blocks: #min })?;)
-    });
-    let cluster = match k.cluster {
-        Some(c) => {
-            let c = cluster_tokens(c);
-            quote!(::core::option::Option::Some((#c)))
-        }
-        None => quote!(::core::option::Option::None),
-    };
+    let (bounds_check, cluster) = launch_checks(k);
     let doc = if owned {
         format!(
             " A lazy launch of kernel [`{entry}`] that owns its buffers and yields them back when it              has completed. Runs with `.sync()` or `.await` on a stream the scheduling policy picks."
@@ -385,6 +371,29 @@ fn async_method(k: &KernelDef, owned: bool) -> TokenStream {
             }))
         }
     }
+}
+
+/// What every launch method checks and passes besides the arguments: the `#[launch_bounds]` check
+/// of the config, and the `#[cluster_launch]` dimensions (`Option<(u32, u32, u32)>`).
+fn launch_checks(k: &KernelDef) -> (Option<TokenStream>, TokenStream) {
+    let rt = rt();
+    let entry = k.ident.to_string();
+    let bounds_check = k.launch_bounds.map(|b| {
+        let max = b.max_threads;
+        let min = match b.min_blocks {
+            Some(m) => quote!(::core::option::Option::Some(#m)),
+            None => quote!(::core::option::Option::None),
+        };
+        quote!(config.check_launch_bounds(#entry, &#rt::LaunchBounds { max_threads: #max, min_blocks: #min })?;)
+    });
+    let cluster = match k.cluster {
+        Some(c) => {
+            let c = cluster_tokens(c);
+            quote!(::core::option::Option::Some((#c)))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    (bounds_check, cluster)
 }
 
 /// `pub fn <kernel>(&self, stream, config, args..) -> Result<(), DriverError>`.
@@ -433,21 +442,7 @@ fn launch_method(k: &KernelDef) -> TokenStream {
             let __function = &self.__oxide_bundle.function(&__entry)?;
         }
     };
-    let bounds_check = k.launch_bounds.map(|b| {
-        let max = b.max_threads;
-        let min = match b.min_blocks {
-            Some(m) => quote!(::core::option::Option::Some(#m)),
-            None => quote!(::core::option::Option::None),
-        };
-        quote!(config.check_launch_bounds(#entry, &#rt::LaunchBounds { max_threads: #max, min_blocks: #min })?;)
-    });
-    let cluster = match k.cluster {
-        Some(c) => {
-            let c = cluster_tokens(c);
-            quote!(::core::option::Option::Some((#c)))
-        }
-        None => quote!(::core::option::Option::None),
-    };
+    let (bounds_check, cluster) = launch_checks(k);
     let doc = format!(
         " Launches kernel [`{entry}`] on `stream` with `config`. `Ok` means queued, not finished: \
          synchronize the stream to see errors raised while it runs."
