@@ -96,6 +96,9 @@ fn prepare(args: &BuildArgs, subcommand: &str) -> Result<Prepared> {
         Some(text) => Emit::parse_list(text).map_err(|e| anyhow!("{e}; example: --emit ptx,cubin,fatbin"))?,
         None => Vec::new(),
     };
+    if emit.contains(&Emit::Ltoir) {
+        bail!("--emit ltoir is not supported yet (builds produce PTX, cubin and fatbin); drop it, e.g. --emit ptx,cubin,fatbin");
+    }
     let archs = choose_archs(args)?;
     let tools = Tools::find()?;
     let rustc_wrapper = tools::oxide_rustc()?;

@@ -42,7 +42,7 @@ pub struct BuildArgs {
     /// GPU architectures, comma separated (default: the local GPU's, else sm_90).
     #[arg(long, value_name = "SM,...")]
     pub arch: Option<String>,
-    /// Device artifacts besides the defaults, comma separated: ptx, cubin, fatbin, ltoir.
+    /// Device artifacts besides the defaults, comma separated: ptx, cubin, fatbin (ltoir: not yet).
     #[arg(long, value_name = "KIND,...")]
     pub emit: Option<String>,
     /// Keep Rust's exact rounding: never contract `a*b+c` into a fused multiply-add.

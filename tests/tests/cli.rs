@@ -26,6 +26,12 @@ fn unknown_emit_kind_is_one_line() {
 }
 
 #[test]
+fn ltoir_is_refused_until_it_exists() {
+    let err = one_line_error(&["build", "--arch", "sm_90", "--emit", "ptx,ltoir"]);
+    assert!(err.starts_with("error: --emit ltoir is not supported yet"), "{err}");
+}
+
+#[test]
 fn bad_project_name_is_one_line() {
     let err = one_line_error(&["new", "1st"]);
     assert!(err.contains("not a valid package name"), "{err}");
