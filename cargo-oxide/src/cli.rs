@@ -116,15 +116,18 @@ pub struct InspectArgs {
     #[arg(value_name = "CRATE")]
     pub crate_name: Option<String>,
     /// Print the PTX (of `--arch`, default the first built arch).
-    #[arg(long, conflicts_with_all = ["ll", "json"])]
+    #[arg(long, conflicts_with_all = ["ll", "json", "sass"])]
     pub ptx: bool,
+    /// Print the SASS of the cubin (of `--arch`, default the first built arch), via nvdisasm.
+    #[arg(long, conflicts_with_all = ["ll", "json"])]
+    pub sass: bool,
     /// Print the device LLVM IR.
     #[arg(long, conflicts_with = "json")]
     pub ll: bool,
     /// Print manifest.json as it is.
     #[arg(long)]
     pub json: bool,
-    /// Architecture for `--ptx`.
+    /// Architecture for `--ptx` and `--sass`.
     #[arg(long, value_name = "SM")]
     pub arch: Option<String>,
     /// Path to Cargo.toml.

@@ -49,7 +49,7 @@ pub fn inspect(args: &InspectArgs) -> Result<()> {
     if args.ll {
         return print_file(&dir.join(files::llvm_ir(&crate_name)));
     }
-    if args.ptx {
+    if args.ptx || args.sass {
         let arch = match &args.arch {
             Some(a) => crate::build::parse_archs(a)?.remove(0),
             None => {
@@ -57,7 +57,10 @@ pub fn inspect(args: &InspectArgs) -> Result<()> {
                 Arch::parse(&first)?
             }
         };
-        return print_file(&dir.join(files::ptx(&crate_name, arch)));
+        if args.ptx {
+            return print_file(&dir.join(files::ptx(&crate_name, arch)));
+        }
+        return print_sass(&dir.join(files::cubin(&crate_name, arch)));
     }
     let mut out = format!("crate {crate_name} ({})\n", dir.display());
     for k in &manifest.kernels {
@@ -73,6 +76,23 @@ pub fn inspect(args: &InspectArgs) -> Result<()> {
         out += &format!("  tool {tool}: {version}\n");
     }
     Ok(print_stdout(&out)?)
+}
+
+fn print_sass(cubin: &Path) -> Result<()> {
+    if !cubin.is_file() {
+        bail!("no cubin at {}; build for that arch first: `cargo oxide build --arch ARCH`", cubin.display());
+    }
+    let Some(nvdisasm) = crate::tools::nvdisasm() else {
+        bail!("`nvdisasm` not found (looked on PATH, in CUDA_HOME, /usr/local/cuda and the managed install); run `cargo oxide setup`");
+    };
+    let out = std::process::Command::new(&nvdisasm)
+        .arg(cubin)
+        .output()
+        .with_context(|| format!("could not run {}", nvdisasm.display()))?;
+    if !out.status.success() {
+        bail!("nvdisasm failed on {}: {}", cubin.display(), String::from_utf8_lossy(&out.stderr).trim());
+    }
+    Ok(print_stdout(&String::from_utf8_lossy(&out.stdout))?)
 }
 
 fn print_file(path: &PathBuf) -> Result<()> {

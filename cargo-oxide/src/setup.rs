@@ -69,7 +69,10 @@ fn install_toolchain() -> Result<()> {
 
 fn install_cuda() -> Result<()> {
     let dir = tools::managed_cuda_dir();
-    if dir.join(MARKER).is_file() {
+    let wheels: Vec<String> = CUDA_WHEELS.iter().map(|w| format!("{w}=={CUDA_VERSION}")).collect();
+    let marker = format!("{}\n", wheels.join(" "));
+    // The marker lists the wheels installed; a different list (a tool added since) reinstalls.
+    if std::fs::read_to_string(dir.join(MARKER)).is_ok_and(|m| m == marker) {
         eprintln!("{:>12} CUDA {CUDA_VERSION} tools in {} (already installed)", "Found", dir.display());
         return check_cuda();
     }
@@ -88,7 +91,6 @@ fn install_cuda() -> Result<()> {
     // leaves a half-filled directory behind.
     let staging = parent.join(format!(".cuda-{CUDA_VERSION}.partial"));
     let _ = std::fs::remove_dir_all(&staging);
-    let wheels: Vec<String> = CUDA_WHEELS.iter().map(|w| format!("{w}=={CUDA_VERSION}")).collect();
     let mut cmd = Command::new("python3");
     cmd.args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-warn-script-location", "--target"])
         .arg(&staging)
@@ -97,7 +99,7 @@ fn install_cuda() -> Result<()> {
     run_quietly(&mut cmd, &format!("installing CUDA {CUDA_VERSION} tools from PyPI (about 450 MB)"))?;
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::rename(&staging, &dir).with_context(|| format!("could not move the CUDA tools into {}", dir.display()))?;
-    std::fs::write(dir.join(MARKER), format!("{}\n", wheels.join(" "))).with_context(|| format!("could not write {}", dir.join(MARKER).display()))?;
+    std::fs::write(dir.join(MARKER), &marker).with_context(|| format!("could not write {}", dir.join(MARKER).display()))?;
     eprintln!("{:>12} CUDA {CUDA_VERSION} tools into {}", "Installed", dir.display());
     check_cuda()
 }

@@ -17,7 +17,7 @@ pub const COMPONENTS: [&str; 3] = ["rust-src", "rustc-dev", "llvm-tools"];
 /// Version of NVIDIA's CUDA wheels that `cargo oxide setup` installs.
 pub const CUDA_VERSION: &str = "13.5.37";
 /// The wheels `cargo oxide setup` installs (all at [`CUDA_VERSION`]).
-pub const CUDA_WHEELS: [&str; 4] = ["nvidia-cuda-nvcc", "nvidia-nvvm", "nvidia-nvjitlink", "nvidia-nvfatbin"];
+pub const CUDA_WHEELS: [&str; 5] = ["nvidia-cuda-nvcc", "nvidia-nvvm", "nvidia-nvjitlink", "nvidia-nvfatbin", "nvidia-cuda-nvdisasm"];
 /// The fix for anything `cargo oxide setup` installs.
 pub const SETUP_FIX: &str = "run `cargo oxide setup`";
 
@@ -148,6 +148,11 @@ impl CudaTools {
     pub fn complete(&self) -> bool {
         self.ptxas.is_some() && self.fatbinary.is_some() && self.libnvvm.is_some() && self.libdevice.is_some()
     }
+}
+
+/// `nvdisasm` (for `cargo oxide inspect --sass`): on `PATH` or in a CUDA root's `bin/`.
+pub fn nvdisasm() -> Option<PathBuf> {
+    which::which("nvdisasm").ok().or_else(|| cuda_roots().into_iter().map(|r| r.join("bin/nvdisasm")).find(|p| p.is_file()))
 }
 
 /// CUDA installations to look in, in order: `CUDA_HOME`, `CUDA_PATH`, the one whose `ptxas` is on

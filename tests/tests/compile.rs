@@ -98,3 +98,13 @@ fn binary_embeds_the_bundle() {
     let bundle = oxide_format::bundle::Bundle::parse(&data[start..]).expect("the embedded bundle parses");
     assert!(bundle.manifest.kernel("vecadd").is_some(), "embedded manifest: {:?}", bundle.manifest.entries());
 }
+
+#[test]
+fn inspect_shows_the_sass_with_read_only_loads() {
+    let out = cargo_oxide(built().project.path(), &["inspect", &crate_name(), "--sass", "--arch", "sm_90"]);
+    assert_success(&out, "cargo oxide inspect --sass --arch sm_90");
+    let sass = String::from_utf8_lossy(&out.stdout);
+    // `&[f32]` parameters are noalias + readonly: ptxas turns ld.global.nc into LDG.E.CONSTANT.
+    assert!(sass.contains("LDG.E.CONSTANT"), "no read-only loads in the SASS:\n{sass}");
+    assert!(sass.contains("FADD"), "no FADD in the SASS:\n{sass}");
+}
