@@ -52,10 +52,13 @@ fn available_modules(dir: &Path) -> Vec<String> {
 /// Finds `<artifact dir>/<name>/`, or says where it looked and what modules exist there.
 pub fn find_module_dir(name: &str) -> Result<PathBuf, DriverError> {
     let candidates = artifact_dir_candidates();
+    // Artifacts are filed under the crate name; a package name (`my-app`) means the same crate.
+    let crate_name = name.replace('-', "_");
     for dir in &candidates {
-        let module_dir = dir.join(name);
-        if module_dir.join(files::MANIFEST).is_file() {
-            return Ok(module_dir);
+        for module_dir in [dir.join(name), dir.join(&crate_name)] {
+            if module_dir.join(files::MANIFEST).is_file() {
+                return Ok(module_dir);
+            }
         }
     }
     let Some(first) = candidates.first() else {
@@ -120,7 +123,7 @@ mod tests {
     fn unknown_module_lists_what_exists() {
         let root = std::env::temp_dir().join(format!("oxide-sideload-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
-        for name in ["alpha", "beta"] {
+        for name in ["alpha", "beta", "my_app"] {
             std::fs::create_dir_all(root.join(name)).unwrap();
             std::fs::write(root.join(name).join("manifest.json"), "{}").unwrap();
         }
@@ -129,9 +132,11 @@ mod tests {
         unsafe { std::env::set_var(ARTIFACT_DIR_ENV, &root) };
         assert_eq!(artifact_dir_candidates(), [root.clone()]);
         assert_eq!(find_module_dir("beta").unwrap(), root.join("beta"));
+        // A package name finds its crate's artifacts.
+        assert_eq!(find_module_dir("my-app").unwrap(), root.join("my_app"));
         let msg = find_module_dir("gamma").unwrap_err().to_string();
         assert!(msg.contains("no device module `gamma`"), "{msg}");
-        assert!(msg.contains("available modules: alpha, beta;"), "{msg}");
+        assert!(msg.contains("available modules: alpha, beta, my_app;"), "{msg}");
         unsafe { std::env::remove_var(ARTIFACT_DIR_ENV) };
         let _ = std::fs::remove_dir_all(&root);
     }
