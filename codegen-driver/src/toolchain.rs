@@ -78,11 +78,29 @@ fn read(path: &Path) -> Result<Vec<u8>, ToolError> {
 pub struct Optimized {
     pub path: PathBuf,
     pub text: String,
+    /// This compilation's private directory, where every tool reads and writes.
+    work: PathBuf,
+}
+
+/// The private directory of this rustc process under `<artifact_dir>/<crate>/`. `cargo test`
+/// compiles a crate twice at once (library and test harness), under one crate name: tools of one
+/// must never read the other's files, so only finished files are published to the crate directory.
+fn work_dir(config: &DeviceConfig, crate_name: &str) -> PathBuf {
+    config.crate_dir(crate_name).join(format!(".work-{}", std::process::id()))
+}
+
+/// Copies a finished file of the work directory into the crate directory; the rename makes it
+/// appear whole, whichever compilation finishes last.
+fn publish(file: &Path, dir: &Path) -> Result<(), ToolError> {
+    let name = file.file_name().unwrap_or_default().to_string_lossy().into_owned();
+    let staged = dir.join(format!(".{name}.{}", std::process::id()));
+    std::fs::copy(file, &staged).map_err(|e| ToolError::Io(staged.clone(), e))?;
+    std::fs::rename(&staged, dir.join(&name)).map_err(|e| ToolError::Io(dir.join(&name), e))
 }
 
 /// Writes `<crate>.ll`, links libdevice when the module calls into it, and optimises once.
 pub fn optimize(config: &DeviceConfig, crate_name: &str, ll: &str) -> Result<Optimized, ToolError> {
-    let dir = config.crate_dir(crate_name);
+    let dir = work_dir(config, crate_name);
     std::fs::create_dir_all(&dir).map_err(|e| ToolError::Io(dir.clone(), e))?;
     let ll_path = dir.join(files::llvm_ir(crate_name));
     std::fs::write(&ll_path, ll).map_err(|e| ToolError::Io(ll_path.clone(), e))?;
@@ -108,7 +126,18 @@ pub fn optimize(config: &DeviceConfig, crate_name: &str, ll: &str) -> Result<Opt
     run(&tools.opt, &[triple.as_ref(), cpu.as_ref(), "-O3".as_ref(), "-S".as_ref(), linked.as_os_str(), "-o".as_ref(), opt_ll.as_os_str()], &linked)?;
     let _ = std::fs::remove_file(&linked);
     let text = std::fs::read_to_string(&opt_ll).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;
-    Ok(Optimized { path: opt_ll, text })
+    // The IR is published now, so it is there to read even if the build stops at an error below.
+    let crate_dir = config.crate_dir(crate_name);
+    publish(&ll_path, &crate_dir)?;
+    publish(&opt_ll, &crate_dir)?;
+    Ok(Optimized { path: opt_ll, text, work: dir })
+}
+
+impl Optimized {
+    /// Drops the work directory of a build that stops here (its IR is published already).
+    pub fn discard(self) {
+        let _ = std::fs::remove_dir_all(&self.work);
+    }
 }
 
 /// Names of functions still called or referenced in the optimised module (declarations aside).
@@ -134,7 +163,7 @@ pub fn build_device_artifacts(
     kernels: Vec<KernelInfo>,
     progress: &dyn Fn(ProgressEvent),
 ) -> Result<DeviceOutput, ToolError> {
-    let dir = config.crate_dir(crate_name);
+    let dir = optimized.work.clone();
     let tools = &config.tools;
     let step = |step: Step, arch: Option<Arch>, f: &mut dyn FnMut() -> Result<(), ToolError>| {
         let t = Instant::now();
@@ -244,6 +273,13 @@ pub fn build_device_artifacts(
         let json = serde_json::to_string_pretty(&manifest).unwrap_or_default();
         std::fs::write(&path, json).map_err(|e| ToolError::Io(path, e))
     })?;
+    // Payloads first, the manifest that names them last; then the work directory goes.
+    let crate_dir = config.crate_dir(crate_name);
+    for (_, _, path, _) in &owned {
+        publish(path, &crate_dir)?;
+    }
+    publish(&dir.join(files::MANIFEST), &crate_dir)?;
+    let _ = std::fs::remove_dir_all(&dir);
     Ok(DeviceOutput { crate_name: crate_name.to_string(), bundle })
 }
 

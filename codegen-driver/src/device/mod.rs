@@ -106,6 +106,7 @@ pub fn compile_crate(tcx: TyCtxt<'_>) -> Option<DeviceOutput> {
     }
     errors::report_deferred(&cx);
     if cx.failed.get() {
+        optimized.discard();
         return fail(UNSUPPORTED.into());
     }
     progress(ProgressEvent::StepFinished {
