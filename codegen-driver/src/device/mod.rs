@@ -3,6 +3,7 @@
 
 mod abi;
 mod builder;
+mod builder_support;
 mod cast;
 mod collect;
 mod consts;
