@@ -43,20 +43,13 @@ const N: usize = 262_147;
 fn main() {
     let mut report = Report::new("async-ops");
     let mut rng = Lcg::from_env_or_clock();
-    let setup = (|| {
+    let (module, stream) = report.setup(|| {
         // The chapter's setup.
         ck(init_device_contexts(0, 1), "init_device_contexts(0, 1)")?;
         let module = ck(kernels::load_async(0), "kernels::load_async(0)")?;
         let stream = ck(device_context(0), "device_context(0)")?.streams()[0].clone();
-        Ok::<_, String>((module, stream))
-    })();
-    let (module, stream) = match setup {
-        Ok(s) => s,
-        Err(e) => {
-            println!("FAIL async-ops/setup: {e}");
-            std::process::exit(1);
-        }
-    };
+        Ok((module, stream))
+    });
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(4).build().expect("tokio runtime");
     let m = &module;
     let s = &stream;

@@ -4,7 +4,7 @@
 //! unknown entry lists the module's kernels; a kernel reading out of bounds traps, and the error
 //! surfaces at synchronize as a `DriverError` with the guide's hint. The trap poisons the
 //! context, so it runs last.
-use cuda_core::{CudaContext, DeviceBuffer, DriverError, LaunchConfig};
+use cuda_core::{DeviceBuffer, DriverError, LaunchConfig};
 use cuda_device::{DisjointSlice, cuda_module, kernel, launch_bounds, thread};
 use cuda_host::cuda_launch;
 
@@ -69,19 +69,7 @@ fn expect_rejected(result: Result<(), DriverError>, needles: &[&str]) -> Result<
 fn main() {
     let mut report = Report::new("launch-errors");
     let mut rng = Lcg::from_env_or_clock();
-    let setup = (|| {
-        let ctx = ck(CudaContext::new(0), "CudaContext::new(0)")?;
-        let module = ck(kernels::load(&ctx), "kernels::load")?;
-        Ok::<_, String>((ctx, module))
-    })();
-    let (ctx, module) = match setup {
-        Ok(s) => s,
-        Err(e) => {
-            println!("FAIL launch-errors/setup: {e}");
-            std::process::exit(1);
-        }
-    };
-    let stream = ctx.default_stream();
+    let (ctx, stream, module) = report.load(kernels::load);
     let s = &stream;
     let m = &module;
     let optin = ctx.max_shared_memory_per_block_optin();

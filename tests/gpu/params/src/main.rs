@@ -171,19 +171,12 @@ const POISON_I32: i32 = 0x5a5a_5a5a;
 fn main() {
     let mut report = Report::new("params");
     let mut rng = Lcg::from_env_or_clock();
-    let setup = (|| {
+    let (ctx, stream, module) = report.setup(|| {
         let ctx = ck(CudaContext::new(0), "CudaContext::new(0)")?;
         let stream = ck(ctx.new_stream(), "new_stream")?;
         let module = ck(kernels::load(&ctx), "kernels::load")?;
-        Ok::<_, String>((ctx, stream, module))
-    })();
-    let (ctx, stream, module) = match setup {
-        Ok(s) => s,
-        Err(e) => {
-            println!("FAIL params/setup: {e}");
-            std::process::exit(1);
-        }
-    };
+        Ok((ctx, stream, module))
+    });
     let _: &Arc<CudaContext> = &ctx;
     let s: &Arc<CudaStream> = &stream;
     let m = &module;

@@ -94,18 +94,11 @@ fn main() {
     let _ = std::hint::black_box(instances as Instances);
     let mut report = Report::new("sideload");
     let mut rng = Lcg::from_env_or_clock();
-    let setup = (|| {
+    let (ctx, module) = report.setup(|| {
         let ctx = ck(CudaContext::new(0), "CudaContext::new(0)")?;
         let module = ck(load_kernel_module(&ctx, "gpu_sideload"), "load_kernel_module(&ctx, \"gpu_sideload\")")?;
-        Ok::<_, String>((ctx, module))
-    })();
-    let (ctx, module) = match setup {
-        Ok(s) => s,
-        Err(e) => {
-            println!("FAIL sideload/setup: {e}");
-            std::process::exit(1);
-        }
-    };
+        Ok((ctx, module))
+    });
     let stream = ctx.default_stream();
     println!("    loaded {:?}", module.payload());
 

@@ -62,18 +62,7 @@ fn worker(ctx: &Arc<CudaContext>, module: &kernels::Module, seed: u64, own_strea
 fn main() {
     let mut report = Report::new("threads");
     let mut rng = Lcg::from_env_or_clock();
-    let setup = (|| {
-        let ctx = ck(CudaContext::new(0), "CudaContext::new(0)")?;
-        let module = ck(kernels::load(&ctx), "kernels::load")?;
-        Ok::<_, String>((ctx, module))
-    })();
-    let (ctx, module) = match setup {
-        Ok(s) => s,
-        Err(e) => {
-            println!("FAIL threads/setup: {e}");
-            std::process::exit(1);
-        }
-    };
+    let (ctx, _stream, module) = report.load(kernels::load);
     let base = rng.next_u64();
 
     report.check("scoped_threads_share_one_module", || {
