@@ -153,7 +153,9 @@ pub fn vecadd(env: &mut Env<'_>) -> Result<Row, String> {
     let cd = std::cell::RefCell::new(cd);
     let mut r = |i: usize, s: &Stamp| {
         let k = i % sets;
-        s.around(stream, || ck(rust.vecadd(stream, cfg, &ad[k], &bd[k], &mut cd.borrow_mut()[k]), "launch vecadd (rust)"))
+        s.around(stream, || {
+            ck(rust.vecadd(stream, cfg, &ad[k], &bd[k], &mut cd.borrow_mut()[k]), "launch vecadd (rust)")
+        })
     };
     let mut c = |i: usize, s: &Stamp| {
         let (k, f) = (i % sets, f.as_ref().map_err(Clone::clone)?);
@@ -161,7 +163,14 @@ pub fn vecadd(env: &mut Env<'_>) -> Result<Row, String> {
         s.around(stream, || launch_nvcc(f, stream, cfg, &args))
     };
     let (rust, nvcc) = env.time(rust_ok, nvcc_ok, &mut r, &mut c)?;
-    Ok(Row { name: "vecadd", size: format!("2^{} f32", 26 - env.shift), work: Work::Bytes(12.0 * n as f64), note: rotation_note(sets, 12 * n), rust, nvcc })
+    Ok(Row {
+        name: "vecadd",
+        size: format!("2^{} f32", 26 - env.shift),
+        work: Work::Bytes(12.0 * n as f64),
+        note: rotation_note(sets, 12 * n),
+        rust,
+        nvcc,
+    })
 }
 
 pub fn saxpy(env: &mut Env<'_>) -> Result<Row, String> {
@@ -202,7 +211,14 @@ pub fn saxpy(env: &mut Env<'_>) -> Result<Row, String> {
         s.around(stream, || launch_nvcc(f, stream, cfg, &args))
     };
     let (rust, nvcc) = env.time(rust_ok, nvcc_ok, &mut r, &mut c)?;
-    Ok(Row { name: "saxpy", size: format!("2^{} f32", 26 - env.shift), work: Work::Bytes(12.0 * n as f64), note: rotation_note(sets, 12 * n), rust, nvcc })
+    Ok(Row {
+        name: "saxpy",
+        size: format!("2^{} f32", 26 - env.shift),
+        work: Work::Bytes(12.0 * n as f64),
+        note: rotation_note(sets, 12 * n),
+        rust,
+        nvcc,
+    })
 }
 
 pub fn reduce(env: &mut Env<'_>) -> Result<Row, String> {
@@ -288,7 +304,9 @@ pub fn transpose(env: &mut Env<'_>) -> Result<Row, String> {
     let outd = std::cell::RefCell::new(outd);
     let mut r = |i: usize, s: &Stamp| {
         let k = i % sets;
-        s.around(stream, || ck(rust.transpose(stream, cfg, &ind[k], &mut outd.borrow_mut()[k], wu, hu), "launch transpose (rust)"))
+        s.around(stream, || {
+            ck(rust.transpose(stream, cfg, &ind[k], &mut outd.borrow_mut()[k], wu, hu), "launch transpose (rust)")
+        })
     };
     let mut c = |i: usize, s: &Stamp| {
         let (k, f) = (i % sets, f.as_ref().map_err(Clone::clone)?);
@@ -296,7 +314,14 @@ pub fn transpose(env: &mut Env<'_>) -> Result<Row, String> {
         s.around(stream, || launch_nvcc(f, stream, cfg, &args))
     };
     let (rust, nvcc) = env.time(rust_ok, nvcc_ok, &mut r, &mut c)?;
-    Ok(Row { name: "transpose", size: format!("{w}x{h} f32"), work: Work::Bytes(8.0 * (w * h) as f64), note: rotation_note(sets, 8 * w * h), rust, nvcc })
+    Ok(Row {
+        name: "transpose",
+        size: format!("{w}x{h} f32"),
+        work: Work::Bytes(8.0 * (w * h) as f64),
+        note: rotation_note(sets, 8 * w * h),
+        rust,
+        nvcc,
+    })
 }
 
 pub fn histogram(env: &mut Env<'_>) -> Result<Row, String> {
@@ -344,7 +369,14 @@ pub fn histogram(env: &mut Env<'_>) -> Result<Row, String> {
     };
     let (rust, nvcc) = env.time(rust_ok, nvcc_ok, &mut r, &mut c)?;
     let size = format!("2^{} bytes, {grid} blocks", 28 - env.shift);
-    Ok(Row { name: "histogram", size, work: Work::Bytes(4.0 * n_words as f64), note: rotation_note(sets, 4 * n_words), rust, nvcc })
+    Ok(Row {
+        name: "histogram",
+        size,
+        work: Work::Bytes(4.0 * n_words as f64),
+        note: rotation_note(sets, 4 * n_words),
+        rust,
+        nvcc,
+    })
 }
 
 pub fn sgemm(env: &mut Env<'_>) -> Result<Row, String> {
@@ -385,7 +417,11 @@ pub fn sgemm(env: &mut Env<'_>) -> Result<Row, String> {
         compare_f32(&env.download(&cd)?, &want, tol, 1e-4)
     });
     let cd = std::cell::RefCell::new(cd);
-    let mut r = |_: usize, s: &Stamp| s.around(stream, || ck(rust.sgemm(stream, cfg, &ad, &bd, &mut cd.borrow_mut(), n as u32), "launch sgemm (rust)"));
+    let mut r = |_: usize, s: &Stamp| {
+        s.around(stream, || {
+            ck(rust.sgemm(stream, cfg, &ad, &bd, &mut cd.borrow_mut(), n as u32), "launch sgemm (rust)")
+        })
+    };
     let mut c = |_: usize, s: &Stamp| {
         let f = f.as_ref().map_err(Clone::clone)?;
         let args = [Arg::buf(&ad), Arg::buf(&bd), Arg::buf(&cd.borrow()), Arg::I32(n as i32)];

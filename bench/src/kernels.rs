@@ -11,6 +11,7 @@ pub const BLOCK_ROWS: usize = 8;
 const PITCH: usize = TILE + 1;
 
 #[cuda_module]
+#[allow(clippy::module_inception)] // `kernels::kernels::load`, as `#[cuda_module]` users write it
 pub mod kernels {
     use super::*;
 
@@ -24,8 +25,9 @@ pub mod kernels {
         }
     }
 
-    /// `y = a * x + y` in place, one element per thread.
+    /// `y = a * x + y` in place, one element per thread (spelled as the CUDA C++ twin spells it).
     #[kernel]
+    #[allow(clippy::assign_op_pattern)]
     pub fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
         let i = thread::index_1d().get();
         if i < y.len() {

@@ -96,7 +96,10 @@ fn run() -> Result<bool, String> {
         l2 as f64 / 1e6,
         ctx.total_memory() as f64 / 1e9
     );
-    let rust = ck(kernels::kernels::load(&ctx), "load the Rust kernels (build with `cargo oxide build --release --arch sm_90`)")?;
+    let rust = ck(
+        kernels::kernels::load(&ctx),
+        "load the Rust kernels (build with `cargo oxide build --release --arch sm_90`)",
+    )?;
     println!("rust:   kernels embedded by cargo oxide (oxide-rustc: LLVM 22 llc → PTX → ptxas)");
     let nvcc = match &o.cubin_dir {
         Some(dir) => match Nvcc::load(&ctx, dir) {
@@ -110,7 +113,9 @@ fn run() -> Result<bool, String> {
             }
         },
         None => {
-            println!("nvcc:   no cubin folder (--cubin-dir, $BENCH_CUBIN_DIR, or run bench/run.sh); only the Rust side runs");
+            println!(
+                "nvcc:   no cubin folder (--cubin-dir, $BENCH_CUBIN_DIR, or run bench/run.sh); only the Rust side runs"
+            );
             None
         }
     };
@@ -120,7 +125,10 @@ fn run() -> Result<bool, String> {
     let fma = match &nvcc {
         Some(n) => match measure::fma_ceiling(&ctx, &stream, n) {
             Ok(f) => {
-                println!("ceiling: FP32 FMA {:.1} TFLOP/s (calibrate.cu fma_peak, 8 chains/thread, full occupancy)", f / 1e12);
+                println!(
+                    "ceiling: FP32 FMA {:.1} TFLOP/s (calibrate.cu fma_peak, 8 chains/thread, full occupancy)",
+                    f / 1e12
+                );
                 Some(f)
             }
             Err(e) => {
@@ -134,7 +142,10 @@ fn run() -> Result<bool, String> {
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
     });
     println!("inputs: random, seed {seed} (--seed to replay); outputs poisoned with NaN before each check");
-    println!("timing: CUDA events around each launch, {} warm-up + {} timed launches per side, interleaved; median", o.warmup, o.reps);
+    println!(
+        "timing: CUDA events around each launch, {} warm-up + {} timed launches per side, interleaved; median",
+        o.warmup, o.reps
+    );
 
     let mut env = Env {
         ctx: &ctx,
@@ -186,8 +197,18 @@ fn print_table(rows: &[Row], copy_bw: f64, fma: Option<f64>) {
     );
     for r in rows {
         let (counted, floor, rate) = match r.work {
-            Work::Bytes(b) => (format!("{:.0} MB", b / 1e6), Some(b / copy_bw * 1e3), Box::new(move |ms: f64| (b / (ms * 1e-3) / 1e9, "GB/s", copy_bw / 1e9)) as Box<dyn Fn(f64) -> (f64, &'static str, f64)>),
-            Work::Flops(f) => (format!("{:.1} GFLOP", f / 1e9), fma.map(|p| f / p * 1e3), Box::new(move |ms: f64| (f / (ms * 1e-3) / 1e9, "GFLOP/s", fma.unwrap_or(f64::NAN) / 1e9)) as Box<dyn Fn(f64) -> (f64, &'static str, f64)>),
+            Work::Bytes(b) => (
+                format!("{:.0} MB", b / 1e6),
+                Some(b / copy_bw * 1e3),
+                Box::new(move |ms: f64| (b / (ms * 1e-3) / 1e9, "GB/s", copy_bw / 1e9))
+                    as Box<dyn Fn(f64) -> (f64, &'static str, f64)>,
+            ),
+            Work::Flops(f) => (
+                format!("{:.1} GFLOP", f / 1e9),
+                fma.map(|p| f / p * 1e3),
+                Box::new(move |ms: f64| (f / (ms * 1e-3) / 1e9, "GFLOP/s", fma.unwrap_or(f64::NAN) / 1e9))
+                    as Box<dyn Fn(f64) -> (f64, &'static str, f64)>,
+            ),
         };
         let ms = |o: &Outcome| match o {
             Outcome::Timed(t) => Some(t.median_ms),
@@ -242,8 +263,12 @@ fn print_table(rows: &[Row], copy_bw: f64, fma: Option<f64>) {
         })
         .collect();
     println!();
-    println!("counted: the fewest bytes through device memory (inputs read once, outputs written once) or the FLOPs (2n^3);");
-    println!("floor: counted / ceiling (copy bandwidth for bytes, FP32 FMA rate for FLOPs): no version runs much faster.");
+    println!(
+        "counted: the fewest bytes through device memory (inputs read once, outputs written once) or the FLOPs (2n^3);"
+    );
+    println!(
+        "floor: counted / ceiling (copy bandwidth for bytes, FP32 FMA rate for FLOPs): no version runs much faster."
+    );
     println!("rust/nv: Rust median over nvcc median; below 1.00 the Rust kernel is faster. % ceiling: rust/nvcc.");
     println!("noise (p90-p10 over median, rust/nvcc): {}; ratios within that of 1.00 are a tie.", spread.join(", "));
     for r in rows {

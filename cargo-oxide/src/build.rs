@@ -5,7 +5,8 @@ use std::process::{Command, ExitCode, Stdio};
 
 use anyhow::{Context, Result, anyhow, bail};
 use cargo_metadata::{Artifact, Message};
-use oxide_format::config::{Arch, CONFIG_ENV, DeviceConfig, Emit};
+use oxide_contract::arch::Arch;
+use oxide_contract::config::{CONFIG_ENV, DeviceConfig, Emit};
 
 use crate::cli::{BuildArgs, RunArgs};
 use crate::progress::{Progress, Tail};
@@ -51,11 +52,8 @@ fn choose_archs(args: &BuildArgs) -> Result<Vec<Arch>> {
 /// an env dependency of every crate with kernels, so cargo recompiles their device code.
 fn compiler_id(rustc_wrapper: &std::path::Path) -> String {
     let Ok(meta) = std::fs::metadata(rustc_wrapper) else { return String::new() };
-    let mtime = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos());
+    let mtime =
+        meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos());
     format!("{}:{mtime}", meta.len())
 }
 
@@ -97,7 +95,9 @@ fn prepare(args: &BuildArgs, subcommand: &str) -> Result<Prepared> {
         None => Vec::new(),
     };
     if emit.contains(&Emit::Ltoir) {
-        bail!("--emit ltoir is not supported yet (builds produce PTX, cubin and fatbin); drop it, e.g. --emit ptx,cubin,fatbin");
+        bail!(
+            "--emit ltoir is not supported yet (builds produce PTX, cubin and fatbin); drop it, e.g. --emit ptx,cubin,fatbin"
+        );
     }
     let archs = choose_archs(args)?;
     let tools = Tools::find()?;

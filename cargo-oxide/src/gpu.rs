@@ -22,10 +22,8 @@ pub fn local_gpu() -> Option<Gpu> {
 }
 
 fn from_nvidia_smi() -> Option<Gpu> {
-    let out = Command::new("nvidia-smi")
-        .args(["--query-gpu=name,compute_cap", "--format=csv,noheader"])
-        .output()
-        .ok()?;
+    let out =
+        Command::new("nvidia-smi").args(["--query-gpu=name,compute_cap", "--format=csv,noheader"]).output().ok()?;
     if !out.status.success() {
         return None;
     }
@@ -77,7 +75,8 @@ fn from_driver() -> Option<Gpu> {
             return None;
         }
         let (mut major, mut minor) = (0, 0);
-        if attr(&mut major, COMPUTE_CAPABILITY_MAJOR, dev) != 0 || attr(&mut minor, COMPUTE_CAPABILITY_MINOR, dev) != 0 {
+        if attr(&mut major, COMPUTE_CAPABILITY_MAJOR, dev) != 0 || attr(&mut minor, COMPUTE_CAPABILITY_MINOR, dev) != 0
+        {
             return None;
         }
         let mut buf = [0u8; 256];

@@ -2,7 +2,8 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use oxide_format::config::{Arch, crate_artifact_dir, files};
+use oxide_contract::arch::Arch;
+use oxide_contract::naming::{crate_artifact_dir, files};
 
 use crate::cli::{CleanArgs, InspectArgs};
 use crate::project::Project;
@@ -31,7 +32,9 @@ pub fn inspect(args: &InspectArgs) -> Result<()> {
         Some(name) => name.replace('-', "_"),
         None => match available.as_slice() {
             [one] => one.clone(),
-            [] => bail!("no crate with kernels has been built in {}; run `cargo oxide build` first", oxide_dir.display()),
+            [] => {
+                bail!("no crate with kernels has been built in {}; run `cargo oxide build` first", oxide_dir.display())
+            }
             many => bail!("several crates have kernels ({}); name one: `cargo oxide inspect CRATE`", many.join(", ")),
         },
     };
@@ -39,13 +42,19 @@ pub fn inspect(args: &InspectArgs) -> Result<()> {
     let manifest_path = dir.join(files::MANIFEST);
     if !manifest_path.is_file() {
         let built = if available.is_empty() { "none".to_string() } else { available.join(", ") };
-        bail!("no manifest for `{crate_name}` in {} (crates with kernels: {built}); run `cargo oxide build` first", oxide_dir.display());
+        bail!(
+            "no manifest for `{crate_name}` in {} (crates with kernels: {built}); run `cargo oxide build` first",
+            oxide_dir.display()
+        );
     }
-    let text = std::fs::read_to_string(&manifest_path).with_context(|| format!("could not read {}", manifest_path.display()))?;
+    let text = std::fs::read_to_string(&manifest_path)
+        .with_context(|| format!("could not read {}", manifest_path.display()))?;
     if args.json {
         return Ok(print_stdout(&text)?);
     }
-    let manifest = oxide_format::manifest::Manifest::from_json(&text).with_context(|| format!("{} is not a valid manifest; rebuild with `cargo oxide build`", manifest_path.display()))?;
+    let manifest = oxide_contract::manifest::Manifest::from_json(&text).with_context(|| {
+        format!("{} is not a valid manifest; rebuild with `cargo oxide build`", manifest_path.display())
+    })?;
     if args.ll {
         return print_file(&dir.join(files::llvm_ir(&crate_name)));
     }
@@ -83,7 +92,9 @@ fn print_sass(cubin: &Path) -> Result<()> {
         bail!("no cubin at {}; build for that arch first: `cargo oxide build --arch ARCH`", cubin.display());
     }
     let Some(nvdisasm) = crate::tools::nvdisasm() else {
-        bail!("`nvdisasm` not found (looked on PATH, in CUDA_HOME, /usr/local/cuda and the managed install); run `cargo oxide setup`");
+        bail!(
+            "`nvdisasm` not found (looked on PATH, in CUDA_HOME, /usr/local/cuda and the managed install); run `cargo oxide setup`"
+        );
     };
     let out = std::process::Command::new(&nvdisasm)
         .arg(cubin)
@@ -96,7 +107,8 @@ fn print_sass(cubin: &Path) -> Result<()> {
 }
 
 fn print_file(path: &PathBuf) -> Result<()> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("could not read {}; was it built? run `cargo oxide build`", path.display()))?;
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("could not read {}; was it built? run `cargo oxide build`", path.display()))?;
     Ok(print_stdout(&text)?)
 }
 

@@ -16,7 +16,11 @@ pub struct Project {
 
 impl Project {
     /// Reads `cargo metadata`; with `deps`, the resolved dependency graph too (for the progress bar).
-    pub fn load(manifest_path: Option<&Path>, toolchain: Option<&Toolchain>, deps: Option<&BuildArgs>) -> Result<Project> {
+    pub fn load(
+        manifest_path: Option<&Path>,
+        toolchain: Option<&Toolchain>,
+        deps: Option<&BuildArgs>,
+    ) -> Result<Project> {
         let mut cmd = MetadataCommand::new();
         if let Some(tc) = toolchain {
             cmd.cargo_path(tc.cargo());
@@ -77,10 +81,10 @@ impl Project {
         };
         let mut seen = BTreeSet::new();
         while let Some(id) = stack.pop() {
-            if seen.insert(id) {
-                if let Some(node) = nodes.get(id) {
-                    stack.extend(node.deps.iter().map(|d| &d.pkg));
-                }
+            if seen.insert(id)
+                && let Some(node) = nodes.get(id)
+            {
+                stack.extend(node.deps.iter().map(|d| &d.pkg));
             }
         }
         seen.len() as u64
@@ -89,10 +93,10 @@ impl Project {
 
 /// `cargo metadata` failed: cargo's `error:` line plus its first `Caused by:` line, on one line.
 fn metadata_error(err: cargo_metadata::Error) -> anyhow::Error {
-    if let cargo_metadata::Error::CargoMetadata { stderr } = &err {
-        if let Some(message) = one_line_cargo_error(stderr) {
-            return anyhow!("cargo metadata failed: {message}");
-        }
+    if let cargo_metadata::Error::CargoMetadata { stderr } = &err
+        && let Some(message) = one_line_cargo_error(stderr)
+    {
+        return anyhow!("cargo metadata failed: {message}");
     }
     anyhow!("cargo metadata failed: {err}")
 }
@@ -101,10 +105,10 @@ fn one_line_cargo_error(stderr: &str) -> Option<String> {
     let lines: Vec<&str> = stderr.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
     let at = lines.iter().position(|l| l.starts_with("error:"))?;
     let mut message = lines[at].trim_start_matches("error:").trim().to_string();
-    if lines.get(at + 1) == Some(&"Caused by:") {
-        if let Some(cause) = lines.get(at + 2) {
-            message = format!("{message}: {cause}");
-        }
+    if lines.get(at + 1) == Some(&"Caused by:")
+        && let Some(cause) = lines.get(at + 2)
+    {
+        message = format!("{message}: {cause}");
     }
     Some(message)
 }
@@ -118,6 +122,9 @@ mod tests {
             super::one_line_cargo_error(stderr).unwrap(),
             "failed to parse manifest at `/x/Cargo.toml`: no targets specified in the manifest"
         );
-        assert_eq!(super::one_line_cargo_error("error: could not find `Cargo.toml`\n").unwrap(), "could not find `Cargo.toml`");
+        assert_eq!(
+            super::one_line_cargo_error("error: could not find `Cargo.toml`\n").unwrap(),
+            "could not find `Cargo.toml`"
+        );
     }
 }

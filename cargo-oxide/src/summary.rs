@@ -2,14 +2,15 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use oxide_format::config::{DeviceConfig, files};
-use oxide_format::manifest::{KernelInfo, Manifest, PayloadKind};
+use oxide_contract::config::DeviceConfig;
+use oxide_contract::manifest::{KernelInfo, Manifest, PayloadKind};
+use oxide_contract::naming::files;
 
 use crate::build::Built;
 
 /// Reads `<artifact_dir>/<crate>/manifest.json`, if the crate has kernels.
 pub fn read_manifest(artifact_dir: &Path, crate_name: &str) -> Option<Manifest> {
-    let path = oxide_format::config::crate_artifact_dir(artifact_dir, crate_name).join(files::MANIFEST);
+    let path = oxide_contract::naming::crate_artifact_dir(artifact_dir, crate_name).join(files::MANIFEST);
     let text = std::fs::read_to_string(path).ok()?;
     Manifest::from_json(&text).ok()
 }
@@ -19,7 +20,13 @@ pub fn kernel_signature(kernel: &KernelInfo) -> String {
     let params: Vec<String> = kernel
         .params
         .iter()
-        .map(|p| format!("{}: {}", p.name, serde_json::to_value(p.kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()))
+        .map(|p| {
+            format!(
+                "{}: {}",
+                p.name,
+                serde_json::to_value(p.kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+            )
+        })
         .collect();
     format!("{}({})", kernel.entry, params.join(", "))
 }
@@ -39,7 +46,8 @@ pub fn payload_line(manifest: &Manifest) -> String {
             None => by_arch.push((p.arch.clone(), vec![p.kind.name()])),
         }
     }
-    let mut parts: Vec<String> = by_arch.into_iter().map(|(arch, kinds)| format!("{arch} {}", kinds.join(" "))).collect();
+    let mut parts: Vec<String> =
+        by_arch.into_iter().map(|(arch, kinds)| format!("{arch} {}", kinds.join(" "))).collect();
     if fatbin {
         parts.push("fatbin of all".to_string());
     }
@@ -71,7 +79,7 @@ pub fn print(built: &Built, config: &DeviceConfig) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use oxide_format::manifest::{ParamInfo, ParamKind, PayloadInfo};
+    use oxide_contract::manifest::{ParamInfo, ParamKind, PayloadInfo};
 
     fn payload(arch: &str, kind: PayloadKind) -> PayloadInfo {
         PayloadInfo { arch: arch.into(), kind, file: String::new(), sha256: String::new(), bytes: 1 }
@@ -85,7 +93,13 @@ mod tests {
             entry: "vecadd".into(),
             params: vec![
                 ParamInfo { name: "a".into(), ty: "&[f32]".into(), kind: ParamKind::Slice, size: 16, align: 8 },
-                ParamInfo { name: "c".into(), ty: "DisjointSlice<f32>".into(), kind: ParamKind::DisjointSlice, size: 16, align: 8 },
+                ParamInfo {
+                    name: "c".into(),
+                    ty: "DisjointSlice<f32>".into(),
+                    kind: ParamKind::DisjointSlice,
+                    size: 16,
+                    align: 8,
+                },
             ],
             launch_bounds: None,
             cluster_dims: None,

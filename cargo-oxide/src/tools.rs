@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, Result, bail};
-use oxide_format::config::{Emit, ToolPaths};
+use oxide_contract::config::{Emit, ToolPaths};
 
 /// The nightly the driver is built against; `rust-toolchain.toml` at the checkout root says the same.
 pub const PINNED_TOOLCHAIN: &str = "nightly-2026-05-20";
@@ -17,7 +17,8 @@ pub const COMPONENTS: [&str; 3] = ["rust-src", "rustc-dev", "llvm-tools"];
 /// Version of NVIDIA's CUDA wheels that `cargo oxide setup` installs.
 pub const CUDA_VERSION: &str = "13.5.37";
 /// The wheels `cargo oxide setup` installs (all at [`CUDA_VERSION`]).
-pub const CUDA_WHEELS: [&str; 5] = ["nvidia-cuda-nvcc", "nvidia-nvvm", "nvidia-nvjitlink", "nvidia-nvfatbin", "nvidia-cuda-nvdisasm"];
+pub const CUDA_WHEELS: [&str; 5] =
+    ["nvidia-cuda-nvcc", "nvidia-nvvm", "nvidia-nvjitlink", "nvidia-nvfatbin", "nvidia-cuda-nvdisasm"];
 /// The fix for anything `cargo oxide setup` installs.
 pub const SETUP_FIX: &str = "run `cargo oxide setup`";
 
@@ -47,10 +48,8 @@ impl Toolchain {
         }
         let sysroot = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
         let rustc = sysroot.join("bin/rustc");
-        let out = Command::new(&rustc)
-            .arg("-vV")
-            .output()
-            .with_context(|| format!("could not run {}", rustc.display()))?;
+        let out =
+            Command::new(&rustc).arg("-vV").output().with_context(|| format!("could not run {}", rustc.display()))?;
         let text = String::from_utf8_lossy(&out.stdout);
         let version = text.lines().next().unwrap_or_default().to_string();
         let host = text
@@ -141,7 +140,12 @@ impl CudaTools {
         let first = |rels: &[&str]| {
             roots.iter().flat_map(|root| rels.iter().map(move |rel| root.join(rel))).find(|p| p.is_file())
         };
-        CudaTools { ptxas: first(PTXAS), fatbinary: first(FATBINARY), libnvvm: first(LIBNVVM), libdevice: first(LIBDEVICE) }
+        CudaTools {
+            ptxas: first(PTXAS),
+            fatbinary: first(FATBINARY),
+            libnvvm: first(LIBNVVM),
+            libdevice: first(LIBDEVICE),
+        }
     }
 
     /// `true` when every tool was found.
@@ -152,7 +156,9 @@ impl CudaTools {
 
 /// `nvdisasm` (for `cargo oxide inspect --sass`): on `PATH` or in a CUDA root's `bin/`.
 pub fn nvdisasm() -> Option<PathBuf> {
-    which::which("nvdisasm").ok().or_else(|| cuda_roots().into_iter().map(|r| r.join("bin/nvdisasm")).find(|p| p.is_file()))
+    which::which("nvdisasm")
+        .ok()
+        .or_else(|| cuda_roots().into_iter().map(|r| r.join("bin/nvdisasm")).find(|p| p.is_file()))
 }
 
 /// CUDA installations to look in, in order: `CUDA_HOME`, `CUDA_PATH`, the one whose `ptxas` is on
@@ -191,10 +197,7 @@ impl Tools {
     pub fn require(&self, emits: &[Emit]) -> Result<ToolPaths> {
         let missing = self.toolchain.missing_components();
         if !missing.is_empty() {
-            bail!(
-                "the {PINNED_TOOLCHAIN} toolchain lacks the component(s) {}; {SETUP_FIX}",
-                missing.join(", ")
-            );
+            bail!("the {PINNED_TOOLCHAIN} toolchain lacks the component(s) {}; {SETUP_FIX}", missing.join(", "));
         }
         let bin = self.toolchain.llvm_bin_dir();
         for tool in ["llc", "opt", "llvm-link"] {
@@ -238,7 +241,7 @@ impl Tools {
 pub fn version_line(tool: &Path, arg: &str) -> Option<String> {
     let out = Command::new(tool).arg(arg).output().ok()?;
     let text = String::from_utf8_lossy(&out.stdout);
-    let line = text.lines().map(str::trim).filter(|l| !l.is_empty()).last()?;
+    let line = text.lines().map(str::trim).rfind(|l| !l.is_empty())?;
     Some(line.to_string())
 }
 

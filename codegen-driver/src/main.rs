@@ -23,9 +23,8 @@ extern crate rustc_symbol_mangling;
 extern crate rustc_target;
 
 mod backend;
-mod bundle;
-mod device;
-mod toolchain;
+mod lower;
+mod pipeline;
 
 use std::process::ExitCode;
 
@@ -43,7 +42,7 @@ impl rustc_driver::Callbacks for OxideCallbacks {
         opts.unstable_opts.always_encode_mir = true;
         config.crate_cfg.push("cuda_oxide".into());
         config.crate_check_cfg.push("cfg(cuda_oxide)".into());
-        config.make_codegen_backend = Some(Box::new(|sess| backend::OxideBackend::new(sess)));
+        config.make_codegen_backend = Some(Box::new(|sess| backend::OxideBackend::boxed(sess)));
         config.track_state = Some(Box::new(track_device_config));
     }
 }
@@ -51,7 +50,7 @@ impl rustc_driver::Callbacks for OxideCallbacks {
 /// Makes cargo rebuild crates that can hold kernels (those using `cuda_device`) when the device
 /// options change (`--arch`, …): the config becomes an env dependency in their dep-info.
 fn track_device_config(sess: &rustc_session::Session) {
-    let var = oxide_format::config::CONFIG_ENV;
+    let var = oxide_contract::config::CONFIG_ENV;
     if sess.opts.externs.get("cuda_device").is_none() {
         return;
     }
@@ -62,8 +61,7 @@ fn track_device_config(sess: &rustc_session::Session) {
 }
 
 fn main() -> ExitCode {
-    let early_dcx =
-        rustc_session::EarlyDiagCtxt::new(rustc_session::config::ErrorOutputType::default());
+    let early_dcx = rustc_session::EarlyDiagCtxt::new(rustc_session::config::ErrorOutputType::default());
     rustc_driver::init_rustc_env_logger(&early_dcx);
     rustc_driver::install_ice_hook(
         "https://github.com/cuda-oxide/cuda-oxide/issues (this is a bug in oxide-rustc)",

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use oxide_format::manifest::Manifest;
+use oxide_contract::manifest::Manifest;
 
 /// The cuda-oxide checkout these tests belong to.
 pub fn checkout_root() -> PathBuf {
@@ -125,7 +125,8 @@ pub fn remove_artifacts(crate_name: &str) {
 /// artifacts removed with [`remove_artifacts`] are written again even if cargo thought it fresh.
 pub fn force_rebuild(dir: &Path) {
     let main = dir.join("src/main.rs");
-    let file = std::fs::File::options().append(true).open(&main).unwrap_or_else(|e| panic!("open {}: {e}", main.display()));
+    let file =
+        std::fs::File::options().append(true).open(&main).unwrap_or_else(|e| panic!("open {}: {e}", main.display()));
     file.set_modified(std::time::SystemTime::now()).unwrap_or_else(|e| panic!("touch {}: {e}", main.display()));
 }
 

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use object::{Object, ObjectSection, ObjectSymbol};
-use oxide_format::manifest::{ParamKind, PayloadKind};
+use oxide_contract::manifest::{ParamKind, PayloadKind};
 use oxide_tests::*;
 
 const ARCHS: [&str; 3] = ["sm_80", "sm_90", "sm_100a"];
@@ -33,7 +33,7 @@ fn crate_name() -> String {
 }
 
 fn ptx_file(arch: &str) -> String {
-    oxide_format::config::files::ptx(&crate_name(), oxide_format::config::Arch::parse(arch).expect("known arch"))
+    oxide_contract::naming::files::ptx(&crate_name(), oxide_contract::arch::Arch::parse(arch).expect("known arch"))
 }
 
 #[test]
@@ -86,7 +86,7 @@ fn ptx_has_the_entry_and_read_only_loads() {
 fn binary_embeds_the_bundle() {
     let bytes = std::fs::read(&built().binary).expect("read the built binary");
     let file = object::File::parse(&*bytes).expect("parse the built binary");
-    let symbol = oxide_format::bundle::symbol_name(&crate_name());
+    let symbol = oxide_contract::naming::bundle_symbol(&crate_name());
     let sym = file
         .symbols()
         .find(|s| s.name() == Ok(symbol.as_str()))
@@ -95,7 +95,7 @@ fn binary_embeds_the_bundle() {
     let section = file.section_by_index(sym.section_index().expect("bundle symbol is in a section")).expect("section");
     let data = section.data().expect("section data");
     let start = usize::try_from(sym.address() - section.address()).expect("offset");
-    let bundle = oxide_format::bundle::Bundle::parse(&data[start..]).expect("the embedded bundle parses");
+    let bundle = oxide_contract::bundle::Bundle::parse(&data[start..]).expect("the embedded bundle parses");
     assert!(bundle.manifest.kernel("vecadd").is_some(), "embedded manifest: {:?}", bundle.manifest.entries());
 }
 

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 
-use oxide_format::config::{Arch, files};
+use oxide_contract::arch::Arch;
+use oxide_contract::naming::files;
 use oxide_tests::*;
 
 const ARCHS: [&str; 3] = ["sm_80", "sm_90", "sm_100a"];

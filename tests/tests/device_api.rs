@@ -4,7 +4,8 @@
 //! compile errors (cluster kernel for sm_80, bad `gpu_printf!` formats).
 use std::sync::OnceLock;
 
-use oxide_format::config::{Arch, files};
+use oxide_contract::arch::Arch;
+use oxide_contract::naming::files;
 use oxide_tests::*;
 
 const ARCHS: [&str; 3] = ["sm_80", "sm_90", "sm_100a"];
@@ -170,7 +171,8 @@ fn assert_ptxas(built: &Built) {
     let ptxas = ptxas();
     let crate_name = built.project.crate_name();
     for arch in built.archs {
-        let path = artifact_dir().join(&crate_name).join(files::ptx(&crate_name, Arch::parse(arch).expect("known arch")));
+        let path =
+            artifact_dir().join(&crate_name).join(files::ptx(&crate_name, Arch::parse(arch).expect("known arch")));
         let cubin = built.project.path().join(format!("check.{arch}.cubin"));
         let out = std::process::Command::new(&ptxas)
             .arg(format!("-arch={arch}"))
@@ -190,21 +192,36 @@ fn device_api_ptx_passes_ptxas() {
 
 #[test]
 fn shared_memory_barriers_and_launch_bounds() {
-    assert_entry_has(device_api(), "shared_reduce", &[".shared", "st.shared", "ld.shared", "bar.sync", ".maxntid 256", ".minnctapersm 2"]);
+    assert_entry_has(
+        device_api(),
+        "shared_reduce",
+        &[".shared", "st.shared", "ld.shared", "bar.sync", ".maxntid 256", ".minnctapersm 2"],
+    );
     assert_entry_has(device_api(), "transpose", &["%dynamic_smem_size", "st.shared", "bar.sync"]);
     for arch in ARCHS {
-        assert!(ptx(device_api(), arch).contains(".extern .shared .align 16 .b8 __oxide_dynamic_shared[]"), "{arch}: no dynamic shared memory declaration");
+        assert!(
+            ptx(device_api(), arch).contains(".extern .shared .align 16 .b8 __oxide_dynamic_shared[]"),
+            "{arch}: no dynamic shared memory declaration"
+        );
     }
 }
 
 #[test]
 fn atomics_on_shared_and_global_memory() {
-    assert_entry_has(device_api(), "histogram", &["atom.shared.add.u32", "atom.global.add.u32", "bar.sync", "fence.sc.gpu"]);
+    assert_entry_has(
+        device_api(),
+        "histogram",
+        &["atom.shared.add.u32", "atom.global.add.u32", "bar.sync", "fence.sc.gpu"],
+    );
 }
 
 #[test]
 fn warp_shuffles_votes_and_match() {
-    assert_entry_has(device_api(), "warp_ops", &["shfl.sync.bfly.b32", "vote.sync.ballot.b32", "vote.sync.all.pred", "match.any.sync.b32", "popc.b32"]);
+    assert_entry_has(
+        device_api(),
+        "warp_ops",
+        &["shfl.sync.bfly.b32", "vote.sync.ballot.b32", "vote.sync.all.pred", "match.any.sync.b32", "popc.b32"],
+    );
 }
 
 #[test]
@@ -222,7 +239,15 @@ fn cluster_barrier_mapa_and_attributes() {
     assert_entry_has(
         cluster(),
         "neighbour",
-        &[".explicitcluster", ".reqnctapercluster 4, 1, 1", "barrier.cluster.arrive", "barrier.cluster.wait", "mapa.u64", "%cluster_ctarank", "%cluster_nctarank"],
+        &[
+            ".explicitcluster",
+            ".reqnctapercluster 4, 1, 1",
+            "barrier.cluster.arrive",
+            "barrier.cluster.wait",
+            "mapa.u64",
+            "%cluster_ctarank",
+            "%cluster_nctarank",
+        ],
     );
 }
 

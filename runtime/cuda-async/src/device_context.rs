@@ -87,14 +87,20 @@ pub fn init_device_contexts(first_device: usize, count: usize) -> Result<(), Dri
 }
 
 /// [`init_device_contexts`] with `streams_per_device` streams in each pool (at least 1).
-pub fn init_device_contexts_with(first_device: usize, count: usize, streams_per_device: usize) -> Result<(), DriverError> {
+pub fn init_device_contexts_with(
+    first_device: usize,
+    count: usize,
+    streams_per_device: usize,
+) -> Result<(), DriverError> {
     if count == 0 {
-        return Err(DriverError::Async { message: "init_device_contexts: count is 0; open at least one device".into() });
+        return Err(DriverError::Async {
+            message: "init_device_contexts: count is 0; open at least one device".into(),
+        });
     }
     for ordinal in first_device..first_device + count {
         let mut devices = registry().write().unwrap_or_else(|p| p.into_inner());
-        if !devices.contains_key(&ordinal) {
-            devices.insert(ordinal, Arc::new(DeviceContext::new(ordinal, streams_per_device)?));
+        if let std::collections::btree_map::Entry::Vacant(slot) = devices.entry(ordinal) {
+            slot.insert(Arc::new(DeviceContext::new(ordinal, streams_per_device)?));
         }
     }
     Ok(())
@@ -108,7 +114,10 @@ pub fn device_context(ordinal: usize) -> Result<Arc<DeviceContext>, DriverError>
     }
     init_device_contexts(ordinal, 1)?;
     let devices = registry().read().unwrap_or_else(|p| p.into_inner());
-    devices.get(&ordinal).cloned().ok_or_else(|| DriverError::Async { message: format!("device {ordinal} is not open") })
+    devices
+        .get(&ordinal)
+        .cloned()
+        .ok_or_else(|| DriverError::Async { message: format!("device {ordinal} is not open") })
 }
 
 /// Sets the scheduling policy of device `ordinal` (opening it if needed).

@@ -217,7 +217,10 @@ impl<'a, T> IntoDeviceOperation<'a, T> for Result<DeviceOperation<'a, T>, Driver
 
 /// Runs `a` and `b` concurrently: `a` on the stream the operation runs on, `b` on another one
 /// the policy picks (of `b`'s device), joined back before the pair completes. See [`zip!`](crate::zip).
-pub fn zip<'a, A: Send + 'a, B: Send + 'a>(a: DeviceOperation<'a, A>, b: DeviceOperation<'a, B>) -> DeviceOperation<'a, (A, B)> {
+pub fn zip<'a, A: Send + 'a, B: Send + 'a>(
+    a: DeviceOperation<'a, A>,
+    b: DeviceOperation<'a, B>,
+) -> DeviceOperation<'a, (A, B)> {
     let device = a.device;
     DeviceOperation::new(device, move |exec| {
         let out_a = (a.run)(exec)?;
@@ -250,10 +253,13 @@ enum State<'a, T> {
     Done,
 }
 
+/// The result of enqueued work (once known) and the task waiting for it.
+type CompletionState = (Option<Result<(), DriverError>>, Option<Waker>);
+
 /// Completion of enqueued work, filled in by the waiting thread.
 #[derive(Default)]
 struct Completion {
-    state: Mutex<(Option<Result<(), DriverError>>, Option<Waker>)>,
+    state: Mutex<CompletionState>,
     done: Condvar,
 }
 
@@ -309,7 +315,9 @@ impl<'a, T: Send + 'a> Future for DeviceFuture<'a, T> {
                 return Poll::Pending;
             }
         }
-        let State::Running { output, completion } = std::mem::replace(&mut this.state, State::Done) else { unreachable!() };
+        let State::Running { output, completion } = std::mem::replace(&mut this.state, State::Done) else {
+            unreachable!()
+        };
         let done = completion.state.lock().unwrap_or_else(|p| p.into_inner()).0.take().unwrap_or(Ok(()));
         Poll::Ready(output.and_then(|out| done.map(|()| out)))
     }

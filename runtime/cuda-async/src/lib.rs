@@ -43,11 +43,8 @@ macro_rules! zip {
         $crate::device_operation::zip($a, $crate::device_operation::zip($b, $c)).map(|(a, (b, c))| (a, b, c))
     };
     ($a:expr, $b:expr, $c:expr, $d:expr $(,)?) => {
-        $crate::device_operation::zip(
-            $crate::device_operation::zip($a, $b),
-            $crate::device_operation::zip($c, $d),
-        )
-        .map(|((a, b), (c, d))| (a, b, c, d))
+        $crate::device_operation::zip($crate::device_operation::zip($a, $b), $crate::device_operation::zip($c, $d))
+            .map(|((a, b), (c, d))| (a, b, c, d))
     };
 }
 

@@ -3,8 +3,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use oxide_format::bundle::Bundle;
-use oxide_format::manifest::{Manifest, PayloadKind};
+use oxide_contract::bundle::Bundle;
+use oxide_contract::manifest::{Manifest, PayloadKind};
 
 use crate::context::CudaContext;
 use crate::error::DriverError;
@@ -21,7 +21,12 @@ pub struct LoadedBundle {
 
 impl LoadedBundle {
     /// Wraps a module loaded from one payload of `manifest` (used by sideloading).
-    pub fn from_parts(module: Module, manifest: Arc<Manifest>, payload_kind: PayloadKind, payload_arch: String) -> Self {
+    pub fn from_parts(
+        module: Module,
+        manifest: Arc<Manifest>,
+        payload_kind: PayloadKind,
+        payload_arch: String,
+    ) -> Self {
         LoadedBundle { module, manifest, payload_kind, payload_arch, functions: Mutex::new(HashMap::new()) }
     }
 

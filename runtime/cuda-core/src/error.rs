@@ -251,14 +251,14 @@ impl fmt::Debug for DriverError {
 
 impl std::error::Error for DriverError {}
 
-impl From<oxide_format::BundleError> for DriverError {
-    fn from(e: oxide_format::BundleError) -> DriverError {
+impl From<oxide_contract::BundleError> for DriverError {
+    fn from(e: oxide_contract::BundleError) -> DriverError {
         DriverError::Bundle { message: e.to_string() }
     }
 }
 
-impl From<oxide_format::NoPayload> for DriverError {
-    fn from(e: oxide_format::NoPayload) -> DriverError {
+impl From<oxide_contract::NoPayload> for DriverError {
+    fn from(e: oxide_contract::NoPayload) -> DriverError {
         DriverError::Bundle { message: e.to_string() }
     }
 }
@@ -274,7 +274,10 @@ mod tests {
         assert_eq!(e.code(), Some(1));
         assert_eq!(e.name(), "CUDA_ERROR_INVALID_VALUE");
         let text = e.to_string();
-        assert!(text.starts_with("CUDA_ERROR_INVALID_VALUE (code 1) from cuLaunchKernel while launching kernel `vecadd`: "), "{text}");
+        assert!(
+            text.starts_with("CUDA_ERROR_INVALID_VALUE (code 1) from cuLaunchKernel while launching kernel `vecadd`: "),
+            "{text}"
+        );
         assert!(text.contains("likely cause: grid or block dimensions are zero or over the limits"), "{text}");
         assert!(text.contains("fix: check the LaunchConfig values; a block has at most 1024 threads"), "{text}");
         assert_eq!(format!("{e:?}"), text);
@@ -293,7 +296,10 @@ mod tests {
             let hint = e.hint().unwrap_or_else(|| panic!("no hint for {code:?}"));
             assert!(hint.cause.contains(cause), "{code:?}: {}", hint.cause);
             assert!(!e.to_string().contains("while"));
-            assert!(!match &e { DriverError::Cuda { description, .. } => description.is_empty(), _ => true });
+            assert!(!match &e {
+                DriverError::Cuda { description, .. } => description.is_empty(),
+                _ => true,
+            });
         }
         assert!(DriverError::from_cuda(CUresult::CUDA_ERROR_OUT_OF_MEMORY, "cuMemAlloc").hint().is_none());
         // A trap may come back as LAUNCH_FAILED: same hint as ILLEGAL_INSTRUCTION.
@@ -303,11 +309,15 @@ mod tests {
 
     #[test]
     fn host_side_errors() {
-        let e = DriverError::EntryNotFound { entry: "vecad".into(), known: Some(vec!["vecadd".into(), "scale".into()]) };
+        let e =
+            DriverError::EntryNotFound { entry: "vecad".into(), known: Some(vec!["vecadd".into(), "scale".into()]) };
         assert_eq!(e.name(), "CUDA_ERROR_NOT_FOUND");
         assert_eq!(e.code(), Some(500));
         let text = e.to_string();
-        assert!(text.contains("`vecad`") && text.contains("(it has: vecadd, scale)") && text.contains("fix:"), "{text}");
+        assert!(
+            text.contains("`vecad`") && text.contains("(it has: vecadd, scale)") && text.contains("fix:"),
+            "{text}"
+        );
         let e = DriverError::NoDevice { ordinal: 3, count: 2 };
         assert_eq!(e.to_string(), "no CUDA device 3: there are 2 devices (ordinals 0..=1)");
         let e = DriverError::NoDevice { ordinal: 1, count: 1 };
@@ -315,7 +325,7 @@ mod tests {
         let e = DriverError::LengthMismatch { operation: "copy_from_host", expected: 4, found: 5 };
         assert!(e.to_string().contains("copy_from_host") && e.code().is_none());
         assert!(DriverError::NotBuiltWithOxide.to_string().contains("run `cargo oxide build`"));
-        let e: DriverError = oxide_format::BundleError::BadMagic.into();
+        let e: DriverError = oxide_contract::BundleError::BadMagic.into();
         assert!(e.to_string().contains("bad magic"));
     }
 }

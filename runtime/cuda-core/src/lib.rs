@@ -21,19 +21,19 @@ mod module;
 
 pub use bundle::{LoadedBundle, load_bundle, load_embedded};
 pub use context::{CudaContext, CudaEvent, CudaStream};
+/// `#[derive(DeviceCopy)]` for structs whose fields are all `DeviceCopy`.
+pub use cuda_macros::DeviceCopy;
 pub use driver::is_driver_present;
 pub use error::{DriverError, Hint, hint_for};
 pub use launch::{
     KernelParams, LaunchConfig, MAX_CLUSTER_SIZE, MAX_PORTABLE_CLUSTER_SIZE, MAX_THREADS_PER_BLOCK, launch, launch_with,
 };
 pub use memory::{DeviceBuffer, DeviceCopy};
-/// `#[derive(DeviceCopy)]` for structs whose fields are all `DeviceCopy`.
-pub use cuda_macros::DeviceCopy;
 pub use module::{Function, Module};
 
 /// The shared formats (manifest, bundle layout, entry names), re-exported for generated code
 /// and for tools that inspect manifests.
-pub use oxide_format;
+pub use oxide_contract;
 
 /// The raw driver bindings, for what this crate does not wrap.
 pub use cudarc::driver::sys;

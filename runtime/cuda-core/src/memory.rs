@@ -150,10 +150,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         if bytes > 0 {
             self.ctx.bind_to_thread()?;
             // SAFETY: both allocations hold `bytes` bytes and cannot overlap (`&mut self`).
-            check(
-                unsafe { sys::cuMemcpyDtoDAsync_v2(self.ptr, other.ptr, bytes, stream.raw()) },
-                "cuMemcpyDtoDAsync",
-            )?;
+            check(unsafe { sys::cuMemcpyDtoDAsync_v2(self.ptr, other.ptr, bytes, stream.raw()) }, "cuMemcpyDtoDAsync")?;
         }
         Ok(())
     }

@@ -4,7 +4,7 @@ use std::ffi::{CString, c_void};
 use std::sync::Arc;
 
 use cudarc::driver::sys::{self, CUjit_option, CUresult};
-use oxide_format::manifest::{KernelInfo, Manifest, PayloadKind};
+use oxide_contract::manifest::{KernelInfo, Manifest, PayloadKind};
 
 use crate::context::CudaContext;
 use crate::driver::check;

@@ -157,7 +157,11 @@ pub const fn spec_kind(fmt: &str, index: usize) -> u8 {
         }
         let k = match b[i] {
             b'd' | b'i' | b'u' | b'x' | b'X' | b'o' | b'c' => {
-                if long { kind::LONG } else { kind::INT }
+                if long {
+                    kind::LONG
+                } else {
+                    kind::INT
+                }
             }
             b'f' | b'F' | b'e' | b'E' | b'g' | b'G' | b'a' | b'A' => kind::FLOAT,
             b's' => kind::STR,
@@ -197,10 +201,17 @@ pub struct PrintfArgs<const W: usize> {
     offset: usize,
 }
 
+impl<const W: usize> Default for PrintfArgs<W> {
+    #[inline(always)]
+    fn default() -> Self {
+        PrintfArgs { words: [0; W], offset: 0 }
+    }
+}
+
 impl<const W: usize> PrintfArgs<W> {
     #[inline(always)]
     pub fn new() -> Self {
-        PrintfArgs { words: [0; W], offset: 0 }
+        Self::default()
     }
 
     /// Appends `value` for a conversion of class `K`; a mismatch is a compile-time error.

@@ -1,5 +1,5 @@
-//! Raw device operations. The backend recognises `cuda_device::intrinsics::<name>` and gives each
-//! function its PTX body (see `codegen-driver/src/device/intrinsic/`); the Rust bodies run only on
+//! Raw device operations. Each carries `#[cfg_attr(cuda_oxide, oxide::intrinsic)]`; the backend
+//! gives every function so marked its PTX body by its name (see `codegen-driver/src/device/intrinsic/`); the Rust bodies run only on
 //! the host, where they panic. Signatures use only scalars and raw pointers (one LLVM value per
 //! parameter); the safe API over them lives in the other modules of this crate.
 #![allow(non_snake_case)]
@@ -17,6 +17,7 @@ macro_rules! intrinsics {
         $(#[$m])*
         #[inline(never)]
         #[allow(unused_variables)]
+        #[cfg_attr(cuda_oxide, oxide::intrinsic)]
         pub fn $name ($($arg: $ty),*) $(-> $ret)? {
             device_only(stringify!($name))
         }
@@ -29,6 +30,7 @@ macro_rules! intrinsics {
 
 /// `atomicrmw <OP> ptr, val syncscope(<SCOPE>) monotonic`; returns the old value.
 #[inline(never)]
+#[cfg_attr(cuda_oxide, oxide::intrinsic)]
 #[allow(unused_variables)]
 pub fn atomic_rmw<T, const OP: u8, const SCOPE: u8>(ptr: *mut T, val: T) -> T {
     device_only("atomic_rmw")
@@ -36,6 +38,7 @@ pub fn atomic_rmw<T, const OP: u8, const SCOPE: u8>(ptr: *mut T, val: T) -> T {
 
 /// `cmpxchg ptr, cmp, new syncscope(<SCOPE>) monotonic monotonic`; returns the old value.
 #[inline(never)]
+#[cfg_attr(cuda_oxide, oxide::intrinsic)]
 #[allow(unused_variables)]
 pub fn atomic_cas<T, const SCOPE: u8>(ptr: *mut T, cmp: T, new: T) -> T {
     device_only("atomic_cas")
@@ -45,6 +48,7 @@ macro_rules! special_registers {
     ($ret:ty: $($name:ident),* $(,)?) => {$(
         #[doc = concat!("PTX special register behind `", stringify!($name), "`.")]
         #[inline(never)]
+        #[cfg_attr(cuda_oxide, oxide::intrinsic)]
         pub fn $name() -> $ret {
             device_only(stringify!($name))
         }

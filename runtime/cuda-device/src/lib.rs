@@ -18,16 +18,16 @@
 pub mod atomic;
 pub mod cluster;
 pub mod debug;
+mod disjoint;
 pub mod intrinsics;
 pub mod shared;
 pub mod sync;
 pub mod thread;
 pub mod warp;
-mod disjoint;
 
-pub use cuda_macros::{cluster_launch, cuda_module, device, kernel, launch_bounds};
 /// `#[derive(DeviceCopy)]` (the trait is `cuda_core::DeviceCopy`).
 pub use cuda_macros::DeviceCopyViaDevice as DeviceCopy;
+pub use cuda_macros::{cluster_launch, cuda_module, device, kernel, launch_bounds};
 pub use debug::{clock64, trap};
 pub use disjoint::DisjointSlice;
 pub use shared::SharedArray;

@@ -20,6 +20,7 @@ use crate::intrinsics;
 /// compiler places every `static` of this type in the shared state space, one copy per block.
 /// Its contents are undefined when a block starts.
 #[repr(transparent)]
+#[cfg_attr(cuda_oxide, oxide::lang = "shared_array")]
 pub struct SharedArray<T, const N: usize> {
     cells: UnsafeCell<MaybeUninit<[T; N]>>,
 }
@@ -143,7 +144,7 @@ impl<T> DynamicShared<T> {
 pub fn dynamic<T>() -> DynamicShared<T> {
     let bytes = dynamic_size_bytes() as usize;
     let size = core::mem::size_of::<T>();
-    let len = if size == 0 { 0 } else { bytes / size };
+    let len = bytes.checked_div(size).unwrap_or(0);
     DynamicShared { ptr: intrinsics::dynamic_shared_ptr().cast(), len }
 }
 

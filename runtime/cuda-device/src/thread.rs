@@ -5,8 +5,8 @@
 use crate::intrinsics;
 
 pub use crate::intrinsics::{
-    blockDim_x, blockDim_y, blockDim_z, blockIdx_x, blockIdx_y, blockIdx_z, gridDim_x, gridDim_y,
-    gridDim_z, threadIdx_x, threadIdx_y, threadIdx_z,
+    blockDim_x, blockDim_y, blockDim_z, blockIdx_x, blockIdx_y, blockIdx_z, gridDim_x, gridDim_y, gridDim_z,
+    threadIdx_x, threadIdx_y, threadIdx_z,
 };
 
 /// This thread's global index in a 1D launch. Only [`index_1d`], the 2D/3D linearisations and

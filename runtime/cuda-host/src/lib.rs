@@ -91,14 +91,14 @@ impl<T> SliceMutArg for DeviceBuffer<T> {
 #[doc(hidden)]
 pub mod __private {
     pub use super::{KernelSource, SliceArg, SliceMutArg};
-    pub use cuda_core::oxide_format;
-    pub use cuda_core::oxide_format::manifest::LaunchBounds;
+    pub use cuda_core::oxide_contract;
+    pub use cuda_core::oxide_contract::manifest::LaunchBounds;
     pub use cuda_core::{
         CudaContext, CudaStream, DeviceBuffer, DriverError, Function, KernelParams, LaunchConfig, LoadedBundle,
         launch_with, load_embedded,
     };
 
-    pub use cuda_core::oxide_format::naming::{entry_name, type_key};
+    pub use cuda_core::oxide_contract::naming::{entry_name, type_key};
 
     /// The async runtime, for the `_async` methods (only with the `async` feature).
     #[cfg(feature = "async")]

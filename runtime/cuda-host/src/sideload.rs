@@ -3,9 +3,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use cuda_core::oxide_format::config::{Arch, files};
-use cuda_core::oxide_format::manifest::Manifest;
-use cuda_core::oxide_format::{bundle, sha256_hex};
+use cuda_core::oxide_contract::arch::Arch;
+use cuda_core::oxide_contract::manifest::Manifest;
+use cuda_core::oxide_contract::naming::files;
+use cuda_core::oxide_contract::{bundle, sha256_hex};
 use cuda_core::{CudaContext, DriverError, LoadedBundle, Module};
 
 /// Environment variable naming the artifact directory (`<target>/oxide`) explicitly.
@@ -97,7 +98,8 @@ pub fn load_module_dir(ctx: &Arc<CudaContext>, dir: &Path) -> Result<LoadedBundl
         .enumerate()
         .filter_map(|(i, p)| Arch::parse(&p.arch).ok().map(|a| (i, a.code())))
         .collect();
-    let chosen = bundle::select(usable.iter().map(|(i, code)| (manifest.payloads[*i].kind, *code)), ctx.compute_capability())?;
+    let chosen =
+        bundle::select(usable.iter().map(|(i, code)| (manifest.payloads[*i].kind, *code)), ctx.compute_capability())?;
     let info = &manifest.payloads[usable[chosen].0];
     let path = dir.join(&info.file);
     let bytes = std::fs::read(&path).map_err(|e| artifact_error(format!("cannot read {}: {e}", path.display())))?;
@@ -130,7 +132,7 @@ mod tests {
         std::fs::create_dir_all(root.join("debug")).unwrap();
         // SAFETY (of set_var): this is the only test in this binary touching the environment.
         unsafe { std::env::set_var(ARTIFACT_DIR_ENV, &root) };
-        assert_eq!(artifact_dir_candidates(), [root.clone()]);
+        assert_eq!(artifact_dir_candidates(), std::slice::from_ref(&root));
         assert_eq!(find_module_dir("beta").unwrap(), root.join("beta"));
         // A package name finds its crate's artifacts.
         assert_eq!(find_module_dir("my-app").unwrap(), root.join("my_app"));

@@ -3,11 +3,11 @@
 
 use std::sync::Arc;
 
-use cuda_core::oxide_format::bundle::{Payload, write_bundle};
-use cuda_core::oxide_format::manifest::{
+use cuda_core::oxide_contract::bundle::{Payload, write_bundle};
+use cuda_core::oxide_contract::manifest::{
     KernelInfo, LaunchBounds, Manifest, ParamInfo, ParamKind, PayloadInfo, PayloadKind,
 };
-use cuda_core::oxide_format::{config::Arch, sha256_hex};
+use cuda_core::oxide_contract::{arch::Arch, sha256_hex};
 use cuda_core::{
     CudaContext, CudaEvent, DeviceBuffer, DriverError, KernelParams, LaunchConfig, Module, launch_with, load_bundle,
     load_embedded,

@@ -9,6 +9,7 @@ use proc_macro::TokenStream;
 mod attrs;
 mod device_copy;
 mod kernel;
+mod launch;
 mod module;
 
 fn output(result: syn::Result<proc_macro2::TokenStream>) -> TokenStream {

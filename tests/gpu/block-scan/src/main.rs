@@ -28,7 +28,8 @@ mod kernels {
         }
         sync_threads();
         if w == 0 {
-            let total = if (lane as usize) < WARP_TOTALS.len() { unsafe { WARP_TOTALS.read(lane as usize) } } else { 0 };
+            let total =
+                if (lane as usize) < WARP_TOTALS.len() { unsafe { WARP_TOTALS.read(lane as usize) } } else { 0 };
             let prefix = warp::inclusive_scan_sum(total);
             // Every lane of warp 0 has read its total before any lane overwrites one.
             warp::sync_warp(warp::FULL_MASK);
@@ -66,7 +67,10 @@ fn main() {
 
         let x_dev = ck(DeviceBuffer::from_host(&stream, &x), "copy x")?;
         let mut out_dev = ck(DeviceBuffer::from_host(&stream, &vec![u32::MAX; N]), "poison out")?;
-        ck(module.block_scan(&stream, LaunchConfig::for_num_elems(N as u32), &x_dev, &mut out_dev), "launch block_scan")?;
+        ck(
+            module.block_scan(&stream, LaunchConfig::for_num_elems(N as u32), &x_dev, &mut out_dev),
+            "launch block_scan",
+        )?;
         ck(stream.synchronize(), "synchronize after block_scan")?;
         compare("scans", &ck(out_dev.to_host_vec(&stream), "copy out back")?, &expected, PartialEq::eq)
     });

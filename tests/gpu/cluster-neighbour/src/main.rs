@@ -78,7 +78,11 @@ fn main() {
         let module = ck(kernels::load(&ctx), "kernels::load")?;
         Ok((ctx.default_stream(), module))
     });
-    let config = LaunchConfig { grid_dim: (BLOCKS as u32, 1, 1), block_dim: (kernels::THREADS as u32, 1, 1), shared_mem_bytes: 0 };
+    let config = LaunchConfig {
+        grid_dim: (BLOCKS as u32, 1, 1),
+        block_dim: (kernels::THREADS as u32, 1, 1),
+        shared_mem_bytes: 0,
+    };
     let x_dev = report.setup(|| ck(DeviceBuffer::from_host(&stream, &x), "copy x"));
 
     // 1. The typed method (cluster dimensions from #[cluster_launch]).

@@ -88,9 +88,21 @@ fn main() {
             cfg((1, 1, 1), (64, 32, 1), 0),
             vec!["2048 threads per block; the limit is 1024".into()],
         ),
-        ("grid_x_over_limit", cfg((1 << 31, 1, 1), (1, 1, 1), 0), vec!["grid_dim.x is 2147483648; the limit is 2147483647".into()]),
-        ("grid_y_over_65535", cfg((1, 65_536, 1), (1, 1, 1), 0), vec!["grid_dim.y is 65536; the limit is 65535".into()]),
-        ("grid_z_over_65535", cfg((1, 1, 70_000), (1, 1, 1), 0), vec!["grid_dim.z is 70000; the limit is 65535".into()]),
+        (
+            "grid_x_over_limit",
+            cfg((1 << 31, 1, 1), (1, 1, 1), 0),
+            vec!["grid_dim.x is 2147483648; the limit is 2147483647".into()],
+        ),
+        (
+            "grid_y_over_65535",
+            cfg((1, 65_536, 1), (1, 1, 1), 0),
+            vec!["grid_dim.y is 65536; the limit is 65535".into()],
+        ),
+        (
+            "grid_z_over_65535",
+            cfg((1, 1, 70_000), (1, 1, 1), 0),
+            vec!["grid_dim.z is 70000; the limit is 65535".into()],
+        ),
         (
             "shared_mem_over_device_limit",
             cfg((1, 1, 1), (256, 1, 1), optin + 1024),
@@ -103,7 +115,12 @@ fn main() {
             let needles: Vec<&str> = needles.iter().map(String::as_str).collect();
             let text = expect_rejected(m.fill(s, config, 7, &mut out), &needles)?;
             ck(s.synchronize(), "synchronize after the rejected launch")?;
-            compare("output after a rejected launch", &ck(out.to_host_vec(s), "copy out back")?, &vec![POISON; N], |a, b| a == b)?;
+            compare(
+                "output after a rejected launch",
+                &ck(out.to_host_vec(s), "copy out back")?,
+                &vec![POISON; N],
+                |a, b| a == b,
+            )?;
             println!("    {name}: {}", text.lines().next().unwrap_or(""));
             Ok(())
         });
@@ -138,7 +155,12 @@ fn main() {
         )?;
         println!("    cuda_launch!: {}", text.lines().next().unwrap_or(""));
         ck(s.synchronize(), "synchronize")?;
-        compare("output after the rejected launch", &ck(out.to_host_vec(s), "copy out back")?, &vec![POISON; N], |a, b| a == b)
+        compare(
+            "output after the rejected launch",
+            &ck(out.to_host_vec(s), "copy out back")?,
+            &vec![POISON; N],
+            |a, b| a == b,
+        )
     });
 
     report.check("launch_bounds_within_limit_runs", || {
@@ -174,7 +196,9 @@ fn main() {
             args: [slice_mut(out)]
         };
         match r {
-            Err(e @ DriverError::ArgumentMismatch { .. }) if e.to_string().contains("takes 2 arguments (value, out)") => {
+            Err(e @ DriverError::ArgumentMismatch { .. })
+                if e.to_string().contains("takes 2 arguments (value, out)") =>
+            {
                 println!("    {e}");
                 Ok(())
             }
@@ -186,7 +210,10 @@ fn main() {
     report.check("out_of_bounds_trap_surfaces_at_synchronize", || {
         let a = ck(DeviceBuffer::from_host(s, &vec![1.0f32; N]), "copy a")?;
         let mut out = ck(DeviceBuffer::from_host(s, &vec![f32::NAN; N]), "poison out")?;
-        ck(m.out_of_bounds(s, LaunchConfig::for_num_elems(N as u32), &a, &mut out), "launch out_of_bounds (must be queued)")?;
+        ck(
+            m.out_of_bounds(s, LaunchConfig::for_num_elems(N as u32), &a, &mut out),
+            "launch out_of_bounds (must be queued)",
+        )?;
         match s.synchronize() {
             Ok(()) => Err("synchronize succeeded after an out-of-bounds read".into()),
             Err(e) => {

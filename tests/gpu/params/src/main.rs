@@ -228,7 +228,10 @@ fn main() {
         let cfg = LaunchConfig::for_num_elems(32);
         ck(m.scalars(s, cfg, a, b, c, d, e, f, g, h, i, j, k, l, mm, n, o, p, &mut out), "launch scalars")?;
         ck(s.synchronize(), "synchronize after scalars")?;
-        let names = ["u8", "u16", "u32", "u64", "u128 lo", "u128 hi", "usize", "i8", "i16", "i32", "i64", "i128 lo", "i128 hi", "isize", "f32", "f64", "bool", "char"];
+        let names = [
+            "u8", "u16", "u32", "u64", "u128 lo", "u128 hi", "usize", "i8", "i16", "i32", "i64", "i128 lo", "i128 hi",
+            "isize", "f32", "f64", "bool", "char",
+        ];
         let got = ck(out.to_host_vec(s), "copy out back")?;
         for (idx, name) in names.iter().enumerate() {
             if got[idx] != want[idx] {
@@ -256,20 +259,27 @@ fn main() {
     let times_k = move |x: f32| x * k;
     let plus_k = move |x: f32| x + k;
     let two_types = move |x: f32| ((x as f64) * kd) as f32 + n16 as f32;
-    let mut run_map = |label: &str, f: &dyn Fn(&Arc<CudaStream>, &DeviceBuffer<f32>, &mut DeviceBuffer<f32>) -> Result<(), String>, cpu: &dyn Fn(f32) -> f32| {
-        report.check(label, || {
-            let in_dev = ck(DeviceBuffer::from_host(s, &input), "copy input")?;
-            let mut out_dev = ck(DeviceBuffer::from_host(s, &vec![f32::NAN; N]), "poison out")?;
-            f(s, &in_dev, &mut out_dev)?;
-            ck(s.synchronize(), "synchronize after map")?;
-            let want: Vec<f32> = input.iter().map(|x| cpu(*x)).collect();
-            compare(label, &ck(out_dev.to_host_vec(s), "copy out back")?, &want, same_bits_f32)
-        });
-    };
+    let mut run_map =
+        |label: &str,
+         f: &dyn Fn(&Arc<CudaStream>, &DeviceBuffer<f32>, &mut DeviceBuffer<f32>) -> Result<(), String>,
+         cpu: &dyn Fn(f32) -> f32| {
+            report.check(label, || {
+                let in_dev = ck(DeviceBuffer::from_host(s, &input), "copy input")?;
+                let mut out_dev = ck(DeviceBuffer::from_host(s, &vec![f32::NAN; N]), "poison out")?;
+                f(s, &in_dev, &mut out_dev)?;
+                ck(s.synchronize(), "synchronize after map")?;
+                let want: Vec<f32> = input.iter().map(|x| cpu(*x)).collect();
+                compare(label, &ck(out_dev.to_host_vec(s), "copy out back")?, &want, same_bits_f32)
+            });
+        };
     let cfg = LaunchConfig::for_num_elems(N as u32);
     run_map("closure_times_k", &|s, i, o| ck(m.map::<_>(s, cfg, times_k, i, o), "launch map(times_k)"), &times_k);
     run_map("closure_plus_k_same_fn", &|s, i, o| ck(m.map::<_>(s, cfg, plus_k, i, o), "launch map(plus_k)"), &plus_k);
-    run_map("closure_two_capture_types", &|s, i, o| ck(m.map::<_>(s, cfg, two_types, i, o), "launch map(two_types)"), &two_types);
+    run_map(
+        "closure_two_capture_types",
+        &|s, i, o| ck(m.map::<_>(s, cfg, two_types, i, o), "launch map(two_types)"),
+        &two_types,
+    );
 
     report.check("generic_three_instantiations", || {
         let f: Vec<f32> = rng.vec_f32(N);
@@ -277,7 +287,8 @@ fn main() {
         // Products stay in range: `*` panics (traps) on overflow in debug builds, on both sides.
         let u: Vec<u64> = (0..N).map(|_| rng.next_u64() >> 24).collect();
         let d: Vec<f64> = (0..N).map(|_| rng.next_f64()).collect();
-        let (kf, ki, ku, kd) = (rng.next_f32(), (rng.next_u64() % 200) as i32 - 100, rng.next_u64() >> 40, rng.next_f64());
+        let (kf, ki, ku, kd) =
+            (rng.next_f32(), (rng.next_u64() % 200) as i32 - 100, rng.next_u64() >> 40, rng.next_f64());
         let mut f_dev = ck(DeviceBuffer::from_host(s, &f), "copy f32")?;
         let mut i_dev = ck(DeviceBuffer::from_host(s, &i), "copy i32")?;
         let mut u_dev = ck(DeviceBuffer::from_host(s, &u), "copy u64")?;
@@ -312,7 +323,9 @@ fn main() {
                     v + p.a as f64
                 })
                 .collect();
-            compare(&format!("affine({p:?})"), &ck(out_dev.to_host_vec(s), "copy out back")?, &want, |a, b| a.to_bits() == b.to_bits())?;
+            compare(&format!("affine({p:?})"), &ck(out_dev.to_host_vec(s), "copy out back")?, &want, |a, b| {
+                a.to_bits() == b.to_bits()
+            })?;
         }
         Ok(())
     });
@@ -325,7 +338,8 @@ fn main() {
             let mut out_dev = ck(DeviceBuffer::from_host(s, &vec![POISON_I32; N]), "poison out")?;
             ck(m.shift(s, cfg, sh, &in_dev, &mut out_dev), "launch shift")?;
             ck(s.synchronize(), "synchronize after shift")?;
-            let want: Vec<i32> = ints.iter().map(|x| x.wrapping_mul(sh.scale).wrapping_add(sh.offset.unwrap_or(-1))).collect();
+            let want: Vec<i32> =
+                ints.iter().map(|x| x.wrapping_mul(sh.scale).wrapping_add(sh.offset.unwrap_or(-1))).collect();
             compare(&format!("shift({sh:?})"), &ck(out_dev.to_host_vec(s), "copy out back")?, &want, |a, b| a == b)?;
         }
         Ok(())

@@ -1,0 +1,111 @@
+//! The LLVM steps: the lowered module → (llvm-link libdevice) → `opt -O3` once → `llc` per arch.
+
+use std::ffi::OsStr;
+use std::path::PathBuf;
+
+use oxide_contract::arch::Arch;
+use oxide_contract::config::ToolPaths;
+use oxide_contract::naming::files;
+
+use super::tools::{ToolError, require, run};
+use super::workdir::WorkDir;
+
+/// The whole device module after linking libdevice and `opt -O3`, as LLVM IR text.
+pub struct Optimized {
+    pub path: PathBuf,
+    pub text: String,
+}
+
+/// Writes `<crate>.ll`, links libdevice when the module calls into it, and optimises once for
+/// `lowest` (target-independent work; `llc` specialises per arch). Publishes the IR before and
+/// after `opt`, so it is there to read even if the build stops at an error later.
+pub fn optimize(
+    tools: &ToolPaths,
+    work: &WorkDir,
+    crate_name: &str,
+    triple: &str,
+    lowest: Arch,
+    ll: &str,
+) -> Result<Optimized, ToolError> {
+    let ll_path = work.path(&files::llvm_ir(crate_name));
+    std::fs::write(&ll_path, ll).map_err(|e| ToolError::Io(ll_path.clone(), e))?;
+
+    // libdevice supplies the math functions PTX has no instruction for.
+    let linked = work.path(&format!("{crate_name}.linked.bc"));
+    let mut link_args: Vec<&OsStr> = vec![ll_path.as_os_str()];
+    if ll.contains("@__nv_") {
+        let libdevice =
+            require(&tools.libdevice, "libdevice.10.bc", "for the math functions this crate's kernels call")?;
+        link_args.extend(["--only-needed".as_ref(), "--internalize".as_ref(), libdevice.as_os_str()]);
+    }
+    link_args.extend(["-o".as_ref(), linked.as_os_str()]);
+    run(&tools.llvm_link, &link_args, &ll_path)?;
+
+    let opt_ll = work.path(&format!("{crate_name}.opt.ll"));
+    let triple = format!("-mtriple={triple}");
+    let cpu = format!("-mcpu={lowest}");
+    let args: [&OsStr; 7] = [
+        triple.as_ref(),
+        cpu.as_ref(),
+        "-O3".as_ref(),
+        "-S".as_ref(),
+        linked.as_os_str(),
+        "-o".as_ref(),
+        opt_ll.as_os_str(),
+    ];
+    run(&tools.opt, &args, &linked)?;
+    let _ = std::fs::remove_file(&linked);
+    let text = std::fs::read_to_string(&opt_ll).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;
+    work.publish(&ll_path)?;
+    work.publish(&opt_ll)?;
+    Ok(Optimized { path: opt_ll, text })
+}
+
+/// `llc` for one arch, at the lowest PTX ISA that targets it → `<crate>.<arch>.ptx`.
+pub fn llc(
+    tools: &ToolPaths,
+    work: &WorkDir,
+    crate_name: &str,
+    optimized: &Optimized,
+    arch: Arch,
+) -> Result<PathBuf, ToolError> {
+    let ptx = work.path(&files::ptx(crate_name, arch));
+    let cpu = format!("-mcpu={arch}");
+    let (maj, min) = arch.min_ptx_isa();
+    let isa = format!("-mattr=+ptx{maj}{min}");
+    // Fusion follows the `contract` flags the lowering put on the user's arithmetic.
+    let contract = "-fp-contract=on";
+    let input = optimized.path.as_os_str();
+    let args: [&OsStr; 7] =
+        ["-O3".as_ref(), cpu.as_ref(), isa.as_ref(), contract.as_ref(), input, "-o".as_ref(), ptx.as_os_str()];
+    run(&tools.llc, &args, &optimized.path)?;
+    Ok(ptx)
+}
+
+/// Names of functions still called or referenced in the optimised module (declarations aside).
+pub fn still_referenced<'a>(optimized: &str, symbols: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let used: Vec<&str> = optimized.lines().filter(|l| !l.starts_with("declare ")).collect();
+    symbols
+        .filter(|sym| {
+            let needle = format!("@{sym}");
+            used.iter().any(|l| {
+                l.match_indices(&needle).any(|(i, _)| {
+                    let next = l[i + needle.len()..].chars().next();
+                    !next.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$' || c == '.')
+                })
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::still_referenced;
+
+    #[test]
+    fn references_survive_only_outside_declarations() {
+        let module = "declare void @gone(i32)\ndeclare void @kept()\ndefine void @k() {\n  call void @kept()\n  call void @kept2()\n  ret void\n}\n";
+        let names = ["gone", "kept", "kep"];
+        assert_eq!(still_referenced(module, names.iter().copied()), vec!["kept"]);
+    }
+}
