@@ -90,6 +90,7 @@ mod tests {
         let mut m = Manifest::new("demo");
         m.kernels.push(KernelInfo {
             name: "kernels::vecadd".into(),
+            key: 1,
             entry: "vecadd".into(),
             params: vec![
                 ParamInfo { name: "a".into(), ty: "&[f32]".into(), kind: ParamKind::Slice, size: 16, align: 8 },

@@ -69,7 +69,8 @@ impl CodegenBackend for OxideBackend {
         self.llvm.metadata_loader()
     }
     fn provide(&self, providers: &mut Providers) {
-        self.llvm.provide(providers)
+        self.llvm.provide(providers);
+        crate::pipeline::object::provide(providers);
     }
     fn target_cpu(&self, sess: &Session) -> String {
         self.llvm.target_cpu(sess)

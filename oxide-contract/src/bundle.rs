@@ -237,6 +237,30 @@ impl Bundle<'static> {
     }
 }
 
+/// Every bundle in the bytes of the linked section [`crate::naming::BUNDLE_SECTION`]: bundles one
+/// after another, each starting at a multiple of [`PAYLOAD_ALIGN`] from the section's start, with
+/// zero bytes in between (alignment padding, and the marker the runtime puts there so that the
+/// section exists in every binary).
+pub fn parse_section(section: &[u8]) -> Result<Vec<Bundle<'_>>, BundleError> {
+    let mut bundles = Vec::new();
+    let mut at = 0;
+    while at < section.len() {
+        let rest = &section[at..];
+        if rest[0] == 0 {
+            // Padding: skip to the next aligned position.
+            at += PAYLOAD_ALIGN.min(rest.len());
+            continue;
+        }
+        if rest.len() < HEADER_LEN || rest[..8] != MAGIC {
+            return Err(BundleError::Corrupt(format!("bytes at offset {at} of the bundle section are not a bundle")));
+        }
+        let total_len = u64_at(rest, 16) as usize;
+        bundles.push(Bundle::parse(rest)?);
+        at += total_len.next_multiple_of(PAYLOAD_ALIGN).max(PAYLOAD_ALIGN);
+    }
+    Ok(bundles)
+}
+
 /// No payload of a bundle can run on the device.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NoPayload {

@@ -11,6 +11,7 @@ fn manifest() -> Manifest {
     let mut m = Manifest::new("hello");
     m.kernels.push(KernelInfo {
         name: "hello::vecadd".into(),
+        key: 1,
         entry: "vecadd".into(),
         params: vec![],
         launch_bounds: None,
@@ -176,4 +177,20 @@ fn bundle_select_payload() {
     assert_eq!(b.select_payload((9, 0)).unwrap().kind, Cubin);
     assert_eq!(b.select_payload((8, 6)).unwrap().kind, Fatbin);
     assert!(b.select_payload((7, 5)).is_err());
+}
+
+#[test]
+fn a_section_holds_bundles_and_padding() {
+    let one = sample_bytes();
+    let mut section = vec![0u8; 16];
+    section.extend_from_slice(&one);
+    section.resize(section.len().next_multiple_of(PAYLOAD_ALIGN) + 32, 0);
+    section.extend_from_slice(&one);
+    let bundles = parse_section(&section).unwrap();
+    assert_eq!(bundles.len(), 2);
+    assert_eq!(bundles[1].manifest.crate_name, "hello");
+    assert!(parse_section(&[0u8; 48]).unwrap().is_empty());
+    let mut junk = vec![0u8; 16];
+    junk.extend_from_slice(b"not a bundle at all, no magic here..........");
+    assert!(matches!(parse_section(&junk), Err(BundleError::Corrupt(_))));
 }

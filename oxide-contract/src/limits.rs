@@ -11,6 +11,13 @@ pub const MAX_GRID_DIM: (u32, u32, u32) = ((1 << 31) - 1, 65_535, 65_535);
 pub const MAX_CLUSTER_SIZE: u32 = 16;
 /// Most blocks in one cluster that every cluster-capable GPU supports.
 pub const MAX_PORTABLE_CLUSTER_SIZE: u32 = 8;
+/// Bytes of kernel parameters PTX ISA before 8.1 allows.
+pub const CLASSIC_KERNEL_PARAM_BYTES: u64 = 4096;
+/// Bytes of kernel parameters PTX ISA 8.1 and later allow (sm_70 and newer, CUDA 12.1 drivers).
+pub const MAX_KERNEL_PARAM_BYTES: u64 = 32764;
+/// The PTX ISA that allows [`MAX_KERNEL_PARAM_BYTES`].
+pub const LARGE_PARAMS_PTX_ISA: (u32, u32) = (8, 1);
+
 /// Shared memory (static plus dynamic) a block gets without opting in; more needs the kernel's
 /// `MAX_DYNAMIC_SHARED_SIZE_BYTES` attribute, which the launch sets.
 pub const DEFAULT_SHARED_MEMORY_PER_BLOCK: u32 = 48 * 1024;

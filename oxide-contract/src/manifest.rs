@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::abi::ParamKind;
 
 /// The manifest format this crate writes and reads.
-pub const MANIFEST_FORMAT_VERSION: u32 = 1;
+pub const MANIFEST_FORMAT_VERSION: u32 = 2;
 
 /// `manifest.json`, also stored inside the bundle.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -24,8 +24,11 @@ pub struct Manifest {
 /// One kernel entry point.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KernelInfo {
-    /// The Rust path of the kernel function.
+    /// The Rust path of the kernel function, with its type arguments for an instance of a
+    /// generic kernel (`app::kernels::scale::<f32>`).
     pub name: String,
+    /// The instance's key ([`crate::naming::kernel_key`]): what the launch methods look it up by.
+    pub key: u64,
     /// The PTX entry name ([`crate::naming::entry_name`]).
     pub entry: String,
     pub params: Vec<ParamInfo>,
@@ -128,6 +131,21 @@ impl Manifest {
         self.kernels.iter().find(|k| k.entry == entry)
     }
 
+    /// The kernel instance with key `key` ([`crate::naming::kernel_key`]).
+    pub fn kernel_by_key(&self, key: u64) -> Option<&KernelInfo> {
+        self.kernels.iter().find(|k| k.key == key)
+    }
+
+    /// The kernels a launch by name `name` can mean: the one whose entry is `name`, else those
+    /// whose Rust name (without type arguments) ends in `::name` (kernels sharing a name have
+    /// keyed entries, see [`crate::naming::entry_name`]).
+    pub fn kernels_named(&self, name: &str) -> Vec<&KernelInfo> {
+        if let Some(k) = self.kernel(name) {
+            return vec![k];
+        }
+        self.kernels.iter().filter(|k| !k.name.contains('<') && k.name.rsplit("::").next() == Some(name)).collect()
+    }
+
     /// Every entry name, in manifest order.
     pub fn entries(&self) -> Vec<String> {
         self.kernels.iter().map(|k| k.entry.clone()).collect()
@@ -159,6 +177,7 @@ mod tests {
         let mut m = Manifest::new("hello");
         m.kernels.push(KernelInfo {
             name: "hello::kernels::vecadd".into(),
+            key: 1,
             entry: "vecadd".into(),
             params: vec![
                 ParamInfo { name: "a".into(), ty: "&[f32]".into(), kind: ParamKind::Slice, size: 4, align: 4 },
@@ -191,7 +210,7 @@ mod tests {
         let m = sample();
         let json = m.to_json_pretty();
         for needle in
-            ["\"disjoint_slice\"", "\"cubin\"", "\"max_threads\": 256", "\"cluster_dims\"", "\"format_version\": 1"]
+            ["\"disjoint_slice\"", "\"cubin\"", "\"max_threads\": 256", "\"cluster_dims\"", "\"format_version\": 2"]
         {
             assert!(json.contains(needle), "missing {needle} in {json}");
         }

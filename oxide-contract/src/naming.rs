@@ -15,11 +15,9 @@ pub const fn fnv1a64(bytes: &[u8]) -> u64 {
     hash
 }
 
-/// The key of one type argument: the 64 bits of its `TypeId` that `Hash for TypeId` feeds a
-/// hasher. The backend computes the same bits from rustc's type-id hash (`>> 64` of it), so the
-/// host and the device agree even where `type_name` does not tell types apart (two closures of
-/// one function are both `f::{{closure}}`).
-pub fn type_key<T: ?Sized + 'static>() -> u64 {
+/// The 64 bits of `id` that `Hash for TypeId` feeds a hasher. The backend computes the same bits
+/// from rustc's type-id hash (`>> 64` of it: [`key_from_type_id_hash`]).
+fn type_id_bits(id: core::any::TypeId) -> u64 {
     use core::hash::{Hash, Hasher};
     struct Grab(u64);
     impl Hasher for Grab {
@@ -34,30 +32,62 @@ pub fn type_key<T: ?Sized + 'static>() -> u64 {
         }
     }
     let mut grab = Grab(0);
-    core::any::TypeId::of::<T>().hash(&mut grab);
+    id.hash(&mut grab);
     grab.0
 }
 
-/// The PTX entry name of kernel `base` instantiated with type arguments whose [`type_key`]s are
-/// `type_keys` (in declaration order).
-///
-/// `base` alone for a non-generic kernel; otherwise `{base}_{hash:016x}` where `hash` is
-/// [`fnv1a64`] of the keys' little-endian bytes.
-pub fn entry_name(base: &str, type_keys: &[u64]) -> String {
-    if type_keys.is_empty() {
-        return base.to_string();
-    }
-    let bytes: Vec<u8> = type_keys.iter().flat_map(|k| k.to_le_bytes()).collect();
-    format!("{base}_{:016x}", fnv1a64(&bytes))
+/// The key of a type: 64 bits of its `TypeId`, with its lifetimes erased, so that it needs no
+/// `'static` bound (generic kernels may take closures that borrow, or types with lifetimes).
+/// The backend computes the same bits for the same type ([`key_from_type_id_hash`]), so host and
+/// device agree even where `type_name` does not tell types apart (two closures of one function
+/// are both `f::{{closure}}`).
+pub fn type_key<T: ?Sized>() -> u64 {
+    type_id_bits(typeid::of::<T>())
 }
 
-/// The global symbol holding the bundle of crate `crate_name`: `__cuda_oxide_bundle_<crate_name>`.
-pub fn bundle_symbol(crate_name: &str) -> String {
-    format!("__cuda_oxide_bundle_{crate_name}")
+/// The key of one kernel instance: the [`type_key`] of its function item type (`kernel::<T, F>`),
+/// which rustc derives from the kernel's path, its crate and its type arguments. So it tells
+/// apart two kernels of one name in different modules or crates, and every instance of a generic
+/// kernel. The generated launch methods look kernels up by this key (manifest `key`).
+pub fn kernel_key<F>(_kernel_fn_item: &F) -> u64 {
+    type_key::<F>()
 }
 
-/// Object-file section holding a bundle.
-pub const BUNDLE_SECTION: &str = ".cuda_oxide_bundle";
+/// What the backend turns rustc's 128-bit type-id hash into: the bits [`type_key`] sees.
+pub fn key_from_type_id_hash(hash: u128) -> u64 {
+    (hash >> 64) as u64
+}
+
+/// The PTX entry name of a kernel: its Rust name `base` when that names exactly one kernel of the
+/// crate (`plain`), so that PTX stays readable and loaders by name keep working; otherwise (an
+/// instance of a generic kernel, or a name used by kernels in several modules)
+/// `{base}_{key:016x}`.
+pub fn entry_name(base: &str, key: u64, plain: bool) -> String {
+    if plain { base.to_string() } else { format!("{base}_{key:016x}") }
+}
+
+/// Names a kernel entry must not take, since the device module declares or links functions of
+/// that name itself: `vprintf` and `__assertfail` (printing, asserts), libdevice's `__nv_*`, LLVM's
+/// `llvm.*`, the runtime's `malloc`/`free`, and our `__oxide_*`. A kernel named like one gets a
+/// keyed entry name instead.
+pub fn is_reserved_entry_name(name: &str) -> bool {
+    matches!(name, "vprintf" | "__assertfail" | "malloc" | "free")
+        || ["__nv_", "llvm.", "__oxide_", "__cuda", "__nvvm"].iter().any(|p| name.starts_with(p))
+}
+
+/// The global symbol holding the bundle of crate `crate_name`, whose rustc `StableCrateId` is
+/// `crate_id`: `__cuda_oxide_bundle_<crate_name>_<crate_id:016x>`. The id tells apart crates of one
+/// name (a package's library and binary). The backend exports it as a `used` symbol of the crate,
+/// so that linking the crate from an rlib keeps the bundle; nothing refers to it by name.
+pub fn bundle_symbol(crate_name: &str, crate_id: u64) -> String {
+    format!("__cuda_oxide_bundle_{crate_name}_{crate_id:016x}")
+}
+
+/// The section of every bundle: a C identifier, so the linker defines `__start_cuda_oxide_bundles`
+/// and `__stop_cuda_oxide_bundles` around all of them and the runtime can find every bundle the
+/// binary holds (a generic kernel's instances may live in the bundle of the crate that
+/// instantiated it, not the crate that defined it).
+pub const BUNDLE_SECTION: &str = "cuda_oxide_bundles";
 
 /// `<artifact_dir>/<crate_name>/`, where one crate's files and `manifest.json` live.
 pub fn crate_artifact_dir(artifact_dir: &Path, crate_name: &str) -> PathBuf {
@@ -109,17 +139,32 @@ mod tests {
     }
 
     #[test]
-    fn plain_and_generic_names() {
-        assert_eq!(entry_name("vecadd", &[]), "vecadd");
-        let n = entry_name("scale", &[type_key::<f32>()]);
+    fn plain_and_keyed_names() {
+        assert_eq!(entry_name("vecadd", 7, true), "vecadd");
+        let n = entry_name("scale", type_key::<f32>(), false);
         assert_eq!(n.len(), "scale_".len() + 16);
-        assert_ne!(n, entry_name("scale", &[type_key::<f64>()]));
-        assert_ne!(entry_name("map", &[1, 2]), entry_name("map", &[2, 1]));
+        assert_ne!(n, entry_name("scale", type_key::<f64>(), false));
+    }
+
+    #[test]
+    fn keys_need_no_static_and_ignore_lifetimes() {
+        fn key_of_ref<'a>(_: &'a u32) -> u64 {
+            type_key::<&'a u32>()
+        }
+        let local = 5u32;
+        assert_eq!(key_of_ref(&local), type_key::<&'static u32>());
+        fn scale<T>(_: T) {}
+        assert_eq!(kernel_key(&scale::<f32>), kernel_key(&scale::<f32>));
+        assert_ne!(kernel_key(&scale::<f32>), kernel_key(&scale::<f64>));
+        mod other {
+            pub fn scale<T>(_: T) {}
+        }
+        assert_ne!(kernel_key(&scale::<f32>), kernel_key(&other::scale::<f32>));
     }
 
     #[test]
     fn closures_of_one_function_get_different_keys() {
-        fn key_of<F: 'static>(_: &F) -> u64 {
+        fn key_of<F>(_: &F) -> u64 {
             type_key::<F>()
         }
         let double = |x: f32| x * 2.0;
@@ -138,7 +183,15 @@ mod tests {
     }
 
     #[test]
+    fn runtime_names_are_reserved() {
+        for name in ["vprintf", "__assertfail", "__nv_sinf", "llvm.trap", "__oxide_dynamic_shared"] {
+            assert!(is_reserved_entry_name(name), "{name}");
+        }
+        assert!(!is_reserved_entry_name("vecadd") && !is_reserved_entry_name("printf"));
+    }
+
+    #[test]
     fn bundle_symbol_names() {
-        assert_eq!(bundle_symbol("hello"), "__cuda_oxide_bundle_hello");
+        assert_eq!(bundle_symbol("hello", 0xab), "__cuda_oxide_bundle_hello_00000000000000ab");
     }
 }

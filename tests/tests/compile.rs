@@ -86,17 +86,25 @@ fn ptx_has_the_entry_and_read_only_loads() {
 fn binary_embeds_the_bundle() {
     let bytes = std::fs::read(&built().binary).expect("read the built binary");
     let file = object::File::parse(&*bytes).expect("parse the built binary");
-    let symbol = oxide_contract::naming::bundle_symbol(&crate_name());
+    // Every bundle lies in the bundle section; this binary has one, with the kernel.
+    let section = file.section_by_name(oxide_contract::naming::BUNDLE_SECTION).unwrap_or_else(|| {
+        panic!("{} has no section {}", built().binary.display(), oxide_contract::naming::BUNDLE_SECTION)
+    });
+    let bundles = oxide_contract::bundle::parse_section(section.data().expect("section data")).expect("bundles parse");
+    assert_eq!(
+        bundles.len(),
+        1,
+        "one bundle: {:?}",
+        bundles.iter().map(|b| &b.manifest.crate_name).collect::<Vec<_>>()
+    );
+    assert!(bundles[0].manifest.kernel("vecadd").is_some(), "embedded manifest: {:?}", bundles[0].manifest.entries());
+    // Its symbol names the crate (plus its crate id), and is where the section's bundle starts.
+    let prefix = format!("__cuda_oxide_bundle_{}_", crate_name());
     let sym = file
         .symbols()
-        .find(|s| s.name() == Ok(symbol.as_str()))
-        .unwrap_or_else(|| panic!("{} has no symbol {symbol}", built().binary.display()));
-    // The bytes at the symbol are a whole bundle listing the kernel.
-    let section = file.section_by_index(sym.section_index().expect("bundle symbol is in a section")).expect("section");
-    let data = section.data().expect("section data");
-    let start = usize::try_from(sym.address() - section.address()).expect("offset");
-    let bundle = oxide_contract::bundle::Bundle::parse(&data[start..]).expect("the embedded bundle parses");
-    assert!(bundle.manifest.kernel("vecadd").is_some(), "embedded manifest: {:?}", bundle.manifest.entries());
+        .find(|s| s.name().is_ok_and(|n| n.starts_with(&prefix)))
+        .unwrap_or_else(|| panic!("{} has no symbol {prefix}…", built().binary.display()));
+    assert_eq!(sym.section_index(), Some(section.index()));
 }
 
 #[test]

@@ -150,7 +150,11 @@ pub fn define<'tcx>(cx: &CodegenCx<'tcx>, kernel: &KernelRoot<'tcx>) -> KernelIn
     bx.ret_void();
 
     KernelInfo {
-        name: tcx.def_path_str(instance.def_id()),
+        // `app::kernels::map::<f32, {closure@src/main.rs:9:13}>`, as the generated loader names it.
+        name: rustc_middle::ty::print::with_resolve_crate_name!(
+            tcx.def_path_str_with_args(instance.def_id(), instance.args)
+        ),
+        key: kernel.key,
         entry: kernel.entry.clone(),
         params,
         launch_bounds: kernel.launch_bounds,

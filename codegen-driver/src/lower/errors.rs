@@ -42,6 +42,22 @@ pub enum DeviceError {
         read: LaunchArg,
         actual: LaunchArg,
     },
+    /// A kernel's parameters exceed the PTX parameter space.
+    ParamsTooLarge {
+        kernel: String,
+        bytes: u64,
+    },
+    /// A `SharedArray` held by a local variable instead of a `static`.
+    SharedArrayLocal {
+        ty: String,
+    },
+    /// A `static SharedArray` larger than static shared memory may be.
+    SharedStaticTooLarge {
+        name: String,
+        bytes: u64,
+    },
+    /// `f128`, which NVPTX cannot lower.
+    F128,
     InlineAsm,
     GlobalAsm,
     /// `thread_local!` statics (reported by [`thread_local_static`], with a note at the declaration).
@@ -115,6 +131,19 @@ impl DeviceError {
                 actual.rust_form(),
                 read.rust_form()
             ),
+            ParamsTooLarge { kernel, bytes } => format!(
+                "the parameters of kernel `{kernel}` take {bytes} bytes; a kernel's parameters may take at most {} bytes",
+                oxide_contract::limits::MAX_KERNEL_PARAM_BYTES
+            ),
+            SharedArrayLocal { ty } => format!(
+                "`{ty}` must be a `static`: as a local variable it would be private to each thread, \
+                 not shared memory of the block"
+            ),
+            SharedStaticTooLarge { name, bytes } => format!(
+                "shared memory `{name}` takes {bytes} bytes; static shared memory is limited to {} bytes per block",
+                oxide_contract::limits::DEFAULT_SHARED_MEMORY_PER_BLOCK
+            ),
+            F128 => "`f128` is not supported in device code: the GPU has no 128-bit floating point".into(),
             InlineAsm => "inline `asm!` is not supported in device code: it is written for the host target, \
                           and the device compiler does not accept PTX `asm!` either"
                 .into(),
@@ -168,6 +197,18 @@ impl DeviceError {
                 "only `&[T]`, `&mut [T]` and `cuda_device::DisjointSlice<T>` are passed as device buffers; \
                  rename a type of your own that is spelled like them, or pass a raw pointer"
             }
+            ParamsTooLarge { .. } => {
+                "pass large data in a device buffer (`&[T]`), not by value; or split the value over several launches"
+            }
+            SharedArrayLocal { .. } => {
+                "declare it in the kernel as `static TILE: SharedArray<T, N> = SharedArray::new();` (one per block), \
+                 or use dynamic shared memory (`cuda_device::shared::dynamic`) sized by `LaunchConfig::shared_mem_bytes`"
+            }
+            SharedStaticTooLarge { .. } => {
+                "use dynamic shared memory (`cuda_device::shared::dynamic`) sized by `LaunchConfig::shared_mem_bytes`: \
+                 up to the GPU's opt-in limit (227 KB on sm_90), which the launch sets for the kernel"
+            }
+            F128 => "use `f64`, or split the value into two `f64`s (double-double arithmetic)",
             InlineAsm => {
                 "use the device intrinsics in `cuda_device` (thread and block registers, barriers, atomics, warp operations) instead"
             }

@@ -88,7 +88,7 @@ fn define<'tcx>(cx: &CodegenCx<'tcx>, instance: Instance<'tcx>) {
         _ => true,
     };
     if has_mir {
-        if !required_consts_ok(tcx, instance) {
+        if !required_consts_ok(tcx, instance) || !check::shared_locals(cx, instance) {
             cx.reports.failed.set(true);
             return;
         }

@@ -92,6 +92,10 @@ impl<'tcx> BaseTypeCodegenMethods for CodegenCx<'tcx> {
         self.ty(TypeData::Double)
     }
     fn type_f128(&self) -> ir::Type {
+        // NVPTX has no fp128: LLVM would abort on it. One error per function that uses it.
+        if self.reports.first(("f128", self.current.get().map(|i| i.def_id()), None)) {
+            super::errors::report(self, super::errors::DeviceError::F128);
+        }
         self.ty(TypeData::Fp128)
     }
     fn type_array(&self, ty: ir::Type, len: u64) -> ir::Type {

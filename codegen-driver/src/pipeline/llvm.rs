@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use oxide_contract::arch::Arch;
 use oxide_contract::config::ToolPaths;
+use oxide_contract::limits;
 use oxide_contract::naming::files;
 
 use super::tools::{ToolError, require, run};
@@ -68,10 +69,11 @@ pub fn llc(
     crate_name: &str,
     optimized: &Optimized,
     arch: Arch,
+    large_params: bool,
 ) -> Result<PathBuf, ToolError> {
     let ptx = work.path(&files::ptx(crate_name, arch));
     let cpu = format!("-mcpu={arch}");
-    let (maj, min) = arch.min_ptx_isa();
+    let (maj, min) = ptx_isa(arch, large_params);
     let isa = format!("-mattr=+ptx{maj}{min}");
     // Fusion follows the `contract` flags the lowering put on the user's arithmetic.
     let contract = "-fp-contract=on";
@@ -80,6 +82,22 @@ pub fn llc(
         ["-O3".as_ref(), cpu.as_ref(), isa.as_ref(), contract.as_ref(), input, "-o".as_ref(), ptx.as_os_str()];
     run(&tools.llc, &args, &optimized.path)?;
     Ok(ptx)
+}
+
+/// LLVM IR text → bitcode (`llvm-link`, which assembles as it links).
+pub fn assemble(tools: &ToolPaths, work: &WorkDir, crate_name: &str, ir: &str) -> Result<Vec<u8>, ToolError> {
+    let ll = work.path(&format!("{crate_name}.host.ll"));
+    std::fs::write(&ll, ir).map_err(|e| ToolError::Io(ll.clone(), e))?;
+    let bc = work.path(&format!("{crate_name}.host.bc"));
+    run(&tools.llvm_link, &[ll.as_os_str(), "-o".as_ref(), bc.as_os_str()], &ll)?;
+    super::tools::read(&bc)
+}
+
+/// The PTX ISA to emit for `arch`: the lowest that targets it, or, when a kernel's parameters
+/// exceed the classic 4 KB, at least the ISA whose parameter space is 32,764 bytes.
+fn ptx_isa(arch: Arch, large_params: bool) -> (u32, u32) {
+    let lowest = arch.min_ptx_isa();
+    if large_params { lowest.max(limits::LARGE_PARAMS_PTX_ISA) } else { lowest }
 }
 
 /// Names of functions still called or referenced in the optimised module (declarations aside).

@@ -143,10 +143,10 @@ pub fn compile_crate(tcx: TyCtxt<'_>) -> Option<DeviceOutput> {
     });
     let cx = CodegenCx::new(tcx, config.fmad);
     match run(&cx, &config, &crate_name, &kernels, &tasks, &progress) {
-        Ok(bundle) => {
+        Ok((bundle, bitcode)) => {
             let millis = started.elapsed().as_millis() as u64;
             progress.send(ProgressEvent::CrateFinished { crate_name: crate_name.clone(), millis });
-            Some(DeviceOutput { crate_name, bundle })
+            Some(DeviceOutput { symbol: object::bundle_symbol(tcx), bundle, bitcode })
         }
         Err(stop) => {
             let message = match stop {
@@ -163,7 +163,8 @@ pub fn compile_crate(tcx: TyCtxt<'_>) -> Option<DeviceOutput> {
     }
 }
 
-/// Runs the planned tasks; returns the bundle bytes.
+/// Runs the planned tasks; returns the bundle bytes and, for a crate that may be an rlib, the
+/// bitcode of the bundle for LTO (`object::host_ir`).
 fn run<'tcx>(
     cx: &CodegenCx<'tcx>,
     config: &DeviceConfig,
@@ -171,8 +172,11 @@ fn run<'tcx>(
     kernels: &[lower::collect::KernelRoot<'tcx>],
     tasks: &[Task],
     progress: &Progress<'_>,
-) -> Result<Vec<u8>, Stop> {
+) -> Result<(Vec<u8>, Option<Vec<u8>>), Stop> {
     let tools = &config.tools;
+    let large_params = kernels
+        .iter()
+        .any(|k| lower::check::param_bytes(cx.tcx, k) > oxide_contract::limits::CLASSIC_KERNEL_PARAM_BYTES);
     let (optimized, mut infos, work) = progress.run(Task::Lower, || {
         let infos = lower::lower(cx, kernels);
         if cx.failed() {
@@ -195,7 +199,9 @@ fn run<'tcx>(
         progress.run(task, || -> Result<(), Stop> {
             match task {
                 Task::Lower => {}
-                Task::Ptx(arch) => built.ptx.push((arch, llvm::llc(tools, &work, crate_name, &optimized, arch)?)),
+                Task::Ptx(arch) => {
+                    built.ptx.push((arch, llvm::llc(tools, &work, crate_name, &optimized, arch, large_params)?))
+                }
                 Task::Cubin(arch) => {
                     let ptx = built.ptx_for(arch).cloned().unwrap_or_default();
                     built.cubins.push((arch, cuda::ptxas(tools, &work, crate_name, &ptx, arch, config.debug)?));
@@ -211,8 +217,16 @@ fn run<'tcx>(
             Ok(())
         })?;
     }
+    let tcx = cx.tcx;
+    let bitcode = if tcx.crate_types().contains(&rustc_session::config::CrateType::Rlib) {
+        let target = &tcx.sess.target;
+        let ir = object::host_ir(&object::bundle_symbol(tcx), &bundle, &target.llvm_target, &target.data_layout);
+        Some(llvm::assemble(tools, &work, crate_name, &ir)?)
+    } else {
+        None
+    };
     work.remove();
-    Ok(bundle)
+    Ok((bundle, bitcode))
 }
 
 #[cfg(test)]

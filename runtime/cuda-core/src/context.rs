@@ -1,12 +1,14 @@
 //! `CudaContext` (a device's primary context), `CudaStream` and `CudaEvent`: safe RAII handles.
 
 use std::ffi::{CStr, c_char};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
 
 use cudarc::driver::sys::{self, CUdevice_attribute as Attr, CUresult};
 
+use crate::bundle::LoadedBundle;
 use crate::driver::{check, init};
 use crate::error::DriverError;
+use crate::resources::StackLimit;
 
 /// One GPU, through its primary context. Made by [`CudaContext::new`]; shared as `Arc`.
 ///
@@ -21,6 +23,13 @@ pub struct CudaContext {
     sm_count: u32,
     total_memory: usize,
     max_shared_memory_per_block_optin: u32,
+    /// The bundles linked into this binary that are loaded on this context, by their index in the
+    /// registry (`crate::registry`). Weak: a loaded module holds its context, so a strong
+    /// reference here would keep both alive forever; a bundle is loaded again after the last of
+    /// its users is gone.
+    embedded: Mutex<Vec<Weak<LoadedBundle>>>,
+    /// The per-thread stack size (`crate::resources`).
+    stack_limit: StackLimit,
 }
 
 // SAFETY: a CUcontext may be used from any thread (we bind it before each use), and the
@@ -59,6 +68,8 @@ impl CudaContext {
             sm_count: 0,
             total_memory: 0,
             max_shared_memory_per_block_optin: 0,
+            embedded: Mutex::new(Vec::new()),
+            stack_limit: StackLimit::default(),
         };
         ctx.bind_to_thread()?;
         ctx.name = device_name(device)?;
@@ -113,6 +124,29 @@ impl CudaContext {
     /// Largest dynamic shared memory a block may opt into, in bytes.
     pub fn max_shared_memory_per_block_optin(&self) -> u32 {
         self.max_shared_memory_per_block_optin
+    }
+
+    /// Bundle `index` of this binary's device code (`crate::registry`), loaded on this context by
+    /// `load` the first time it is asked for.
+    pub(crate) fn embedded_bundle(
+        &self,
+        index: usize,
+        load: impl FnOnce() -> Result<LoadedBundle, DriverError>,
+    ) -> Result<Arc<LoadedBundle>, DriverError> {
+        let mut loaded = self.embedded.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if loaded.len() <= index {
+            loaded.resize(index + 1, Weak::new());
+        }
+        if let Some(bundle) = loaded[index].upgrade() {
+            return Ok(bundle);
+        }
+        let bundle = Arc::new(load()?);
+        loaded[index] = Arc::downgrade(&bundle);
+        Ok(bundle)
+    }
+
+    pub(crate) fn stack_limit(&self) -> &StackLimit {
+        &self.stack_limit
     }
 
     /// Makes this context current on the calling thread (cheap when it already is).

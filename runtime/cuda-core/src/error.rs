@@ -119,6 +119,11 @@ pub enum DriverError {
     Artifact { message: String },
     /// The crate was compiled by plain `cargo build`, so there is no device code.
     NotBuiltWithOxide,
+    /// A launch the GPU could not run for want of a resource (local, shared memory, registers):
+    /// the driver's error with what the kernel needed and the fix.
+    LaunchResources { entry: String, cuda: Box<DriverError>, cause: String, fix: String },
+    /// A kernel instance is in none of the device code bundles linked into this binary.
+    KernelNotLinked { kernel: String, known: Vec<String> },
     /// Misuse of the async runtime (`cuda_async`), e.g. composing operations of different devices.
     Async { message: String },
 }
@@ -151,6 +156,7 @@ impl DriverError {
     pub fn code(&self) -> Option<u32> {
         match self {
             DriverError::Cuda { code, .. } => Some(*code),
+            DriverError::LaunchResources { cuda, .. } => cuda.code(),
             DriverError::EntryNotFound { .. } => Some(CUresult::CUDA_ERROR_NOT_FOUND as u32),
             DriverError::NoDriver { .. } => Some(CUresult::CUDA_ERROR_NO_DEVICE as u32),
             DriverError::NoDevice { .. } => Some(CUresult::CUDA_ERROR_INVALID_DEVICE as u32),
@@ -163,6 +169,7 @@ impl DriverError {
     pub fn name(&self) -> &str {
         match self {
             DriverError::Cuda { name, .. } => name,
+            DriverError::LaunchResources { cuda, .. } => cuda.name(),
             DriverError::EntryNotFound { .. } => "CUDA_ERROR_NOT_FOUND",
             DriverError::NoDriver { .. } => "no NVIDIA driver",
             DriverError::NoDevice { .. } => "no such device",
@@ -172,6 +179,7 @@ impl DriverError {
             DriverError::Bundle { .. } => "device code bundle error",
             DriverError::Artifact { .. } => "device artifact error",
             DriverError::NotBuiltWithOxide => "built without cargo oxide",
+            DriverError::KernelNotLinked { .. } => "kernel not in this binary",
             DriverError::Async { .. } => "async runtime error",
         }
     }
@@ -234,6 +242,23 @@ impl fmt::Display for DriverError {
                 "built without cargo oxide: device code was not compiled; run `cargo oxide build` \
                  (or `cargo oxide run`) instead of `cargo build`",
             )?,
+            DriverError::LaunchResources { entry, cuda, cause, fix } => {
+                let first = cuda.to_string();
+                let first = first.lines().next().unwrap_or_default();
+                write!(f, "{first}\n  kernel `{entry}` cannot run as launched\n  cause: {cause}\n  fix: {fix}")?
+            }
+            DriverError::KernelNotLinked { kernel, known } => {
+                write!(f, "kernel `{kernel}` is not in the device code linked into this binary")?;
+                if known.is_empty() {
+                    write!(f, " (it holds no kernels)")?;
+                } else {
+                    write!(f, " (it holds: {})", known.join(", "))?;
+                }
+                f.write_str(
+                    "; every crate with kernels, or instantiating a generic kernel, must be built by \
+                     `cargo oxide build`: rebuild the binary with it",
+                )?
+            }
         }
         if let Some(hint) = self.hint() {
             write!(f, "\n  likely cause: {}\n  fix: {}", hint.cause, hint.fix)?;

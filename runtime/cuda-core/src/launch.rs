@@ -11,6 +11,7 @@ use crate::driver::check;
 use crate::error::DriverError;
 use crate::memory::DeviceBuffer;
 use crate::module::Function;
+use crate::resources;
 
 use oxide_contract::arch::{CLUSTER_MIN_SM, device_has_clusters};
 use oxide_contract::limits::{DEFAULT_SHARED_MEMORY_PER_BLOCK, MAX_BLOCK_DIM, MAX_GRID_DIM};
@@ -278,6 +279,7 @@ pub unsafe fn launch(
             config.shared_mem_bytes as i32,
         )?;
     }
+    resources::prepare(f)?;
     let what = || format!("launching kernel `{entry}`");
     let (gx, gy, gz) = config.grid_dim;
     let (bx, by, bz) = config.block_dim;
@@ -300,7 +302,7 @@ pub unsafe fn launch(
                     std::ptr::null_mut(),
                 )
             };
-            check(r, "cuLaunchKernel").map_err(|e| e.context(what()))
+            check(r, "cuLaunchKernel").map_err(|e| resources::explain(f, config, e.context(what())))
         }
         Some((cx, cy, cz)) => {
             config.check_cluster((cx, cy, cz))?;
@@ -334,7 +336,7 @@ pub unsafe fn launch(
             };
             // SAFETY: as above; `attr` outlives the call.
             let r = unsafe { sys::cuLaunchKernelEx(&launch_config, f.raw(), params_ptr, std::ptr::null_mut()) };
-            check(r, "cuLaunchKernelEx").map_err(|e| e.context(what()))
+            check(r, "cuLaunchKernelEx").map_err(|e| resources::explain(f, config, e.context(what())))
         }
     }
 }

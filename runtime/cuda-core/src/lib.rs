@@ -18,8 +18,10 @@ mod error;
 mod launch;
 mod memory;
 mod module;
+pub mod registry;
+mod resources;
 
-pub use bundle::{LoadedBundle, load_bundle, load_embedded};
+pub use bundle::{LoadedBundle, load_bundle};
 pub use context::{CudaContext, CudaEvent, CudaStream};
 /// `#[derive(DeviceCopy)]` for structs whose fields are all `DeviceCopy`.
 pub use cuda_macros::DeviceCopy;
@@ -30,6 +32,8 @@ pub use launch::{
 };
 pub use memory::{DeviceBuffer, DeviceCopy};
 pub use module::{Function, Module};
+pub use registry::{EmbeddedKernels, ambiguous_kernel_name, embedded_manifests};
+pub use resources::{FunctionAttributes, MAX_LOCAL_BYTES_PER_THREAD};
 
 /// The shared formats (manifest, bundle layout, entry names), re-exported for generated code
 /// and for tools that inspect manifests.

@@ -1,7 +1,7 @@
 //! `Module` (device code loaded with `cuModuleLoadDataEx`) and `Function` (one kernel entry in it).
 
 use std::ffi::{CString, c_void};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use cudarc::driver::sys::{self, CUjit_option, CUresult};
 use oxide_contract::manifest::{KernelInfo, Manifest, PayloadKind};
@@ -160,7 +160,13 @@ impl Module {
             }
         }
         let info = self.manifest().and_then(|m| m.kernel(entry)).cloned().map(Arc::new);
-        Ok(Function { module: Arc::clone(&self.inner), raw, entry: entry.into(), info })
+        Ok(Function {
+            module: Arc::clone(&self.inner),
+            raw,
+            entry: entry.into(),
+            info,
+            local_bytes: Default::default(),
+        })
     }
 }
 
@@ -187,6 +193,8 @@ pub struct Function {
     raw: sys::CUfunction,
     entry: Arc<str>,
     info: Option<Arc<KernelInfo>>,
+    /// Local memory per thread, read once (every launch checks it against the stack).
+    local_bytes: Arc<OnceLock<u32>>,
 }
 
 // SAFETY: a CUfunction may be used from any thread once its context is bound (we bind first).
@@ -212,6 +220,15 @@ impl Function {
     /// The raw `CUfunction`, for calling the driver directly.
     pub fn raw(&self) -> sys::CUfunction {
         self.raw
+    }
+
+    /// Local memory per thread in bytes (`FunctionAttributes::local_bytes`), read once.
+    pub(crate) fn local_bytes(&self) -> Result<u32, DriverError> {
+        if let Some(bytes) = self.local_bytes.get() {
+            return Ok(*bytes);
+        }
+        let bytes = self.attributes()?.local_bytes;
+        Ok(*self.local_bytes.get_or_init(|| bytes))
     }
 
     pub(crate) fn set_attribute(&self, attr: sys::CUfunction_attribute, value: i32) -> Result<(), DriverError> {

@@ -15,6 +15,9 @@
 #![no_std]
 #![allow(clippy::missing_safety_doc)]
 
+// `gpu_printf!` (a proc macro) names this crate as `::cuda_device`, here too.
+extern crate self as cuda_device;
+
 pub mod atomic;
 pub mod cluster;
 pub mod debug;
@@ -27,7 +30,7 @@ pub mod warp;
 
 /// `#[derive(DeviceCopy)]` (the trait is `cuda_core::DeviceCopy`).
 pub use cuda_macros::DeviceCopyViaDevice as DeviceCopy;
-pub use cuda_macros::{cluster_launch, cuda_module, device, kernel, launch_bounds};
+pub use cuda_macros::{cluster_launch, cuda_module, device, gpu_printf, kernel, launch_bounds};
 pub use debug::{clock64, trap};
 pub use disjoint::DisjointSlice;
 pub use shared::SharedArray;

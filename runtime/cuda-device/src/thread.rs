@@ -9,9 +9,10 @@ pub use crate::intrinsics::{
     threadIdx_x, threadIdx_y, threadIdx_z,
 };
 
-/// This thread's global index in a 1D launch. Only [`index_1d`], the 2D/3D linearisations and
-/// [`grid_stride`] make one, so two threads of one launch never hold equal values: that is what
-/// lets [`crate::DisjointSlice::get_mut`] hand out `&mut` without a data race.
+/// This thread's index among the threads of the launch. Only [`index_1d`], [`grid_stride`] and
+/// the (unsafe) 2D/3D linearisations make one, so two threads of one launch never hold equal
+/// values, whatever the launch shape: that is what lets [`crate::DisjointSlice::get_mut`] hand
+/// out `&mut` without a data race.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ThreadIndex(usize);
 
@@ -23,13 +24,37 @@ impl ThreadIndex {
     }
 }
 
-/// `blockIdx.x * blockDim.x + threadIdx.x`, computed in 64 bits.
+/// This thread's index among all threads of the launch, in 64 bits: for a 1D launch
+/// `blockIdx.x * blockDim.x + threadIdx.x`; for 2D and 3D launches the same linearisation over
+/// every dimension (blocks in x, then y, then z order; threads within a block likewise), so that
+/// every thread of every launch shape holds a different index.
+///
+/// ```ignore
+/// #[kernel]
+/// pub fn vecadd(a: &[f32], b: &[f32], mut c: DisjointSlice<f32>) {
+///     let idx = thread::index_1d();
+///     let i = idx.get();
+///     if let Some(c_elem) = c.get_mut(idx) {
+///         *c_elem = a[i] + b[i];
+///     }
+/// }
+/// ```
 #[inline(always)]
 pub fn index_1d() -> ThreadIndex {
-    let block = intrinsics::blockIdx_x() as usize;
-    let dim = intrinsics::blockDim_x() as usize;
-    let thread = intrinsics::threadIdx_x() as usize;
-    ThreadIndex(block * dim + thread)
+    let block = (intrinsics::blockIdx_z() as usize * intrinsics::gridDim_y() as usize
+        + intrinsics::blockIdx_y() as usize)
+        * intrinsics::gridDim_x() as usize
+        + intrinsics::blockIdx_x() as usize;
+    ThreadIndex(block * block_size() as usize + block_thread_index() as usize)
+}
+
+/// How many threads the launch has: `gridDim.x * gridDim.y * gridDim.z * block_size()`.
+#[inline(always)]
+pub fn grid_size() -> usize {
+    intrinsics::gridDim_x() as usize
+        * intrinsics::gridDim_y() as usize
+        * intrinsics::gridDim_z() as usize
+        * block_size() as usize
 }
 
 /// This thread's global (x, y) position in a 2D launch: x is the column, y the row.
@@ -54,10 +79,18 @@ impl ThreadIndex2D {
 
     /// Row-major element index `y * width + x` for a matrix `width` columns wide, or `None` when
     /// this thread's column is outside it (the usual edge guard; rows past the end are caught by
-    /// `DisjointSlice::get_mut`). Every thread must pass the same `width`.
+    /// `DisjointSlice::get_mut`), and when the launch has a z extent (threads that differ only
+    /// in z would share the element).
+    ///
+    /// # Safety
+    /// Every thread of the launch passes the same `width`: threads with different widths can
+    /// compute the same index, and `DisjointSlice::get_mut` would then give two threads `&mut`
+    /// to one element. A width that is a kernel parameter is the same in every thread. Safe
+    /// alternative: [`index_1d`], which is unique in every launch shape.
     #[inline(always)]
-    pub fn to_linear(self, width: usize) -> Option<ThreadIndex> {
-        if self.x < width { Some(ThreadIndex(self.y * width + self.x)) } else { None }
+    pub unsafe fn to_linear(self, width: usize) -> Option<ThreadIndex> {
+        let z_extent = intrinsics::gridDim_z() as usize * intrinsics::blockDim_z() as usize;
+        if self.x < width && z_extent == 1 { Some(ThreadIndex(self.y * width + self.x)) } else { None }
     }
 }
 
@@ -98,9 +131,13 @@ impl ThreadIndex3D {
     }
 
     /// `(z * height + y) * width + x` for a `width × height × depth` volume, or `None` when x or y
-    /// is outside it. Every thread must pass the same `width` and `height`.
+    /// is outside it.
+    ///
+    /// # Safety
+    /// Every thread of the launch passes the same `width` and `height` (see
+    /// [`ThreadIndex2D::to_linear`]).
     #[inline(always)]
-    pub fn to_linear(self, width: usize, height: usize) -> Option<ThreadIndex> {
+    pub unsafe fn to_linear(self, width: usize, height: usize) -> Option<ThreadIndex> {
         if self.x < width && self.y < height {
             Some(ThreadIndex((self.z * height + self.y) * width + self.x))
         } else {
@@ -151,9 +188,9 @@ pub fn sm_id() -> u32 {
     intrinsics::smid()
 }
 
-/// The element indices a thread visits in a grid-stride loop over `0..n`:
-/// `index_1d(), index_1d() + blockDim.x * gridDim.x, …`. Each index is visited by exactly one
-/// thread, so the items are [`ThreadIndex`] values that `DisjointSlice::get_mut` accepts.
+/// The element indices a thread visits in a grid-stride loop over `0..n`: `index_1d()`,
+/// `index_1d() + grid_size()`, … Each index is visited by exactly one thread, whatever the launch
+/// shape, so the items are [`ThreadIndex`] values that `DisjointSlice::get_mut` accepts.
 #[derive(Clone, Debug)]
 pub struct GridStride {
     next: usize,
@@ -176,10 +213,9 @@ impl Iterator for GridStride {
     }
 }
 
-/// A grid-stride loop over `0..n` (a 1D launch of any size covers all of `n`):
+/// A grid-stride loop over `0..n` (a launch of any size and shape covers all of `n`):
 /// `for i in thread::grid_stride(n) { if let Some(y) = out.get_mut(i) { *y = x[i.get()] } }`.
 #[inline(always)]
 pub fn grid_stride(n: usize) -> GridStride {
-    let step = intrinsics::blockDim_x() as usize * intrinsics::gridDim_x() as usize;
-    GridStride { next: index_1d().get(), step, end: n }
+    GridStride { next: index_1d().get(), step: grid_size(), end: n }
 }

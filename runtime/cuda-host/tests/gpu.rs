@@ -10,7 +10,6 @@ use cuda_core::oxide_contract::manifest::{
 use cuda_core::oxide_contract::{arch::Arch, sha256_hex};
 use cuda_core::{
     CudaContext, CudaEvent, DeviceBuffer, DriverError, KernelParams, LaunchConfig, Module, launch_with, load_bundle,
-    load_embedded,
 };
 use cuda_host::{cuda_launch, load_kernel_module};
 
@@ -109,6 +108,7 @@ fn manifest() -> Manifest {
     let mut m = Manifest::new("gputest");
     m.kernels.push(KernelInfo {
         name: "gputest::vecadd".into(),
+        key: 1,
         entry: "vecadd".into(),
         params: vec![slice("a", ParamKind::Slice), slice("b", ParamKind::Slice), slice("c", ParamKind::DisjointSlice)],
         launch_bounds: Some(LaunchBounds { max_threads: 512, min_blocks: None }),
@@ -116,6 +116,7 @@ fn manifest() -> Manifest {
     });
     m.kernels.push(KernelInfo {
         name: "gputest::scale".into(),
+        key: 2,
         entry: "scale".into(),
         params: vec![
             ParamInfo { name: "k".into(), ty: "f32".into(), kind: ParamKind::Scalar, size: 4, align: 4 },
@@ -209,11 +210,7 @@ fn vecadd_from_bundle_matches_cpu() {
     let got = c.to_host_vec(&stream).unwrap();
     let want: Vec<f32> = ha.iter().zip(&hb).map(|(x, y)| x + y).collect();
     assert_eq!(got, want);
-
-    // The same bundle through the embedded-symbol path.
-    let leaked: &'static [u8] = Box::leak(bytes.into_boxed_slice());
-    let embedded = unsafe { load_embedded(&ctx, leaked.as_ptr()) }.unwrap();
-    assert_eq!(embedded.manifest().entries(), ["vecadd", "scale"]);
+    assert_eq!(module.manifest().entries(), ["vecadd", "scale"]);
 }
 
 #[test]

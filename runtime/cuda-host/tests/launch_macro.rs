@@ -34,6 +34,11 @@ fn seed_example(ctx: &Arc<CudaContext>) -> Result<(), DriverError> {
     Ok(())
 }
 
+/// Stands for a generic kernel: `cuda_launch!` with type arguments names the kernel itself (to
+/// find the instance by its key), so it must be in scope.
+#[allow(dead_code)]
+fn map<T, U>(_: T, _: U) {}
+
 #[allow(dead_code)]
 fn other_forms(
     module: &LoadedBundle,

@@ -8,7 +8,7 @@ use quote::{format_ident, quote};
 
 use crate::attrs::cluster_tokens;
 use crate::kernel::{Param, ParamKind, type_params};
-use crate::module::{KernelDef, rt};
+use crate::module::{KernelDef, lookup, rt};
 
 /// Which launch method is being generated.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -70,20 +70,27 @@ impl<'k> LaunchSig<'k> {
         }
     }
 
-    /// The kernel's own predicates, `'static` type parameters (entry names key on `TypeId`,
-    /// docs/contracts.md §5) and, for the async methods, buffers whose elements may cross to the
-    /// thread that runs the operation.
+    /// The kernel's own predicates; for the async methods, type parameters that outlive the
+    /// operation and buffers whose elements may cross to the thread that runs it. (Kernel
+    /// instances are found by a key that ignores lifetimes, so no `'static` is needed otherwise.)
     fn where_clause(&self) -> TokenStream {
         let predicates: Vec<_> = self.k.generics.where_clause.iter().flat_map(|w| w.predicates.iter()).collect();
         let tparams = &self.tparams;
-        if !self.is_async() {
-            if tparams.is_empty() && self.k.generics.where_clause.is_none() {
-                return quote!();
+        let outlives = match self.flavor {
+            Flavor::Sync => {
+                if self.k.generics.where_clause.is_none() {
+                    return quote!();
+                }
+                return quote!(where #(#predicates,)*);
             }
-            return quote!(where #(#predicates,)* #(#tparams: 'static,)*);
-        }
+            Flavor::Async => {
+                let l = &self.op_lifetime;
+                quote!(#l)
+            }
+            Flavor::AsyncOwned => quote!('static),
+        };
         let elems = self.buffer_elems();
-        quote!(where #(#predicates,)* #(#tparams: 'static,)* #(#elems: ::core::marker::Send + ::core::marker::Sync,)*)
+        quote!(where #(#predicates,)* #(#tparams: #outlives,)* #(#elems: ::core::marker::Send + ::core::marker::Sync,)*)
     }
 
     fn turbofish(&self) -> TokenStream {
@@ -136,14 +143,12 @@ impl<'k> LaunchSig<'k> {
         }
     }
 
-    /// Binds `__function`: a `Module` field for a plain kernel, a lookup by entry name for an
-    /// instance of a generic one (owned by the async operation, borrowed by the sync method).
+    /// Binds `__function`: a `Module` field for a plain kernel, a lookup by key for an instance of
+    /// a generic one (owned by the async operation, borrowed by the sync method).
     fn function(&self) -> TokenStream {
         let rt = rt();
-        let entry = self.k.ident.to_string();
-        let tparams = &self.tparams;
         let owned = self.is_async();
-        if tparams.is_empty() {
+        if self.tparams.is_empty() {
             let field = field_name(self.k);
             return if owned {
                 quote!(let __function: #rt::Function = ::core::clone::Clone::clone(&self.#field);)
@@ -151,13 +156,8 @@ impl<'k> LaunchSig<'k> {
                 quote!(let __function = &self.#field;)
             };
         }
-        let lookup = quote!(self.__oxide_bundle.function(&__entry)?);
-        let bind =
-            if owned { quote!(let __function: #rt::Function = #lookup;) } else { quote!(let __function = &#lookup;) };
-        quote! {
-            let __entry = #rt::entry_name(#entry, &[#(#rt::type_key::<#tparams>()),*]);
-            #bind
-        }
+        let lookup = lookup(self.k, quote!(self.__oxide_kernels), self.turbofish());
+        if owned { quote!(let __function: #rt::Function = #lookup?;) } else { quote!(let __function = &#lookup?;) }
     }
 
     /// The `#[launch_bounds]` check of the config (none without the attribute).

@@ -24,11 +24,6 @@ pub fn rt() -> TokenStream {
     quote!(::cuda_device::__private::cuda_host::__private)
 }
 
-/// The crate being compiled, as cargo tells the proc macro; it names the bundle symbol.
-fn crate_name() -> Option<String> {
-    std::env::var("CARGO_CRATE_NAME").ok().or_else(|| std::env::var("CARGO_PKG_NAME").ok().map(|n| n.replace('-', "_")))
-}
-
 pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
     if !attr.is_empty() {
         return Err(syn::Error::new(attr.span(), "#[cuda_module] takes no arguments"));
@@ -65,13 +60,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
         }
     }
     errors.finish()?;
-    let Some(crate_name) = crate_name() else {
-        return Err(syn::Error::new(
-            Span::call_site(),
-            "#[cuda_module] needs CARGO_CRATE_NAME to name the device code bundle: build with cargo",
-        ));
-    };
-    let generated = generate(&kernels, &crate_name);
+    let generated = generate(&kernels);
     items.extend(generated);
     // The kernels' `cfg_attr(cuda_oxide, ..)` report unknown cfgs against this module.
     module.attrs.push(syn::parse_quote!(#[allow(unexpected_cfgs)]));
@@ -157,15 +146,14 @@ fn process_fn(f: &ItemFn) -> syn::Result<Option<KernelDef>> {
 }
 
 /// `struct Module`, `fn load` and the launch methods.
-fn generate(kernels: &[KernelDef], crate_name: &str) -> Vec<Item> {
+fn generate(kernels: &[KernelDef]) -> Vec<Item> {
     let rt = rt();
-    let symbol = oxide_contract::naming::bundle_symbol(crate_name);
     let plain: Vec<&KernelDef> = kernels.iter().filter(|k| type_params(&k.generics).is_empty()).collect();
     let fields = plain.iter().map(|k| field_name(k));
     let field_inits = plain.iter().map(|k| {
         let field = field_name(k);
-        let entry = k.ident.to_string();
-        quote!(#field: __bundle.function(#entry)?)
+        let lookup = lookup(k, quote!(__kernels), quote!());
+        quote!(#field: #lookup?)
     });
     let methods = kernels.iter().map(|k| LaunchSig::new(k, Flavor::Sync).method());
     let async_methods = kernels.iter().map(|k| {
@@ -176,29 +164,19 @@ fn generate(kernels: &[KernelDef], crate_name: &str) -> Vec<Item> {
     let if_async = if_async();
     let tokens = quote! {
         /// The device code of this module, loaded by [`load`]: one launch method per kernel.
+        #[allow(non_snake_case)] // a field per kernel, named after it
         pub struct Module {
-            __oxide_bundle: #rt::LoadedBundle,
+            __oxide_kernels: #rt::EmbeddedKernels,
             #(#fields: #rt::Function,)*
         }
 
-        /// Loads this crate's embedded device code on `ctx`'s GPU, choosing the payload (cubin,
-        /// fatbin or PTX) that fits it.
-        #[allow(unexpected_cfgs, unreachable_code)]
+        /// Loads the device code of this module's kernels, embedded in this binary by
+        /// `cargo oxide build`, on `ctx`'s GPU, choosing the payload (cubin, fatbin or PTX) that fits.
         pub fn load(
             ctx: &::std::sync::Arc<#rt::CudaContext>,
         ) -> ::core::result::Result<Module, #rt::DriverError> {
-            #[cfg(cuda_oxide)]
-            {
-                unsafe extern "C" {
-                    #[link_name = #symbol]
-                    static __CUDA_OXIDE_BUNDLE: u8;
-                }
-                // SAFETY: the symbol is the device code bundle oxide-rustc linked into this crate.
-                let __bundle = unsafe { #rt::load_embedded(ctx, ::core::ptr::addr_of!(__CUDA_OXIDE_BUNDLE)) }?;
-                return ::core::result::Result::Ok(Module { #(#field_inits,)* __oxide_bundle: __bundle });
-            }
-            let _ = ctx;
-            ::core::result::Result::Err(#rt::DriverError::NotBuiltWithOxide)
+            let __kernels = #rt::EmbeddedKernels::new(ctx)?;
+            ::core::result::Result::Ok(Module { #(#field_inits,)* __oxide_kernels: __kernels })
         }
 
         #if_async! {
@@ -211,9 +189,10 @@ fn generate(kernels: &[KernelDef], crate_name: &str) -> Vec<Item> {
         }
 
         impl Module {
-            /// The loaded bundle: the module and the manifest of this crate's kernels.
-            pub fn bundle(&self) -> &#rt::LoadedBundle {
-                &self.__oxide_bundle
+            /// The kernels of this module as loaded: the context and the bundles (manifests and
+            /// payloads) they came from.
+            pub fn kernels(&self) -> &#rt::EmbeddedKernels {
+                &self.__oxide_kernels
             }
 
             #(#methods)*
@@ -226,6 +205,21 @@ fn generate(kernels: &[KernelDef], crate_name: &str) -> Vec<Item> {
     match syn::parse2::<syn::File>(tokens) {
         Ok(file) => file.items,
         Err(e) => vec![Item::Verbatim(e.to_compile_error())],
+    }
+}
+
+/// `kernels.function(key, name)` for kernel `k` instantiated with `turbofish`: the instance is
+/// found by its key (`oxide_contract::naming::kernel_key` of its function item), so kernels of one
+/// name in different modules or crates, and every instance of a generic kernel, are told apart.
+pub fn lookup(k: &KernelDef, kernels: TokenStream, turbofish: TokenStream) -> TokenStream {
+    let rt = rt();
+    let ident = &k.ident;
+    let name = ident.to_string();
+    quote! {
+        #kernels.function(
+            #rt::kernel_key(&#ident #turbofish),
+            ::core::concat!(::core::module_path!(), "::", #name),
+        )
     }
 }
 

@@ -2,12 +2,14 @@
 //! `addrspace(3)` globals, and dynamic shared memory is one `external addrspace(3)` array.
 
 use oxide_contract::attrs::LangItem;
+use oxide_contract::limits::DEFAULT_SHARED_MEMORY_PER_BLOCK;
 use rustc_codegen_ssa::traits::*;
 use rustc_hir::def_id::DefId;
 use rustc_middle::ty::{self, Instance};
 
 use super::super::builder::Builder;
 use super::super::context::{CodegenCx, ptx_safe_name};
+use super::super::errors::{DeviceError, report_at};
 use super::super::ir::{self, GlobalData, TypeData, ValueKind};
 
 /// PTX name of the dynamic shared memory array (`extern __shared__` in CUDA C++).
@@ -60,6 +62,11 @@ pub fn shared_static<'tcx>(cx: &CodegenCx<'tcx>, def_id: DefId) -> Option<ir::Va
         return None;
     }
     let layout = cx.layout_of(ty);
+    if layout.size.bytes() > u64::from(DEFAULT_SHARED_MEMORY_PER_BLOCK) {
+        let error = DeviceError::SharedStaticTooLarge { name: tcx.def_path_str(def_id), bytes: layout.size.bytes() };
+        report_at(tcx, Some(tcx.def_span(def_id)), error);
+        cx.reports.failed.set(true);
+    }
     let name = ptx_safe_name(tcx.symbol_name(Instance::mono(tcx, def_id)).name);
     let bytes = cx.type_array(cx.type_i8(), layout.size.bytes());
     Some(shared_global(cx, &name, bytes, true, "internal", layout.align.abi.bytes().max(4)))

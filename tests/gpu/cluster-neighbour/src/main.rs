@@ -101,7 +101,7 @@ fn main() {
         let launched = cuda_launch! {
             kernel: neighbour,
             stream: stream,
-            module: module.bundle(),
+            module: module.kernels(),
             config: config,
             cluster_dim: (4, 1, 1),
             args: [slice(x_dev), slice_mut(out_dev), slice_mut(ranks_dev)]

@@ -270,15 +270,20 @@ mod special {
         )
     }
 
-    /// The PTX entry of `map_closure::<F>` (contracts §5), for the manifest check.
-    fn map_closure_entry<F: 'static>(_: F) -> String {
-        use cuda_core::oxide_contract::naming::{entry_name, type_key};
-        entry_name("map_closure", &[type_key::<F>()])
+    /// The PTX entry of `map_closure::<F>` (found by its key, contracts §5), for the manifest check.
+    fn map_closure_entry<F: Fn(u32) -> u32 + Copy>(_: F) -> String {
+        entry_of(cuda_core::oxide_contract::naming::kernel_key(&super::kernels::map_closure::<F>))
+    }
+
+    /// The entry the embedded manifest gives the kernel instance with `key`.
+    fn entry_of(key: u64) -> String {
+        crate::embedded_manifest()
+            .and_then(|m| m.kernel_by_key(key).map(|k| k.entry.clone()))
+            .unwrap_or_else(|| format!("<no kernel with key {key:016x}>"))
     }
 
     fn generic<T: Step>(env: &Env<'_, Module>, name: &'static str) -> Outcome {
-        use cuda_core::oxide_contract::naming::{entry_name, type_key};
-        let entry = entry_name("map_generic", &[type_key::<T>()]);
+        let entry = entry_of(cuda_core::oxide_contract::naming::kernel_key(&super::kernels::map_generic::<T>));
         env.check::<T, T>(name, &entry, 0, &|x: T| x.step(), &|m, s, c, i, o| m.map_generic::<T>(s, c, i, o))
     }
 
@@ -306,18 +311,8 @@ use cases::data::{Particle, Point};
 
 /// The manifest of the device code embedded in this binary (none in a plain `cargo build`).
 fn embedded_manifest() -> Option<cuda_core::oxide_contract::manifest::Manifest> {
-    #[cfg(cuda_oxide)]
-    {
-        unsafe extern "C" {
-            #[link_name = "__cuda_oxide_bundle_gpu_corpus"]
-            static BUNDLE: u8;
-        }
-        // SAFETY: the symbol is the bundle oxide-rustc linked into this crate.
-        let bundle = unsafe { cuda_core::oxide_contract::bundle::Bundle::from_symbol(core::ptr::addr_of!(BUNDLE)) };
-        return bundle.ok().map(|b| b.manifest);
-    }
-    #[allow(unreachable_code)]
-    None
+    let manifests = cuda_core::embedded_manifests().ok()?;
+    manifests.into_iter().find(|m| m.crate_name == "gpu_corpus").cloned()
 }
 
 fn main() {

@@ -31,6 +31,28 @@ mod kernels {
         }
     }
 
+    /// A 16 KB per-thread array indexed by data, so it lives in local memory: more than the
+    /// default 1 KB stack, which the launch raises.
+    #[kernel]
+    pub fn big_local(seeds: &[u32], mut out: DisjointSlice<u32>) {
+        let idx = thread::index_1d();
+        let i = idx.get();
+        if let Some(o) = out.get_mut(idx) {
+            let mut table = [0u32; 4096];
+            let mut x = seeds[i];
+            for slot in table.iter_mut() {
+                x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                *slot = x;
+            }
+            let mut acc = 0u32;
+            for _ in 0..64 {
+                acc = acc.wrapping_add(table[(x % 4096) as usize]);
+                x = x.rotate_left(7) ^ acc;
+            }
+            *o = acc;
+        }
+    }
+
     /// Every thread reads past the end of `a`: the bounds check traps.
     #[kernel]
     pub fn out_of_bounds(a: &[f32], mut out: DisjointSlice<f32>) {
@@ -147,7 +169,7 @@ fn main() {
             cuda_launch! {
                 kernel: bounded,
                 stream: s,
-                module: m.bundle(),
+                module: m.kernels(),
                 config: LaunchConfig::for_num_elems(N as u32),
                 args: [1u32, slice_mut(out)]
             },
@@ -172,7 +194,48 @@ fn main() {
         compare("bounded", &ck(out.to_host_vec(s), "copy out back")?, &vec![value; N], |a, b| a == b)
     });
 
-    report.check("unknown_entry_lists_kernels", || match m.bundle().function("fil") {
+    report.check("large_local_memory_raises_the_stack", || {
+        let n = 2048usize;
+        let seeds: Vec<u32> = (0..n).map(|_| rng.next_u32()).collect();
+        let cpu = |seed: u32| {
+            let mut table = [0u32; 4096];
+            let mut x = seed;
+            for slot in table.iter_mut() {
+                x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                *slot = x;
+            }
+            let mut acc = 0u32;
+            for _ in 0..64 {
+                acc = acc.wrapping_add(table[(x % 4096) as usize]);
+                x = x.rotate_left(7) ^ acc;
+            }
+            acc
+        };
+        let seeds_dev = ck(DeviceBuffer::from_host(s, &seeds), "copy seeds")?;
+        let mut out = ck(DeviceBuffer::from_host(s, &vec![POISON; n]), "poison out")?;
+        let f = ck(m.kernels().function_named("big_local"), "look up big_local")?;
+        let attrs = ck(f.attributes(), "big_local's attributes")?;
+        println!(
+            "    big_local: {} bytes of local memory per thread, {} registers",
+            attrs.local_bytes, attrs.registers
+        );
+        if attrs.local_bytes < 16 * 1024 {
+            return Err(format!(
+                "expected the 16 KB table in local memory, the kernel has {} bytes",
+                attrs.local_bytes
+            ));
+        }
+        ck(m.big_local(s, LaunchConfig::for_num_elems(n as u32), &seeds_dev, &mut out), "launch big_local")?;
+        ck(s.synchronize(), "synchronize after big_local")?;
+        let stack = ck(s.context().stack_size(), "stack size")?;
+        if stack < attrs.local_bytes as usize {
+            return Err(format!("the stack is {stack} bytes, less than the kernel's {}", attrs.local_bytes));
+        }
+        let want: Vec<u32> = seeds.iter().map(|&x| cpu(x)).collect();
+        compare("big_local", &ck(out.to_host_vec(s), "copy out back")?, &want, |a, b| a == b)
+    });
+
+    report.check("unknown_entry_lists_kernels", || match m.kernels().function_named("fil") {
         Ok(_) => Err("found an entry `fil`".into()),
         Err(e) => {
             let text = e.to_string();
@@ -191,7 +254,7 @@ fn main() {
         let r = cuda_launch! {
             kernel: fill,
             stream: s,
-            module: m.bundle(),
+            module: m.kernels(),
             config: LaunchConfig::for_num_elems(N as u32),
             args: [slice_mut(out)]
         };

@@ -166,7 +166,7 @@ fn main() {
         launch_apply(&module, &stream, f, &mut d)?;
         ck(
             cuda_launch! {
-                kernel: scale::<f32>,
+                kernel: kernels::scale::<f32>,
                 stream: stream,
                 module: module,
                 config: LaunchConfig::for_num_elems(N as u32),
@@ -184,7 +184,7 @@ fn main() {
         let mut u = ck(DeviceBuffer::from_host(&stream, &hu), "copy u32")?;
         ck(
             cuda_launch! {
-                kernel: scale::<u32>,
+                kernel: kernels::scale::<u32>,
                 stream: stream,
                 module: module,
                 config: LaunchConfig::for_num_elems(N as u32),
@@ -245,7 +245,7 @@ fn launch_apply<F: Fn(f32) -> f32 + Copy + 'static>(
 ) -> Result<(), String> {
     ck(
         cuda_launch! {
-            kernel: apply::<F>,
+            kernel: kernels::apply::<F>,
             stream: stream,
             module: module,
             config: LaunchConfig::for_num_elems(d.len() as u32),

@@ -1,0 +1,148 @@
+//! Every device code bundle linked into this binary, and its kernels by key.
+//!
+//! `oxide-rustc` puts each crate's bundle into the section `cuda_oxide_bundles`; the linker places
+//! them one after another and defines `__start_`/`__stop_` symbols around them. A kernel instance
+//! may live in the bundle of any crate (a generic kernel's instance is compiled by the crate that
+//! instantiates it), so the generated launch methods find kernels here by their key
+//! (`oxide_contract::naming::kernel_key`), not by the crate that defines them.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use oxide_contract::bundle::{Bundle, parse_section};
+use oxide_contract::manifest::KernelInfo;
+
+use crate::bundle::LoadedBundle;
+use crate::context::CudaContext;
+use crate::error::DriverError;
+use crate::module::Function;
+
+unsafe extern "C" {
+    #[link_name = "__start_cuda_oxide_bundles"]
+    static SECTION_START: u8;
+    #[link_name = "__stop_cuda_oxide_bundles"]
+    static SECTION_STOP: u8;
+}
+
+/// Zero bytes in the bundle section, so that it exists (and the linker defines its start and
+/// stop symbols) in every binary that links this crate, with kernels or without.
+#[used]
+#[unsafe(link_section = "cuda_oxide_bundles")]
+static SECTION_MARKER: [u8; 16] = [0; 16];
+
+/// The bundles of this binary, parsed once.
+fn bundles() -> Result<&'static [Bundle<'static>], DriverError> {
+    static BUNDLES: OnceLock<Result<Vec<Bundle<'static>>, DriverError>> = OnceLock::new();
+    let parsed = BUNDLES.get_or_init(|| {
+        // SAFETY: the linker defines both symbols at the start and end of one section of this
+        // binary, which lives as long as the program and is never written.
+        let section: &'static [u8] = unsafe {
+            let start = &raw const SECTION_START;
+            let stop = &raw const SECTION_STOP;
+            std::slice::from_raw_parts(start, (stop as usize).saturating_sub(start as usize))
+        };
+        let _ = &SECTION_MARKER;
+        parse_section(section).map_err(DriverError::from)
+    });
+    match parsed {
+        Ok(bundles) => Ok(bundles),
+        Err(e) => Err(e.clone()),
+    }
+}
+
+/// Where kernel instance `key` is: the index of its bundle and its manifest entry.
+fn find(key: u64) -> Result<Option<(usize, &'static KernelInfo)>, DriverError> {
+    Ok(bundles()?.iter().enumerate().find_map(|(i, b)| b.manifest.kernel_by_key(key).map(|k| (i, k))))
+}
+
+/// The kernels of one `#[cuda_module]` on one context, as its generated `Module` finds them: by
+/// key, in whichever bundle of the binary holds each one. It keeps the bundles it loaded, and
+/// remembers the instances of generic kernels it has looked up.
+pub struct EmbeddedKernels {
+    ctx: Arc<CudaContext>,
+    bundles: Mutex<Vec<Arc<LoadedBundle>>>,
+    instances: Mutex<HashMap<u64, Function>>,
+}
+
+impl EmbeddedKernels {
+    /// The kernels of this binary on `ctx`. Errors with [`DriverError::NotBuiltWithOxide`] when the
+    /// binary holds no device code (a plain `cargo build`).
+    pub fn new(ctx: &Arc<CudaContext>) -> Result<EmbeddedKernels, DriverError> {
+        if bundles()?.is_empty() {
+            return Err(DriverError::NotBuiltWithOxide);
+        }
+        Ok(EmbeddedKernels { ctx: Arc::clone(ctx), bundles: Mutex::new(Vec::new()), instances: Default::default() })
+    }
+
+    /// The kernel instance with `key` (`oxide_contract::naming::kernel_key`); `kernel` (its Rust
+    /// path) names it in errors.
+    pub fn function(&self, key: u64, kernel: &str) -> Result<Function, DriverError> {
+        let mut instances = self.instances.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(f) = instances.get(&key) {
+            return Ok(f.clone());
+        }
+        let Some((index, info)) = find(key)? else {
+            let known = bundles()?.iter().flat_map(|b| b.manifest.kernels.iter().map(|k| k.name.clone())).collect();
+            return Err(DriverError::KernelNotLinked { kernel: kernel.to_string(), known });
+        };
+        let loaded = self.ctx.embedded_bundle(index, || LoadedBundle::load(&self.ctx, &bundles()?[index]))?;
+        let f = loaded.function(&info.entry)?;
+        let mut kept = self.bundles.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if !kept.iter().any(|b| Arc::ptr_eq(b, &loaded)) {
+            kept.push(loaded);
+        }
+        instances.insert(key, f.clone());
+        Ok(f)
+    }
+
+    /// The kernel named `name` (its entry, or its Rust name's last segment) in any bundle of this
+    /// binary, as `cuda_launch!` finds a kernel given by name.
+    pub fn function_named(&self, name: &str) -> Result<Function, DriverError> {
+        let bundles = bundles()?;
+        let found: Vec<(usize, &KernelInfo)> = bundles
+            .iter()
+            .enumerate()
+            .flat_map(|(i, b)| b.manifest.kernels_named(name).into_iter().map(move |k| (i, k)))
+            .collect();
+        match found.as_slice() {
+            [(_, info)] => self.function(info.key, &info.name),
+            [] => Err(DriverError::EntryNotFound {
+                entry: name.to_string(),
+                known: Some(bundles.iter().flat_map(|b| b.manifest.entries()).collect()),
+            }),
+            several => Err(ambiguous_kernel_name(name, several.iter().map(|(_, k)| *k))),
+        }
+    }
+
+    /// The context the kernels are loaded on.
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// The bundles loaded so far, with their manifests and the payload chosen for this GPU.
+    pub fn loaded_bundles(&self) -> Vec<Arc<LoadedBundle>> {
+        self.bundles.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
+    }
+}
+
+impl std::fmt::Debug for EmbeddedKernels {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmbeddedKernels").field("device", &self.ctx.ordinal()).finish_non_exhaustive()
+    }
+}
+
+/// The error for a kernel name that several kernels answer to.
+pub fn ambiguous_kernel_name<'a>(name: &str, kernels: impl Iterator<Item = &'a KernelInfo>) -> DriverError {
+    let list: Vec<String> = kernels.map(|k| format!("`{}` (entry {})", k.name, k.entry)).collect();
+    DriverError::Artifact {
+        message: format!(
+            "kernel name `{name}` is ambiguous: {}; name the kernel by its path (`kernel: kernels::{name}`)",
+            list.join(", ")
+        ),
+    }
+}
+
+/// The manifests of every bundle in this binary (empty when it was not built by `cargo oxide`).
+pub fn embedded_manifests() -> Result<Vec<&'static oxide_contract::manifest::Manifest>, DriverError> {
+    Ok(bundles()?.iter().map(|b| &b.manifest).collect())
+}
