@@ -23,7 +23,7 @@ add() { # add <built binary> <name in the bundle>
 # Device artifacts (manifest + payloads) of crate <name>, for load_kernel_module on the GPU host,
 # where run.sh points CUDA_OXIDE_ARTIFACT_DIR at artifacts/.
 artifacts() { # artifacts <crate name>
-    local src="$CARGO_TARGET_DIR/oxide/$1"
+    local src="$CARGO_TARGET_DIR/oxide/release/device/$1"
     [ -f "$src/manifest.json" ] || return 0
     mkdir -p "$OUT/artifacts/$1"
     cp "$src/manifest.json" "$OUT/artifacts/$1/"

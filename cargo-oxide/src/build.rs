@@ -7,6 +7,8 @@ use anyhow::{Context, Result, anyhow, bail};
 use cargo_metadata::{Artifact, Message};
 use oxide_contract::arch::Arch;
 use oxide_contract::config::{CONFIG_ENV, DeviceConfig, Emit};
+use oxide_contract::manifest::Manifest;
+use oxide_contract::naming;
 
 use crate::cli::{BuildArgs, RunArgs};
 use crate::progress::{Progress, Tail};
@@ -20,6 +22,8 @@ pub const FALLBACK_ARCH: &str = "sm_90";
 pub struct Built {
     /// Artifacts of the workspace's own packages (not of dependencies), in build order.
     pub artifacts: Vec<Artifact>,
+    /// The manifest of every bundle the built files embed, by artifact folder.
+    pub manifests: std::collections::BTreeMap<String, Manifest>,
 }
 
 /// Parses `--arch`; the error is one line with the known list and an example.
@@ -104,8 +108,9 @@ fn prepare(args: &BuildArgs, subcommand: &str) -> Result<Prepared> {
     let rustc_wrapper = tools::oxide_rustc()?;
     let project = Project::load(args.manifest_path.as_deref(), Some(&tools.toolchain), Some(args))?;
     let oxide_dir = project.oxide_dir();
-    let config = device_config(args, archs, emit, oxide_dir.clone(), &tools, &rustc_wrapper)?;
-    std::fs::create_dir_all(&oxide_dir).with_context(|| format!("could not create {}", oxide_dir.display()))?;
+    let device_dir = naming::device_artifact_dir(&oxide_dir, args.profile_name());
+    let config = device_config(args, archs, emit, device_dir.clone(), &tools, &rustc_wrapper)?;
+    std::fs::create_dir_all(&device_dir).with_context(|| format!("could not create {}", device_dir.display()))?;
 
     let mut cmd = Command::new(tools.toolchain.cargo());
     cmd.arg(subcommand).arg("--target-dir").arg(&oxide_dir);
@@ -135,7 +140,11 @@ pub fn build(args: &BuildArgs) -> Result<Built> {
     }
     progress.finish();
     let artifacts = result?;
-    let built = Built { artifacts };
+    // The artifact folders show exactly what the built files embed (see `artifacts`).
+    let files: Vec<PathBuf> =
+        artifacts.iter().flat_map(|a| a.filenames.iter().map(|f| f.clone().into_std_path_buf())).collect();
+    let (manifests, _) = crate::artifacts::sync(&files, &config.artifact_dir)?;
+    let built = Built { artifacts, manifests };
     if !args.quiet {
         crate::summary::print(&built, &config);
     }
@@ -180,6 +189,9 @@ fn run_cargo(mut cmd: Command, project: &Project, progress: &Progress) -> Result
 fn add_cargo_args(cmd: &mut Command, args: &BuildArgs) {
     if args.release {
         cmd.arg("--release");
+    }
+    if let Some(profile) = &args.profile {
+        cmd.args(["--profile", profile]);
     }
     if let Some(p) = &args.package {
         cmd.args(["--package", p]);

@@ -3,6 +3,7 @@
 //! The binary (`main.rs`) only parses arguments and prints errors; every command lives here so that
 //! the end-to-end tests in `tests/` can reuse the tool resolution ([`tools`]) they check PTX with.
 
+pub mod artifacts;
 pub mod build;
 pub mod cli;
 pub mod debug;

@@ -81,7 +81,8 @@ pub struct DeviceConfig {
     /// Device debug info (`-G`).
     #[serde(default)]
     pub debug: bool,
-    /// `<target>/oxide`; each crate writes into `<artifact_dir>/<crate_name>/`.
+    /// `<target>/oxide/<profile>/device` (`crate::naming::device_artifact_dir`); each crate writes
+    /// into `<artifact_dir>/<crate dir>/` (`crate::naming::crate_dir_name`).
     pub artifact_dir: PathBuf,
     pub tools: ToolPaths,
     /// Where the driver appends [`crate::progress::ProgressEvent`] JSON lines, if anywhere.
@@ -148,9 +149,9 @@ impl DeviceConfig {
         Arch::lowest(&self.archs).expect("a DeviceConfig has at least one arch (from_json checks)")
     }
 
-    /// `<artifact_dir>/<crate_name>/`.
-    pub fn crate_dir(&self, crate_name: &str) -> PathBuf {
-        crate_artifact_dir(&self.artifact_dir, crate_name)
+    /// `<artifact_dir>/<crate_dir>/` (`crate::naming::crate_dir_name`).
+    pub fn crate_dir(&self, crate_dir: &str) -> PathBuf {
+        crate_artifact_dir(&self.artifact_dir, crate_dir)
     }
 }
 

@@ -14,6 +14,10 @@ pub const MANIFEST_FORMAT_VERSION: u32 = 2;
 pub struct Manifest {
     pub format_version: u32,
     pub crate_name: String,
+    /// The crate's artifact folder (`oxide_contract::naming::crate_dir_name`): the crate name,
+    /// or with `.bin`/`.test` for a binary or test harness that shares it.
+    #[serde(default)]
+    pub dir: String,
     pub kernels: Vec<KernelInfo>,
     pub payloads: Vec<PayloadInfo>,
     /// Tool name → its version line (`llc`, `ptxas`, …).
@@ -119,6 +123,7 @@ impl Manifest {
     pub fn new(crate_name: impl Into<String>) -> Manifest {
         Manifest {
             format_version: MANIFEST_FORMAT_VERSION,
+            dir: String::new(),
             crate_name: crate_name.into(),
             kernels: Vec::new(),
             payloads: Vec::new(),

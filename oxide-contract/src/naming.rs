@@ -89,9 +89,63 @@ pub fn bundle_symbol(crate_name: &str, crate_id: u64) -> String {
 /// instantiated it, not the crate that defined it).
 pub const BUNDLE_SECTION: &str = "cuda_oxide_bundles";
 
-/// `<artifact_dir>/<crate_name>/`, where one crate's files and `manifest.json` live.
-pub fn crate_artifact_dir(artifact_dir: &Path, crate_name: &str) -> PathBuf {
-    artifact_dir.join(crate_name)
+/// `<artifact_dir>/<crate_dir>/`, where one crate's files and `manifest.json` live
+/// ([`crate_dir_name`]).
+pub fn crate_artifact_dir(artifact_dir: &Path, crate_dir: &str) -> PathBuf {
+    artifact_dir.join(crate_dir)
+}
+
+/// The folder of one profile's device artifacts below the target directory of `cargo oxide`
+/// (`<target>/oxide`): `<profile dir>/device`, next to the binaries of that profile, so that
+/// debug and release builds never show each other's PTX.
+pub fn device_artifact_dir(oxide_target_dir: &Path, profile: &str) -> PathBuf {
+    oxide_target_dir.join(profile_dir(profile)).join(DEVICE_DIR)
+}
+
+/// The subfolder of a profile's output folder holding the device artifacts.
+pub const DEVICE_DIR: &str = "device";
+
+/// The folder cargo writes a profile's outputs to: `debug` for `dev` and `test`, `release` for
+/// `release` and `bench`, the name itself for a custom profile.
+pub fn profile_dir(profile: &str) -> &str {
+    match profile {
+        "dev" | "test" => "debug",
+        "bench" => "release",
+        other => other,
+    }
+}
+
+/// What kind of crate a bundle comes from, for the name of its artifact folder.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CrateRole {
+    /// A library, or a binary whose name no library of the build shares.
+    Plain,
+    /// A binary named like a library it links (a package's `src/main.rs` beside its `src/lib.rs`).
+    BinaryBesideLibrary,
+    /// A test harness (`cargo test` compiles a library again as one, at the same time).
+    TestHarness,
+}
+
+/// The artifact folder of a crate: `<crate>`, `<crate>.bin` or `<crate>.test` (see [`CrateRole`]),
+/// so that crates of one name never overwrite each other's files.
+pub fn crate_dir_name(crate_name: &str, role: CrateRole) -> String {
+    match role {
+        CrateRole::Plain => crate_name.to_string(),
+        CrateRole::BinaryBesideLibrary => format!("{crate_name}.bin"),
+        CrateRole::TestHarness => format!("{crate_name}.test"),
+    }
+}
+
+/// The folders a module named `name` (a crate or package name) may be in, most likely first.
+pub fn crate_dir_candidates(name: &str) -> Vec<String> {
+    let crate_name = name.replace('-', "_");
+    let mut out = vec![name.to_string()];
+    if crate_name != name {
+        out.push(crate_name.clone());
+    }
+    out.push(crate_dir_name(&crate_name, CrateRole::BinaryBesideLibrary));
+    out.push(crate_dir_name(&crate_name, CrateRole::TestHarness));
+    out
 }
 
 /// Per-crate artifact file names (contract §7).
@@ -188,6 +242,16 @@ mod tests {
             assert!(is_reserved_entry_name(name), "{name}");
         }
         assert!(!is_reserved_entry_name("vecadd") && !is_reserved_entry_name("printf"));
+    }
+
+    #[test]
+    fn artifact_folders() {
+        let dir = device_artifact_dir(Path::new("/t/oxide"), "dev");
+        assert_eq!(dir, Path::new("/t/oxide/debug/device"));
+        assert_eq!(device_artifact_dir(Path::new("/t"), "bench"), Path::new("/t/release/device"));
+        assert_eq!(device_artifact_dir(Path::new("/t"), "profiling"), Path::new("/t/profiling/device"));
+        assert_eq!(crate_dir_name("app", CrateRole::BinaryBesideLibrary), "app.bin");
+        assert_eq!(crate_dir_candidates("my-app"), ["my-app", "my_app", "my_app.bin", "my_app.test"]);
     }
 
     #[test]

@@ -66,7 +66,7 @@ fn macro_and_backend_agree_on_every_parameter_kind() {
     let project = TempProject::new("abi-every-kind", EVERY_KIND);
     let out = cargo_oxide(project.path(), &["build", "--arch", "sm_90"]);
     assert_success(&out, "cargo oxide build of a kernel with every parameter kind");
-    let manifest = read_manifest(&project.crate_name());
+    let manifest = read_manifest("dev", &project.crate_name());
     let kernel = manifest.kernel("every_kind").expect("every_kind in the manifest");
     let kinds: Vec<(&str, ParamKind)> = kernel.params.iter().map(|p| (p.name.as_str(), p.kind)).collect();
     use ParamKind::*;

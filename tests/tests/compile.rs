@@ -19,7 +19,7 @@ fn built() -> &'static Built {
     static BUILT: OnceLock<Built> = OnceLock::new();
     BUILT.get_or_init(|| {
         let project = TempProject::new("e2e-vecadd", SEED_VECADD);
-        remove_artifacts(&project.crate_name());
+        remove_artifacts("dev", &project.crate_name());
         let out = cargo_oxide(project.path(), &["build", "--arch", &ARCHS.join(",")]);
         assert_success(&out, "cargo oxide build --arch sm_80,sm_90,sm_100a");
         let binary = artifact_dir().join("debug").join(&project.name);
@@ -38,7 +38,7 @@ fn ptx_file(arch: &str) -> String {
 
 #[test]
 fn manifest_lists_vecadd_with_its_parameter_kinds() {
-    let manifest = read_manifest(&crate_name());
+    let manifest = read_manifest("dev", &crate_name());
     assert_eq!(manifest.crate_name, crate_name());
     let kernel = manifest.kernel("vecadd").unwrap_or_else(|| panic!("no kernel `vecadd` in {:?}", manifest.entries()));
     let kinds: Vec<ParamKind> = kernel.params.iter().map(|p| p.kind).collect();
@@ -54,7 +54,7 @@ fn manifest_lists_vecadd_with_its_parameter_kinds() {
 
 #[test]
 fn every_ptx_passes_ptxas() {
-    let dir = artifact_dir().join(crate_name());
+    let dir = device_dir("dev").join(crate_name());
     let ptxas = ptxas();
     for arch in ARCHS {
         let ptx = dir.join(ptx_file(arch));
@@ -73,7 +73,7 @@ fn every_ptx_passes_ptxas() {
 
 #[test]
 fn ptx_has_the_entry_and_read_only_loads() {
-    let dir = artifact_dir().join(crate_name());
+    let dir = device_dir("dev").join(crate_name());
     for arch in ARCHS {
         let path = dir.join(ptx_file(arch));
         let ptx = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));

@@ -126,7 +126,7 @@ struct Built {
 
 fn build(name: &str, src: &str, archs: &'static [&'static str]) -> Built {
     let project = TempProject::new(name, src);
-    remove_artifacts(&project.crate_name());
+    remove_artifacts("dev", &project.crate_name());
     let out = cargo_oxide(project.path(), &["build", "--arch", &archs.join(",")]);
     assert_success(&out, &format!("cargo oxide build --arch {} ({name})", archs.join(",")));
     Built { project, archs }
@@ -144,7 +144,8 @@ fn cluster() -> &'static Built {
 
 fn ptx(built: &Built, arch: &str) -> String {
     let crate_name = built.project.crate_name();
-    let path = artifact_dir().join(&crate_name).join(files::ptx(&crate_name, Arch::parse(arch).expect("known arch")));
+    let path =
+        device_dir("dev").join(&crate_name).join(files::ptx(&crate_name, Arch::parse(arch).expect("known arch")));
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
 }
 
@@ -172,7 +173,7 @@ fn assert_ptxas(built: &Built) {
     let crate_name = built.project.crate_name();
     for arch in built.archs {
         let path =
-            artifact_dir().join(&crate_name).join(files::ptx(&crate_name, Arch::parse(arch).expect("known arch")));
+            device_dir("dev").join(&crate_name).join(files::ptx(&crate_name, Arch::parse(arch).expect("known arch")));
         let cubin = built.project.path().join(format!("check.{arch}.cubin"));
         let out = std::process::Command::new(&ptxas)
             .arg(format!("-arch={arch}"))

@@ -107,13 +107,16 @@ fn write_kernels_lib(dir: &Path, root: &str) {
     write(&dir.join("src/lib.rs"), KERNELS_LIB);
 }
 
-/// Builds the binary `app` of the project at `dir` and runs it with `--cpu-only`; every kernel
-/// must be linked.
-fn build_and_check(dir: &Path, what: &str) {
+/// Builds the binary `app` of the project at `dir` (with `cargo oxide build` and `extra`
+/// arguments) and runs it with `--cpu-only`; every kernel must be linked.
+fn build_and_check(dir: &Path, what: &str, extra: &[&str]) {
     seed_lockfile(dir);
-    let out = cargo_oxide(dir, &["build", "--arch", "sm_90"]);
+    let mut args = vec!["build", "--arch", "sm_90"];
+    args.extend_from_slice(extra);
+    let out = cargo_oxide(dir, &args);
     assert_success(&out, &format!("cargo oxide build ({what})"));
-    let exe = shared_target_dir().join("oxide/debug/app");
+    let profile = if extra.contains(&"--release") { "release" } else { "debug" };
+    let exe = shared_target_dir().join("oxide").join(profile).join("app");
     let run = Command::new(&exe).arg("--cpu-only").output().expect("run the app");
     let text = String::from_utf8_lossy(&run.stdout);
     assert!(run.status.success(), "{what}: {} failed: {text}", exe.display());
@@ -144,7 +147,24 @@ fn library_as_a_workspace_member() {
                kernels-dep = { path = \"../kernels-dep\" }\n";
     write(&tmp.path().join("app/Cargo.toml"), app);
     write(&tmp.path().join("app/src/main.rs"), APP_MAIN);
-    build_and_check(tmp.path(), "workspace member");
+    build_and_check(tmp.path(), "workspace member", &[]);
+}
+
+#[test]
+fn library_under_fat_lto() {
+    // LTO takes an rlib's objects as the bitcode in them: the library's bundle must survive it.
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let root = checkout_root().display().to_string();
+    write(
+        &tmp.path().join("Cargo.toml"),
+        "[workspace]\nresolver = \"2\"\nmembers = [\"kernels-dep\", \"app\"]\n\n[profile.release]\nlto = \"fat\"\n",
+    );
+    write_kernels_lib(&tmp.path().join("kernels-dep"), &root);
+    let app = "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[dependencies]\n\
+               kernels-dep = { path = \"../kernels-dep\" }\n";
+    write(&tmp.path().join("app/Cargo.toml"), app);
+    write(&tmp.path().join("app/src/main.rs"), APP_MAIN);
+    build_and_check(tmp.path(), "fat LTO", &["--release"]);
 }
 
 #[test]
@@ -170,5 +190,5 @@ fn library_from_a_git_repository() {
     );
     write(&app_dir.join("Cargo.toml"), &app);
     write(&app_dir.join("src/main.rs"), APP_MAIN);
-    build_and_check(&app_dir, "git dependency");
+    build_and_check(&app_dir, "git dependency", &[]);
 }

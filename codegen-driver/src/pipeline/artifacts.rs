@@ -30,11 +30,12 @@ impl Built {
 }
 
 /// Writes `manifest.json` and returns the bundle bytes; publishes the payloads, then the
-/// manifest that names them.
+/// manifest that names them, and removes payload files of earlier builds it does not name.
 pub fn write(
     tools: &ToolPaths,
     work: &WorkDir,
     crate_name: &str,
+    crate_dir: &str,
     kernels: Vec<KernelInfo>,
     built: &Built,
 ) -> Result<Vec<u8>, ToolError> {
@@ -58,6 +59,7 @@ pub fn write(
     let manifest = Manifest {
         format_version: MANIFEST_FORMAT_VERSION,
         crate_name: crate_name.to_string(),
+        dir: crate_dir.to_string(),
         kernels,
         payloads: owned
             .iter()
@@ -81,5 +83,7 @@ pub fn write(
         work.publish(path)?;
     }
     work.publish(&manifest_path)?;
+    let published: Vec<String> = manifest.payloads.iter().map(|p| p.file.clone()).collect();
+    work.remove_stale(crate_name, &published);
     Ok(bundle)
 }

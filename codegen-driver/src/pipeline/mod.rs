@@ -182,7 +182,7 @@ fn run<'tcx>(
         if cx.failed() {
             return Err(Stop::Unsupported);
         }
-        let work = WorkDir::create(config, crate_name)?;
+        let work = WorkDir::create(config, &object::crate_dir(cx.tcx))?;
         let optimized =
             llvm::optimize(tools, &work, crate_name, lower::TRIPLE, config.lowest_arch(), &lower::print(cx))?;
         lower::report_unavailable(cx, &optimized.text);
@@ -211,7 +211,8 @@ fn run<'tcx>(
                     built.fatbin = Some((config.lowest_arch(), fatbin));
                 }
                 Task::Bundle => {
-                    bundle = artifacts::write(tools, &work, crate_name, std::mem::take(&mut infos), &built)?
+                    let dir = object::crate_dir(cx.tcx);
+                    bundle = artifacts::write(tools, &work, crate_name, &dir, std::mem::take(&mut infos), &built)?
                 }
             }
             Ok(())

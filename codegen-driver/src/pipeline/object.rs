@@ -61,6 +61,22 @@ pub fn bundle_symbol(tcx: TyCtxt<'_>) -> String {
     naming::bundle_symbol(tcx.crate_name(rustc_hir::def_id::LOCAL_CRATE).as_str(), crate_id)
 }
 
+/// This crate's artifact folder (`naming::crate_dir_name`): `.test` for a test harness, `.bin`
+/// for a binary that links a library of its own name (a package's `main.rs` beside its `lib.rs`).
+pub fn crate_dir(tcx: TyCtxt<'_>) -> String {
+    let name = tcx.crate_name(rustc_hir::def_id::LOCAL_CRATE);
+    let role = if tcx.sess.opts.test {
+        naming::CrateRole::TestHarness
+    } else if tcx.crate_types().contains(&rustc_session::config::CrateType::Executable)
+        && tcx.crates(()).iter().any(|&c| tcx.crate_name(c) == name)
+    {
+        naming::CrateRole::BinaryBesideLibrary
+    } else {
+        naming::CrateRole::Plain
+    };
+    naming::crate_dir_name(name.as_str(), role)
+}
+
 type ExportedSymbols = for<'tcx> fn(TyCtxt<'tcx>, LocalCrate) -> &'tcx [(ExportedSymbol<'tcx>, SymbolExportInfo)];
 
 /// rustc's own `exported_non_generic_symbols` provider, which ours extends.

@@ -19,8 +19,10 @@ pub struct WorkDir {
 }
 
 impl WorkDir {
-    pub fn create(config: &DeviceConfig, crate_name: &str) -> Result<WorkDir, ToolError> {
-        let crate_dir = config.crate_dir(crate_name);
+    /// The work directory of this process below the artifact folder `crate_dir` (a name from
+    /// `naming::crate_dir_name`).
+    pub fn create(config: &DeviceConfig, crate_dir: &str) -> Result<WorkDir, ToolError> {
+        let crate_dir = config.crate_dir(crate_dir);
         let dir = crate_dir.join(format!(".work-{}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| ToolError::Io(dir.clone(), e))?;
         Ok(WorkDir { dir, crate_dir })
@@ -38,6 +40,21 @@ impl WorkDir {
         let staged = self.crate_dir.join(format!(".{name}.{}", std::process::id()));
         std::fs::copy(file, &staged).map_err(|e| ToolError::Io(staged.clone(), e))?;
         std::fs::rename(&staged, self.crate_dir.join(&name)).map_err(|e| ToolError::Io(self.crate_dir.join(&name), e))
+    }
+
+    /// Removes the device files of earlier builds that this build did not publish (an arch no
+    /// longer asked for, say), so the folder shows only what the binary embeds. `keep` are file
+    /// names; only files named `<crate>.…` with a device file extension are touched.
+    pub fn remove_stale(&self, crate_name: &str, keep: &[String]) {
+        let Ok(entries) = std::fs::read_dir(&self.crate_dir) else { return };
+        let prefix = format!("{crate_name}.");
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let device_file = [".ptx", ".cubin", ".fatbin", ".ltoir"].iter().any(|ext| name.ends_with(ext));
+            if name.starts_with(&prefix) && device_file && !keep.contains(&name) {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
     }
 
     /// Removes the work directory (what it should keep is published already).

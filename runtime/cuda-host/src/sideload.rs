@@ -5,11 +5,11 @@ use std::sync::Arc;
 
 use cuda_core::oxide_contract::arch::Arch;
 use cuda_core::oxide_contract::manifest::Manifest;
-use cuda_core::oxide_contract::naming::files;
+use cuda_core::oxide_contract::naming::{self, files};
 use cuda_core::oxide_contract::{bundle, sha256_hex};
 use cuda_core::{CudaContext, DriverError, LoadedBundle, Module};
 
-/// Environment variable naming the artifact directory (`<target>/oxide`) explicitly.
+/// Environment variable naming the artifact directory (`<target>/oxide/<profile>/device`) explicitly.
 pub const ARTIFACT_DIR_ENV: &str = "CUDA_OXIDE_ARTIFACT_DIR";
 
 fn artifact_error(message: String) -> DriverError {
@@ -17,20 +17,31 @@ fn artifact_error(message: String) -> DriverError {
 }
 
 /// Directories that may hold `<name>/manifest.json`, most likely first: `$CUDA_OXIDE_ARTIFACT_DIR`
-/// if set, else every `oxide` directory (or `target/oxide` below one) above the running executable.
+/// if set, else the `device` folder of the profile the running executable was built with
+/// (`<target>/oxide/<profile>/device`, beside the executable, or above it for an example), else
+/// the `device` folder of every profile of a `target/oxide` above the executable.
 pub fn artifact_dir_candidates() -> Vec<PathBuf> {
     if let Some(dir) = std::env::var_os(ARTIFACT_DIR_ENV) {
         return vec![PathBuf::from(dir)];
     }
     let mut out = Vec::new();
+    let mut push = |dir: PathBuf| {
+        if dir.is_dir() && !out.contains(&dir) {
+            out.push(dir);
+        }
+    };
     if let Ok(exe) = std::env::current_exe() {
+        for dir in exe.ancestors().skip(1).take(3) {
+            push(dir.join(naming::DEVICE_DIR));
+        }
         for dir in exe.ancestors().skip(1) {
-            if dir.file_name().is_some_and(|n| n == "oxide") {
-                out.push(dir.to_path_buf());
-            }
-            let below = dir.join("target").join("oxide");
-            if below.is_dir() {
-                out.push(below);
+            let oxide = if dir.file_name().is_some_and(|n| n == "oxide") {
+                dir.to_path_buf()
+            } else {
+                dir.join("target/oxide")
+            };
+            for profile in ["release", "debug"] {
+                push(naming::device_artifact_dir(&oxide, profile));
             }
         }
     }
@@ -53,10 +64,10 @@ fn available_modules(dir: &Path) -> Vec<String> {
 /// Finds `<artifact dir>/<name>/`, or says where it looked and what modules exist there.
 pub fn find_module_dir(name: &str) -> Result<PathBuf, DriverError> {
     let candidates = artifact_dir_candidates();
-    // Artifacts are filed under the crate name; a package name (`my-app`) means the same crate.
-    let crate_name = name.replace('-', "_");
+    // Artifacts are filed under the crate name (a package name `my-app` means crate `my_app`),
+    // with `.bin` for a binary beside a library of its name (`naming::crate_dir_name`).
     for dir in &candidates {
-        for module_dir in [dir.join(name), dir.join(&crate_name)] {
+        for module_dir in naming::crate_dir_candidates(name).iter().map(|d| dir.join(d)) {
             if module_dir.join(files::MANIFEST).is_file() {
                 return Ok(module_dir);
             }
@@ -64,7 +75,7 @@ pub fn find_module_dir(name: &str) -> Result<PathBuf, DriverError> {
     }
     let Some(first) = candidates.first() else {
         return Err(artifact_error(format!(
-            "no device module `{name}`: found no artifact directory (target/oxide) above the executable; \
+            "no device module `{name}`: found no artifact directory (target/oxide/<profile>/device) near the executable; \
              build with `cargo oxide build` or set {ARTIFACT_DIR_ENV}"
         )));
     };
@@ -125,7 +136,7 @@ mod tests {
     fn unknown_module_lists_what_exists() {
         let root = std::env::temp_dir().join(format!("oxide-sideload-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
-        for name in ["alpha", "beta", "my_app"] {
+        for name in ["alpha", "beta", "my_app", "both.bin"] {
             std::fs::create_dir_all(root.join(name)).unwrap();
             std::fs::write(root.join(name).join("manifest.json"), "{}").unwrap();
         }
@@ -136,9 +147,11 @@ mod tests {
         assert_eq!(find_module_dir("beta").unwrap(), root.join("beta"));
         // A package name finds its crate's artifacts.
         assert_eq!(find_module_dir("my-app").unwrap(), root.join("my_app"));
+        // A binary beside a library of its name has its artifacts in `<crate>.bin`.
+        assert_eq!(find_module_dir("both").unwrap(), root.join("both.bin"));
         let msg = find_module_dir("gamma").unwrap_err().to_string();
         assert!(msg.contains("no device module `gamma`"), "{msg}");
-        assert!(msg.contains("available modules: alpha, beta, my_app;"), "{msg}");
+        assert!(msg.contains("available modules: alpha, beta, both.bin, my_app;"), "{msg}");
         unsafe { std::env::remove_var(ARTIFACT_DIR_ENV) };
         let _ = std::fs::remove_dir_all(&root);
     }

@@ -4,9 +4,9 @@
 //! they were given. Random inputs, outputs poisoned first, compared with the CPU.
 //! `--cpu-only`: no GPU; checks that every kernel instance the launches name is in the device code
 //! linked into this binary (the build test runs this).
+use cuda_core::oxide_contract::naming::kernel_key;
 use cuda_core::{DeviceBuffer, LaunchConfig};
 use cuda_device::{DisjointSlice, cuda_module, kernel, thread};
-use cuda_core::oxide_contract::naming::kernel_key;
 
 #[path = "../../harness.rs"]
 mod harness;
