@@ -12,6 +12,9 @@ use cuda_device::{DisjointSlice, DeviceCopy, cuda_module, kernel, thread};
 #[derive(Clone, Copy, DeviceCopy)]
 pub struct Pair { pub a: u32, pub b: f64 }
 
+#[derive(Clone, Copy)]
+pub struct Lookup<'a> { pub values: &'a [u32; 4] }
+
 #[cuda_module]
 mod kernels {
     use super::*;
@@ -44,6 +47,12 @@ mod kernels {
     pub fn generic_kinds<T: Copy, F: Fn(T) -> T>(f: F, input: &[T], out: DisjointSlice<T>, scale: T) {
         let _ = (f, input, out, scale);
     }
+
+    /// Takes a struct holding a reference: a host address, which the build warns about.
+    #[kernel]
+    pub fn host_ref(table: Lookup<'_>, out: &mut [u32]) {
+        out[0] = table.values[0];
+    }
 }
 
 fn main() -> Result<(), cuda_core::DriverError> {
@@ -66,6 +75,12 @@ fn macro_and_backend_agree_on_every_parameter_kind() {
     let project = TempProject::new("abi-every-kind", EVERY_KIND);
     let out = cargo_oxide(project.path(), &["build", "--arch", "sm_90"]);
     assert_success(&out, "cargo oxide build of a kernel with every parameter kind");
+    let warnings = stderr(&out);
+    assert!(
+        warnings
+            .contains("kernel parameter `table` holds a reference (`&[u32; 4]`): the kernel would read host memory"),
+        "no warning about the host reference:\n{warnings}"
+    );
     let manifest = read_manifest("dev", &project.crate_name());
     let kernel = manifest.kernel("every_kind").expect("every_kind in the manifest");
     let kinds: Vec<(&str, ParamKind)> = kernel.params.iter().map(|p| (p.name.as_str(), p.kind)).collect();

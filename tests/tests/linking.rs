@@ -42,7 +42,7 @@ pub mod kernels {
 "#;
 
 /// A binary using the library (as crate `kernels_dep`): its plain kernel, and its generic kernel
-/// with a closure that borrows a local, through a generic helper without `'static`.
+/// with a closure, launched from a generic helper that does not (and cannot) require `'static`.
 const APP_MAIN: &str = r#"
 use kernels_dep::cuda_core;
 use cuda_core::oxide_contract::naming::kernel_key;
@@ -63,8 +63,7 @@ fn key_of_map<F: Fn(u32) -> u32 + Copy>(_: &F) -> u64 {
 
 fn main() {
     let offset = 5u32;
-    let r = &offset;
-    let f = move |x: u32| x + *r;
+    let f = move |x: u32| x + offset;
     if std::env::args().any(|a| a == "--cpu-only") {
         let manifests = cuda_core::embedded_manifests().expect("bundles");
         for (name, key) in [("op", kernel_key(&kernels_dep::kernels::op)), ("map", key_of_map(&f))] {

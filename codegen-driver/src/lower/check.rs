@@ -21,8 +21,54 @@ pub fn kernels<'tcx>(tcx: TyCtxt<'tcx>, kernels: &[KernelRoot<'tcx>], archs: &[A
         ok &= cluster_archs(tcx, k, archs);
         ok &= launch_args(tcx, k);
         ok &= param_space(tcx, k);
+        host_references(tcx, k);
     }
     ok
+}
+
+/// A by-value parameter holding a reference (a closure capturing by reference, a struct with a
+/// `&T` field) hands the kernel a host address: only GPUs that can read host memory (HMM, ATS)
+/// follow it. Warned about at the parameter, since on those it is what the user means.
+fn host_references<'tcx>(tcx: TyCtxt<'tcx>, k: &KernelRoot<'tcx>) {
+    let env = ty::TypingEnv::fully_monomorphized();
+    let Ok(fn_abi) = tcx.fn_abi_of_instance(env.as_query_input((k.instance, ty::List::empty()))) else { return };
+    let def_id = k.instance.def_id();
+    let idents = tcx.fn_arg_idents(def_id);
+    for (i, arg) in fn_abi.args.iter().enumerate() {
+        let ty = arg.layout.ty;
+        if param_kind(tcx, ty, arg.layout.is_zst()) != oxide_contract::abi::ParamKind::Byval {
+            continue;
+        }
+        let Some(inner) = held_reference(tcx, ty, 0) else { continue };
+        let ident = idents.get(i).copied().flatten();
+        let span = ident.map_or_else(|| tcx.def_span(def_id), |id| id.span);
+        let param = ident.map_or_else(|| format!("#{i}"), |id| id.to_string());
+        tcx.dcx()
+            .struct_span_warn(
+                span,
+                format!("kernel parameter `{param}` holds a reference (`{inner}`): the kernel would read host memory through it"),
+            )
+            .with_note("only GPUs that can access host memory (HMM or ATS) follow such a reference; elsewhere the launch fails with an illegal address")
+            .with_help("capture values, not references (`move |x| x * k` with `k` a number), or pass the data in a device buffer (`&[T]`)")
+            .emit();
+    }
+}
+
+/// The first reference a value of `ty` holds (not behind a raw pointer), if any.
+fn held_reference<'tcx>(tcx: TyCtxt<'tcx>, ty: Ty<'tcx>, depth: u32) -> Option<Ty<'tcx>> {
+    if depth > 8 {
+        return None;
+    }
+    match ty.kind() {
+        ty::Ref(..) => Some(ty),
+        ty::Adt(def, args) => {
+            def.all_fields().find_map(|f| held_reference(tcx, f.ty(tcx, args).skip_normalization(), depth + 1))
+        }
+        ty::Array(elem, _) => held_reference(tcx, *elem, depth + 1),
+        ty::Tuple(elems) => elems.iter().find_map(|t| held_reference(tcx, t, depth + 1)),
+        ty::Closure(_, args) => args.as_closure().upvar_tys().iter().find_map(|t| held_reference(tcx, t, depth + 1)),
+        _ => None,
+    }
 }
 
 /// The bytes of PTX parameters `kernel` takes (slices as pointer + length, values as their size,

@@ -1,7 +1,8 @@
-//! GPU test of kernel identity and linking: five kernels named `op` (two modules of this binary,
-//! the library of this package, a library dependency) each run their own code; instances of the
-//! dependency's generic `map` with closures that borrow locals (not `'static`) run the closure
-//! they were given. Random inputs, outputs poisoned first, compared with the CPU.
+//! GPU test of kernel identity and linking: kernels named `op` in two modules of this binary, in
+//! the library of this package and in a library dependency each run their own code; instances of
+//! the dependency's generic `map`, launched from a generic helper whose closure type is not
+//! `'static`, run the closure they were given. Random inputs, outputs poisoned first, compared
+//! with the CPU.
 //! `--cpu-only`: no GPU; checks that every kernel instance the launches name is in the device code
 //! linked into this binary (the build test runs this).
 use cuda_core::oxide_contract::naming::kernel_key;
@@ -45,7 +46,7 @@ mod mul_kernels {
 const N: usize = 100_003;
 
 /// Launches the dependency's generic `map` with `f` from a generic helper: `F` need not be
-/// `'static` (here it borrows the caller's locals).
+/// `'static` (the helper cannot promise it, and no `'static` bound is asked for).
 fn launch_map<F: Fn(u32) -> u32 + Copy>(
     module: &identity_kernels::kernels::Module,
     stream: &cuda_core::CudaStream,
@@ -63,11 +64,11 @@ fn map_key<F: Fn(u32) -> u32 + Copy>(_: &F) -> u64 {
 
 fn main() {
     let mut report = Report::new("identity");
+    // The closures capture by value: the GPU cannot read the host's locals.
     let offset = 1234u32;
     let table = [3u32, 1, 4, 1, 5, 9, 2, 6];
-    let (off, tab) = (&offset, &table);
-    let add_offset = move |x: u32| x.wrapping_add(*off);
-    let look_up = move |x: u32| tab[(x % 8) as usize].wrapping_mul(x);
+    let add_offset = move |x: u32| x.wrapping_add(offset);
+    let look_up = move |x: u32| table[(x % 8) as usize].wrapping_mul(x);
 
     if std::env::args().any(|a| a == "--cpu-only") {
         let kernels = [
