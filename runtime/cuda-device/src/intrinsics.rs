@@ -1,5 +1,5 @@
 //! Raw device operations. Each carries `#[cfg_attr(cuda_oxide, oxide::intrinsic)]`; the backend
-//! gives every function so marked its PTX body by its name (see `codegen-driver/src/device/intrinsic/`); the Rust bodies run only on
+//! gives every function so marked its PTX body by its name (see `codegen-driver/src/lower/intrinsic/`); the Rust bodies run only on
 //! the host, where they panic. Signatures use only scalars and raw pointers (one LLVM value per
 //! parameter); the safe API over them lives in the other modules of this crate.
 #![allow(non_snake_case)]
@@ -44,6 +44,59 @@ pub fn atomic_cas<T, const SCOPE: u8>(ptr: *mut T, cmp: T, new: T) -> T {
     device_only("atomic_cas")
 }
 
+/// `load atomic ptr syncscope(<SCOPE>) <ORDER>`; `ORDER`: `oxide_contract::atomic::AtomicOrdering`
+/// (Relaxed, Acquire or SeqCst: cuda_device never passes the others).
+#[inline(never)]
+#[cfg_attr(cuda_oxide, oxide::intrinsic)]
+#[allow(unused_variables)]
+pub fn atomic_load<T, const SCOPE: u8, const ORDER: u8>(ptr: *const T) -> T {
+    device_only("atomic_load")
+}
+
+/// `store atomic val, ptr syncscope(<SCOPE>) <ORDER>` (Relaxed, Release or SeqCst).
+#[inline(never)]
+#[cfg_attr(cuda_oxide, oxide::intrinsic)]
+#[allow(unused_variables)]
+pub fn atomic_store<T, const SCOPE: u8, const ORDER: u8>(ptr: *mut T, val: T) {
+    device_only("atomic_store")
+}
+
+/// [`atomic_rmw`] with a memory ordering; returns the old value.
+#[inline(never)]
+#[cfg_attr(cuda_oxide, oxide::intrinsic)]
+#[allow(unused_variables)]
+pub fn atomic_rmw_ordered<T, const OP: u8, const SCOPE: u8, const ORDER: u8>(ptr: *mut T, val: T) -> T {
+    device_only("atomic_rmw_ordered")
+}
+
+/// [`atomic_cas`] with the orderings of success and failure (the failure ordering is Relaxed,
+/// Acquire or SeqCst); returns the old value.
+#[inline(never)]
+#[cfg_attr(cuda_oxide, oxide::intrinsic)]
+#[allow(unused_variables)]
+pub fn atomic_cas_ordered<T, const SCOPE: u8, const SUCCESS: u8, const FAILURE: u8>(ptr: *mut T, cmp: T, new: T) -> T {
+    device_only("atomic_cas_ordered")
+}
+
+// --- shared.rs: generic const intrinsics --------------------------------------------------
+
+/// [`dynamic_shared_ptr`], with the dynamic shared memory declared at least `ALIGN`-byte aligned
+/// (the declaration takes the largest `ALIGN` of the module, 16 at least).
+#[inline(never)]
+#[cfg_attr(cuda_oxide, oxide::intrinsic)]
+pub fn dynamic_shared_ptr_aligned<const ALIGN: usize>() -> *mut u8 {
+    device_only("dynamic_shared_ptr_aligned")
+}
+
+// --- debug.rs: generic const intrinsics ---------------------------------------------------
+
+/// `pmevent N`: triggers performance-monitor event `N` (0..=15; checked by the caller).
+#[inline(never)]
+#[cfg_attr(cuda_oxide, oxide::intrinsic)]
+pub fn pmevent<const N: u32>() {
+    device_only("pmevent")
+}
+
 macro_rules! special_registers {
     ($ret:ty: $($name:ident),* $(,)?) => {$(
         #[doc = concat!("PTX special register behind `", stringify!($name), "`.")]
@@ -61,9 +114,10 @@ special_registers!(u32:
     blockIdx_x, blockIdx_y, blockIdx_z,
     blockDim_x, blockDim_y, blockDim_z,
     gridDim_x, gridDim_y, gridDim_z,
-    laneid, warpid, lanemask_lt, lanemask_le, lanemask_eq, lanemask_gt, lanemask_ge,
-    nsmid, smid, dynamic_smem_size,
+    laneid, warpid, nwarpid, lanemask_lt, lanemask_le, lanemask_eq, lanemask_gt, lanemask_ge,
+    nsmid, smid, dynamic_smem_size, total_smem_size, envreg1, envreg2,
 );
+special_registers!(u64: gridid);
 // --- cluster.rs: cluster registers (sm_90) --------------------------------------------------
 special_registers!(u32:
     cluster_ctarank, cluster_nctarank,
@@ -100,6 +154,8 @@ intrinsics! {
     // --- shared.rs --------------------------------------------------------------------------
     /// Generic address of the start of dynamic shared memory (`extern __shared__`).
     fn dynamic_shared_ptr() -> *mut u8;
+    /// `cvta.to.shared.u64`: the offset of a generic shared-memory address in the shared window.
+    fn cvta_to_shared(ptr: *const u8) -> u64;
 
     // --- warp.rs ----------------------------------------------------------------------------
     /// `shfl.sync.idx.b32`; `c` is PTX's clamp/segment operand.
@@ -138,6 +194,12 @@ intrinsics! {
     fn redux_sync_min_i32(mask: u32, val: i32) -> i32;
     /// `redux.sync.max.s32` (sm_80).
     fn redux_sync_max_i32(mask: u32, val: i32) -> i32;
+    /// `redux.sync.and.b32` (sm_80).
+    fn redux_sync_and_b32(mask: u32, val: u32) -> u32;
+    /// `redux.sync.or.b32` (sm_80).
+    fn redux_sync_or_b32(mask: u32, val: u32) -> u32;
+    /// `redux.sync.xor.b32` (sm_80).
+    fn redux_sync_xor_b32(mask: u32, val: u32) -> u32;
 
     // --- cluster.rs (sm_90) -----------------------------------------------------------------
     /// `barrier.cluster.arrive` + `barrier.cluster.wait`.
@@ -162,4 +224,16 @@ intrinsics! {
     fn assert_fail(message: *const u8, file: *const u8, line: u32, function: *const u8) -> !;
     /// `nanosleep.u32` (sm_70).
     fn nanosleep(ns: u32);
+    /// `brkpt`: suspends the thread for a debugger.
+    fn breakpoint();
+
+    // --- arith.rs: integer dot products -----------------------------------------------------
+    /// `dp4a.s32.s32`: `c` + the dot product of the four signed bytes of `a` and of `b`.
+    fn dp4a_s32(a: u32, b: u32, c: i32) -> i32;
+    /// `dp4a.u32.u32`: `c` + the dot product of the four unsigned bytes of `a` and of `b`.
+    fn dp4a_u32(a: u32, b: u32, c: u32) -> u32;
+    /// `dp2a.lo.s32.s32`: `c` + the two signed halves of `a` times the low two signed bytes of `b`.
+    fn dp2a_lo_s32(a: u32, b: u32, c: i32) -> i32;
+    /// `dp2a.lo.u32.u32`: as [`dp2a_lo_s32`], unsigned.
+    fn dp2a_lo_u32(a: u32, b: u32, c: u32) -> u32;
 }

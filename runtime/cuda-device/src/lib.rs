@@ -11,7 +11,8 @@
 //! | [`atomic`] | `atomicAdd`-style operations with block/cluster/device/system scope |
 //! | [`warp`] | shuffles, votes, match, warp reductions and scans |
 //! | [`cluster`] | thread block clusters and distributed shared memory (sm_90) |
-//! | [`debug`] | [`gpu_printf!`], [`gpu_assert!`], `trap`, `clock64` |
+//! | [`debug`] | [`gpu_printf!`], [`gpu_assert!`], `trap`, `clock64`, `breakpoint` |
+//! | [`dotprod`] | `dp4a` / `dp2a` integer dot products |
 #![no_std]
 #![allow(clippy::missing_safety_doc)]
 
@@ -19,6 +20,7 @@ pub mod atomic;
 pub mod cluster;
 pub mod debug;
 mod disjoint;
+pub mod dotprod;
 pub mod intrinsics;
 pub mod shared;
 pub mod sync;
@@ -30,7 +32,7 @@ pub use cuda_macros::DeviceCopyViaDevice as DeviceCopy;
 pub use cuda_macros::{cluster_launch, cuda_module, device, kernel, launch_bounds};
 pub use debug::{clock64, trap};
 pub use disjoint::DisjointSlice;
-pub use shared::SharedArray;
+pub use shared::{DynamicSharedArray, SharedArray};
 pub use sync::sync_threads;
 
 /// Runtime crates reached by the code that `#[cuda_module]` generates, so that a user crate only

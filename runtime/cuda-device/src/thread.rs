@@ -9,6 +9,9 @@ pub use crate::intrinsics::{
     threadIdx_x, threadIdx_y, threadIdx_z,
 };
 
+/// `__syncthreads()`, also reachable here as NVIDIA's cuda-oxide places it: `thread::sync_threads()`.
+pub use crate::sync::sync_threads;
+
 /// This thread's global index in a 1D launch. Only [`index_1d`], the 2D/3D linearisations and
 /// [`grid_stride`] make one, so two threads of one launch never hold equal values: that is what
 /// lets [`crate::DisjointSlice::get_mut`] hand out `&mut` without a data race.
@@ -20,6 +23,12 @@ impl ThreadIndex {
     #[inline(always)]
     pub fn get(self) -> usize {
         self.0
+    }
+
+    /// Whether the index is below `len`: `if idx.in_bounds(x.len()) { y = x[idx.get()] }`.
+    #[inline(always)]
+    pub fn in_bounds(self, len: usize) -> bool {
+        self.0 < len
     }
 }
 
@@ -68,6 +77,20 @@ pub fn index_2d() -> ThreadIndex2D {
         x: intrinsics::blockIdx_x() as usize * intrinsics::blockDim_x() as usize + intrinsics::threadIdx_x() as usize,
         y: intrinsics::blockIdx_y() as usize * intrinsics::blockDim_y() as usize + intrinsics::threadIdx_y() as usize,
     }
+}
+
+/// This thread's global row in a 2D launch, `blockIdx.y * blockDim.y + threadIdx.y`
+/// (= `index_2d().y()`): `let (row, col) = (thread::index_2d_row(), thread::index_2d_col());`.
+#[inline(always)]
+pub fn index_2d_row() -> usize {
+    intrinsics::blockIdx_y() as usize * intrinsics::blockDim_y() as usize + intrinsics::threadIdx_y() as usize
+}
+
+/// This thread's global column in a 2D launch, `blockIdx.x * blockDim.x + threadIdx.x`
+/// (= `index_2d().x()`).
+#[inline(always)]
+pub fn index_2d_col() -> usize {
+    intrinsics::blockIdx_x() as usize * intrinsics::blockDim_x() as usize + intrinsics::threadIdx_x() as usize
 }
 
 /// This thread's global (x, y, z) position in a 3D launch.
@@ -149,6 +172,29 @@ pub fn warp_id() -> u32 {
 #[inline(always)]
 pub fn sm_id() -> u32 {
     intrinsics::smid()
+}
+
+/// [`sm_id`] under NVIDIA cuda-oxide's name: `let sm = thread::smid();`.
+#[inline(always)]
+pub fn smid() -> u32 {
+    sm_id()
+}
+
+/// The number of SM identifiers (`%nsmid`): an upper bound of [`sm_id`] (not the SM count: the
+/// numbering may have gaps).
+#[inline(always)]
+pub fn nsmid() -> u32 {
+    intrinsics::nsmid()
+}
+
+/// This launch's grid identifier (`%gridid`): distinct for launches that run at the same time.
+///
+/// ```ignore
+/// let grid = thread::gridid();
+/// ```
+#[inline(always)]
+pub fn gridid() -> u64 {
+    intrinsics::gridid()
 }
 
 /// The element indices a thread visits in a grid-stride loop over `0..n`:
