@@ -14,7 +14,8 @@ const COMPAT: &str = r#"
 #![allow(static_mut_refs)]
 use core::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
 use cuda_device::atomic::{AtomicOrdering, BlockAtomicI64, DeviceAtomicF64, DeviceAtomicU32, SystemAtomicF32, SystemAtomicU64};
-use cuda_device::{DisjointSlice, DynamicSharedArray, SharedArray, cuda_module, debug, dotprod, kernel, shared, thread, warp};
+use cuda_device::cooperative_groups::{ThreadGroup, WarpCollective, block_reduce, ops, this_grid, this_thread_block, warp_reduce};
+use cuda_device::{DisjointSlice, DynamicSharedArray, SharedArray, cuda_module, debug, dotprod, grid, kernel, shared, thread, warp};
 
 #[cuda_module]
 mod kernels {
@@ -96,6 +97,20 @@ mod kernels {
         if i < x.len() {
             bins[(x[i] % 16) as usize].fetch_add(1, AtomicOrdering::Relaxed);
         }
+    }
+
+    #[kernel]
+    pub fn groups_and_grid(x: &[u32], mut out: DisjointSlice<u32>) {
+        static mut SMEM: SharedArray<u32, 8> = SharedArray::UNINIT;
+        let idx = thread::index_1d();
+        let v = x[idx.get()];
+        let block = this_thread_block();
+        let tile = block.tiled_partition::<16>();
+        let t = warp_reduce::<u32, ops::Sum, 16>(&tile, v) + tile.ballot(v > 3);
+        let b = block_reduce::<u32, ops::Max, 8>(&block, t, &raw mut SMEM);
+        this_grid().sync();
+        grid::sync();
+        if let Some(o) = out.get_mut(idx) { *o = b; }
     }
 
     #[kernel]
@@ -297,6 +312,14 @@ fn dot_products_and_special_registers() {
             "pmevent 3",
             "brkpt",
         ],
+    );
+}
+
+#[test]
+fn cooperative_groups_and_grid_sync() {
+    compat().assert_entry_has(
+        "groups_and_grid",
+        &["shfl.sync.bfly.b32", "vote.sync.ballot.b32", "bar.sync", "%envreg1", "%envreg2", "ld.acquire.gpu", "trap;"],
     );
 }
 

@@ -11,6 +11,8 @@
 //! | [`atomic`] | `atomicAdd`-style operations with block/cluster/device/system scope |
 //! | [`warp`] | shuffles, votes, match, warp reductions and scans |
 //! | [`cluster`] | thread block clusters and distributed shared memory (sm_90) |
+//! | [`grid`] | the grid barrier of cooperative launches |
+//! | [`cooperative_groups`] | grid/cluster/block/tile/coalesced groups, tile and block reductions and scans |
 //! | [`debug`] | [`gpu_printf!`], [`gpu_assert!`], `trap`, `clock64`, `breakpoint` |
 //! | [`dotprod`] | `dp4a` / `dp2a` integer dot products |
 #![no_std]
@@ -18,9 +20,11 @@
 
 pub mod atomic;
 pub mod cluster;
+pub mod cooperative_groups;
 pub mod debug;
 mod disjoint;
 pub mod dotprod;
+pub mod grid;
 pub mod intrinsics;
 pub mod shared;
 pub mod sync;
