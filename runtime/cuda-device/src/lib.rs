@@ -15,9 +15,12 @@
 //! | [`cooperative_groups`] | grid/cluster/block/tile/coalesced groups, tile and block reductions and scans |
 //! | [`debug`] | [`gpu_printf!`], [`gpu_assert!`], `trap`, `clock64`, `breakpoint` |
 //! | [`dotprod`] | `dp4a` / `dp2a` integer dot products |
+//! | [`swizzle`], [`access`] | shared-memory bank and swizzle arithmetic, vectorised-access planning (`const fn`s) |
+//! | [`uniform`] | [`Uniform`]: a value alike in every thread of a launch |
 #![no_std]
 #![allow(clippy::missing_safety_doc)]
 
+pub mod access;
 pub mod atomic;
 pub mod cluster;
 pub mod cooperative_groups;
@@ -27,8 +30,10 @@ pub mod dotprod;
 pub mod grid;
 pub mod intrinsics;
 pub mod shared;
+pub mod swizzle;
 pub mod sync;
 pub mod thread;
+pub mod uniform;
 pub mod warp;
 
 /// `#[derive(DeviceCopy)]` (the trait is `cuda_core::DeviceCopy`).
@@ -38,6 +43,7 @@ pub use debug::{clock64, trap};
 pub use disjoint::DisjointSlice;
 pub use shared::{DynamicSharedArray, SharedArray};
 pub use sync::sync_threads;
+pub use uniform::Uniform;
 
 /// Runtime crates reached by the code that `#[cuda_module]` generates, so that a user crate only
 /// needs `cuda_device` (and `cuda_core` for its own host code) as dependencies.
