@@ -68,7 +68,7 @@ mod kernels {
     #[kernel]
     pub fn transpose(input: &[f32], out: &mut [f32], n: u32) {
         let tile = shared::dynamic::<f32>();
-        let p = thread::index_2d();
+        let p = thread::index_2d_xy();
         let (tx, ty) = (thread::threadIdx_x() as usize, thread::threadIdx_y() as usize);
         let n = n as usize;
         if p.x() < n && p.y() < n {

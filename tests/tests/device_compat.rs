@@ -114,6 +114,20 @@ mod kernels {
     }
 
     #[kernel]
+    pub fn index_spaces(x: &[f32], mut out: DisjointSlice<f32>, sums: &mut [f32]) {
+        if let Some(idx) = thread::index_2d::<64>() {
+            if idx.in_bounds(out.len()) {
+                // SAFETY: index_2d gives every thread of the launch its own element.
+                unsafe { *out.get_unchecked_mut(idx.get()) = x[idx.get()] };
+            }
+        }
+        let s = warp::reduce_sum_f32(x[thread::index_2d_col() % x.len()]);
+        if let Some(w) = thread::warp_index() {
+            if w.get() < sums.len() { sums[w.get()] = s; }
+        }
+    }
+
+    #[kernel]
     pub fn volatile_ops(x: &mut [u32]) {
         let p = x.as_mut_ptr();
         unsafe {
@@ -290,6 +304,12 @@ fn slices_of_atomic_cells_are_not_readonly() {
     assert!(define.contains("ptr noalias readonly align 4 %p0"), "{define}");
     assert!(define.contains("ptr align 4 %p2"), "{define}");
     compat().assert_entry_has("atomic_cells_param", &["ld.global.nc", "atom.global.add.u32"]);
+}
+
+#[test]
+fn index_spaces_check_the_launch_shape() {
+    // index_2d::<64>: the z extents and the column; warp_index: lane 0 of a 1D launch.
+    compat().assert_entry_has("index_spaces", &["%nctaid.z", "%ntid.z", "%laneid", "%ntid.y"]);
 }
 
 #[test]

@@ -1,8 +1,14 @@
-//! Thread and block indices: raw registers, the index values that `DisjointSlice` accepts, 2D/3D
-//! indices, lane and warp ids, and the grid-stride loop.
+//! Thread and block indices: raw registers, the index values that `DisjointSlice` accepts (and
+//! their index spaces), 2D/3D positions, lane and warp ids, and the grid-stride loop.
 #![allow(non_snake_case)]
 
+use core::marker::PhantomData;
+
 use crate::intrinsics;
+
+mod space;
+
+pub use space::{Index1D, Index2D, WarpIndex, index_2d, warp_index};
 
 pub use crate::intrinsics::{
     blockDim_x, blockDim_y, blockDim_z, blockIdx_x, blockIdx_y, blockIdx_z, gridDim_x, gridDim_y, gridDim_z,
@@ -12,13 +18,24 @@ pub use crate::intrinsics::{
 /// `__syncthreads()`, also reachable here as NVIDIA's cuda-oxide places it: `thread::sync_threads()`.
 pub use crate::sync::sync_threads;
 
-/// This thread's global index in a 1D launch. Only [`index_1d`], the 2D/3D linearisations and
-/// [`grid_stride`] make one, so two threads of one launch never hold equal values: that is what
-/// lets [`crate::DisjointSlice::get_mut`] hand out `&mut` without a data race.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ThreadIndex(usize);
+/// This thread's index in index space `S` ([`Index1D`] unless said otherwise). Only
+/// [`index_1d`], the 2D/3D linearisations, [`grid_stride`], [`index_2d`] and [`warp_index`] make
+/// one, so two threads of one launch never hold equal values of one space: that is what lets
+/// [`crate::DisjointSlice::get_mut`] hand out `&mut` without a data race.
+///
+/// ```ignore
+/// let idx = thread::index_1d();
+/// if let Some(y) = out.get_mut(idx) { *y = x[idx.get()] }
+/// ```
+pub struct ThreadIndex<S = Index1D>(usize, PhantomData<fn() -> S>);
 
-impl ThreadIndex {
+impl<S> ThreadIndex<S> {
+    /// A thread's index in space `S`; the callers make sure no two threads get the same.
+    #[inline(always)]
+    pub(crate) fn new(raw: usize) -> Self {
+        ThreadIndex(raw, PhantomData)
+    }
+
     /// The index as a plain number, for reading other slices.
     #[inline(always)]
     pub fn get(self) -> usize {
@@ -32,13 +49,37 @@ impl ThreadIndex {
     }
 }
 
+impl<S> Clone for ThreadIndex<S> {
+    #[inline(always)]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<S> Copy for ThreadIndex<S> {}
+
+impl<S> PartialEq for ThreadIndex<S> {
+    #[inline(always)]
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
+impl<S> Eq for ThreadIndex<S> {}
+
+impl<S> core::fmt::Debug for ThreadIndex<S> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_tuple("ThreadIndex").field(&self.0).finish()
+    }
+}
+
 /// `blockIdx.x * blockDim.x + threadIdx.x`, computed in 64 bits.
 #[inline(always)]
 pub fn index_1d() -> ThreadIndex {
     let block = intrinsics::blockIdx_x() as usize;
     let dim = intrinsics::blockDim_x() as usize;
     let thread = intrinsics::threadIdx_x() as usize;
-    ThreadIndex(block * dim + thread)
+    ThreadIndex::new(block * dim + thread)
 }
 
 /// This thread's global (x, y) position in a 2D launch: x is the column, y the row.
@@ -66,13 +107,15 @@ impl ThreadIndex2D {
     /// `DisjointSlice::get_mut`). Every thread must pass the same `width`.
     #[inline(always)]
     pub fn to_linear(self, width: usize) -> Option<ThreadIndex> {
-        if self.x < width { Some(ThreadIndex(self.y * width + self.x)) } else { None }
+        if self.x < width { Some(ThreadIndex::new(self.y * width + self.x)) } else { None }
     }
 }
 
-/// This thread's global (x, y) position in a 2D launch.
+/// This thread's global (x, y) position in a 2D launch:
+/// `if let Some(i) = thread::index_2d_xy().to_linear(width) { … }`. (NVIDIA's cuda-oxide uses the
+/// name `index_2d` for the const-stride index [`index_2d`]`::<ROW_STRIDE>()`.)
 #[inline(always)]
-pub fn index_2d() -> ThreadIndex2D {
+pub fn index_2d_xy() -> ThreadIndex2D {
     ThreadIndex2D {
         x: intrinsics::blockIdx_x() as usize * intrinsics::blockDim_x() as usize + intrinsics::threadIdx_x() as usize,
         y: intrinsics::blockIdx_y() as usize * intrinsics::blockDim_y() as usize + intrinsics::threadIdx_y() as usize,
@@ -80,14 +123,14 @@ pub fn index_2d() -> ThreadIndex2D {
 }
 
 /// This thread's global row in a 2D launch, `blockIdx.y * blockDim.y + threadIdx.y`
-/// (= `index_2d().y()`): `let (row, col) = (thread::index_2d_row(), thread::index_2d_col());`.
+/// (= `index_2d_xy().y()`): `let (row, col) = (thread::index_2d_row(), thread::index_2d_col());`.
 #[inline(always)]
 pub fn index_2d_row() -> usize {
     intrinsics::blockIdx_y() as usize * intrinsics::blockDim_y() as usize + intrinsics::threadIdx_y() as usize
 }
 
 /// This thread's global column in a 2D launch, `blockIdx.x * blockDim.x + threadIdx.x`
-/// (= `index_2d().x()`).
+/// (= `index_2d_xy().x()`).
 #[inline(always)]
 pub fn index_2d_col() -> usize {
     intrinsics::blockIdx_x() as usize * intrinsics::blockDim_x() as usize + intrinsics::threadIdx_x() as usize
@@ -125,7 +168,7 @@ impl ThreadIndex3D {
     #[inline(always)]
     pub fn to_linear(self, width: usize, height: usize) -> Option<ThreadIndex> {
         if self.x < width && self.y < height {
-            Some(ThreadIndex((self.z * height + self.y) * width + self.x))
+            Some(ThreadIndex::new((self.z * height + self.y) * width + self.x))
         } else {
             None
         }
@@ -135,7 +178,7 @@ impl ThreadIndex3D {
 /// This thread's global (x, y, z) position in a 3D launch.
 #[inline(always)]
 pub fn index_3d() -> ThreadIndex3D {
-    let d2 = index_2d();
+    let d2 = index_2d_xy();
     ThreadIndex3D {
         x: d2.x,
         y: d2.y,
@@ -215,7 +258,7 @@ impl Iterator for GridStride {
         if self.next < self.end {
             let i = self.next;
             self.next += self.step;
-            Some(ThreadIndex(i))
+            Some(ThreadIndex::new(i))
         } else {
             None
         }

@@ -83,41 +83,65 @@ pub fn build<'tcx>(bx: &mut Builder<'_, 'tcx>, name: &str, instance: Instance<'t
             let old = cas(bx, scope, success, failure);
             bx.ret(old);
         }
-        "atomic_load" => {
+        "atomic_load" | "atomic_store" => {
             let scope = scope_arg(instance, 1);
             let order = ordering_arg(instance, 2);
-            let layout = bx.cx.layout_of(elem);
-            let ty = bx.cx.immediate_backend_type(layout);
-            let ptr = bx.get_param(0);
-            let text = format!(
-                "load atomic {}, {} {}{}, align {}",
-                bx.cx.type_str(ty),
-                bx.cx.operand(ptr),
-                syncscope(scope),
-                llvm_ordering(order),
-                layout.size.bytes()
-            );
-            let v = bx.emit_value(ty, text);
-            bx.ret(v);
-        }
-        "atomic_store" => {
-            let scope = scope_arg(instance, 1);
-            let order = ordering_arg(instance, 2);
-            let size = bx.cx.layout_of(elem).size.bytes();
-            let ptr = bx.get_param(0);
-            let val = bx.get_param(1);
-            bx.emit(format!(
-                "store atomic {}, {} {}{}, align {size}",
-                bx.cx.operand(val),
-                bx.cx.operand(ptr),
-                syncscope(scope),
-                llvm_ordering(order)
-            ));
-            bx.ret_void();
+            load_store(bx, name == "atomic_load", scope, order, elem);
         }
         _ => return false,
     }
     true
+}
+
+/// `ld.<sem>.<scope>` / `st.<sem>.<scope>` as inline PTX (SeqCst: `fence.sc` first, then an
+/// acquire load or release store, as CUDA's libcu++ does). Not `load atomic`: through a pointer
+/// LLVM believes read-only (a `&[T]` kernel parameter written through a cast, as NVIDIA's
+/// examples do) llc 22 crashes selecting it as `ld.global.nc`.
+fn load_store<'tcx>(bx: &mut Builder<'_, 'tcx>, load: bool, scope: AtomicScope, order: AtomicOrdering, elem: Ty<'tcx>) {
+    let layout = bx.cx.layout_of(elem);
+    let size = layout.size.bytes();
+    let ptx_scope = match scope {
+        AtomicScope::Block => "cta",
+        AtomicScope::Cluster => "cluster",
+        AtomicScope::Device => "gpu",
+        AtomicScope::System => "sys",
+    };
+    let (fence, sem) = match (order, load) {
+        (AtomicOrdering::Relaxed, _) => ("", "relaxed"),
+        (AtomicOrdering::SeqCst, true) => ("fence.sc.", "acquire"),
+        (AtomicOrdering::SeqCst, false) => ("fence.sc.", "release"),
+        (_, true) => ("", "acquire"),
+        (_, false) => ("", "release"),
+    };
+    let fence = if fence.is_empty() { String::new() } else { format!("{fence}{ptx_scope}; ") };
+    let (bits, reg) = match size {
+        4 => (32, "r"),
+        8 => (64, "l"),
+        _ => rustc_middle::bug!("cuda-oxide: atomic load/store of a {size}-byte `{elem}`"),
+    };
+    let int = bx.cx.type_ix(bits);
+    let ptr = bx.get_param(0);
+    if load {
+        let ty = bx.cx.immediate_backend_type(layout);
+        let text = format!(
+            "call i{bits} asm sideeffect \"{fence}ld.{sem}.{ptx_scope}.b{bits} $0, [$1];\", \"={reg},l,~{{memory}}\"({})",
+            bx.cx.operand(ptr)
+        );
+        let raw = bx.emit_value(int, text);
+        let v = if ty == int { raw } else { bx.bitcast(raw, ty) };
+        bx.ret(v);
+    } else {
+        let mut val = bx.get_param(1);
+        if bx.cx.val_ty(val) != int {
+            val = bx.bitcast(val, int);
+        }
+        bx.emit(format!(
+            "call void asm sideeffect \"{fence}st.{sem}.{ptx_scope}.b{bits} [$0], $1;\", \"l,{reg},~{{memory}}\"({}, {})",
+            bx.cx.operand(ptr),
+            bx.cx.operand(val)
+        ));
+        bx.ret_void();
+    }
 }
 
 /// `atomicrmw` (with the fences its ordering needs), or inline PTX for the system scope.

@@ -202,6 +202,36 @@ pub fn run() -> ! {
         compare("sums after grid::sync", &ck(out.to_host_vec(s), "out back")?, &want, PartialEq::eq)
     });
 
+    report.check("index_spaces", || {
+        let (rows, cols) = (100, 64);
+        let x: Vec<f32> = (0..rows * cols).map(|_| (rng.next_u32() % 1000) as f32).collect();
+        let x_dev = ck(DeviceBuffer::from_host(s, &x), "copy x")?;
+        let mut out = ck(DeviceBuffer::from_host(s, &vec![f32::NAN; rows * cols]), "poison out")?;
+        // 80 columns of threads: the 16 past the matrix must get no index.
+        let config = LaunchConfig { grid_dim: (5, 25, 1), block_dim: (16, 4, 1), shared_mem_bytes: 0 };
+        ck(module.spaces(s, config, &x_dev, &mut out), "launch spaces")?;
+        ck(s.synchronize(), "synchronize")?;
+        let want: Vec<f32> = x.iter().map(|v| v * 2.0).collect();
+        compare("index_2d::<64>", &ck(out.to_host_vec(s), "out back")?, &want, |a, b| a == b)?;
+
+        let blocks = 333;
+        let n = blocks * 48;
+        let x: Vec<f32> = (0..n).map(|_| (rng.next_u32() % 1000) as f32).collect();
+        let x_dev = ck(DeviceBuffer::from_host(s, &x), "copy x")?;
+        let mut sums = ck(DeviceBuffer::from_host(s, &vec![f32::NAN; blocks * 2]), "poison sums")?;
+        let config = LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (48, 1, 1), shared_mem_bytes: 0 };
+        ck(module.warp_sums(s, config, &x_dev, &mut sums), "launch warp_sums")?;
+        ck(s.synchronize(), "synchronize")?;
+        let want: Vec<f32> = (0..blocks * 2)
+            .map(|w| {
+                let (b, half) = (w / 2, w % 2);
+                let lanes = if half == 0 { b * 48..b * 48 + 32 } else { b * 48 + 32..b * 48 + 48 };
+                lanes.map(|i| x[i]).sum()
+            })
+            .collect();
+        compare("warp_index sums", &ck(sums.to_host_vec(s), "sums back")?, &want, |a, b| a == b)
+    });
+
     report.check("dot_products", || {
         let n = 64 * 300;
         let a: Vec<u32> = (0..n).map(|_| rng.next_u32()).collect();

@@ -282,6 +282,29 @@ mod kernels {
         }
     }
 
+    /// 2D launch over a 64-wide matrix (with extra columns of threads past it):
+    /// `out[r * 64 + c] = x[r * 64 + c] * 2` through `index_2d::<64>()`.
+    #[kernel]
+    pub fn spaces(x: &[f32], mut out: DisjointSlice<f32>) {
+        if let Some(idx) = thread::index_2d::<64>() {
+            if idx.in_bounds(out.len()) {
+                // SAFETY: index_2d gives every thread of the launch its own element.
+                unsafe { *out.get_unchecked_mut(idx.get()) = x[idx.get()] * 2.0 };
+            }
+        }
+    }
+
+    /// 1D launch: lane 0 of each warp writes its warp's sum to `sums[warp_index]`; blocks of 48
+    /// threads have a short second warp.
+    #[kernel]
+    pub fn warp_sums(x: &[f32], sums: &mut [f32]) {
+        let v = x[thread::index_1d().get()];
+        let s = warp::reduce_sum_f32_partial(v, warp::live_lanes_1d());
+        if let Some(w) = thread::warp_index() {
+            sums[w.get()] = s;
+        }
+    }
+
     /// 2D launch, 64 columns. `out[i]` = [dp4a_s32, dp4a_u32, dp2a_s32, dp2a_u32] of a[i], b[i]
     /// with accumulator i, written through `get_unchecked_mut` at `row * 64 + col`.
     #[kernel]

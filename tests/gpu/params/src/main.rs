@@ -157,7 +157,7 @@ mod kernels {
             let i = (row * cols + col) as usize;
             c[i] = a[i] + b[i];
         }
-        if let Some(idx) = thread::index_2d().to_linear(cols as usize) {
+        if let Some(idx) = thread::index_2d_xy().to_linear(cols as usize) {
             if let Some(l) = lin.get_mut(idx) {
                 *l = row * cols + col;
             }
