@@ -15,7 +15,7 @@ const COMPAT: &str = r#"
 use core::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
 use cuda_device::atomic::{AtomicOrdering, BlockAtomicI64, DeviceAtomicF64, DeviceAtomicU32, SystemAtomicF32, SystemAtomicU64};
 use cuda_device::cooperative_groups::{ThreadGroup, WarpCollective, block_reduce, ops, this_grid, this_thread_block, warp_reduce};
-use cuda_device::{DisjointSlice, DynamicSharedArray, SharedArray, cuda_module, debug, dotprod, grid, kernel, shared, thread, warp};
+use cuda_device::{DisjointSlice, DynamicSharedArray, SharedArray, cuda_module, debug, dotprod, float, grid, kernel, shared, thread, warp};
 
 #[cuda_module]
 mod kernels {
@@ -128,6 +128,17 @@ mod kernels {
     }
 
     #[kernel]
+    pub fn rounding(x: &[f32], y: &[f64], mut out: DisjointSlice<f32>, mut wide: DisjointSlice<f64>) {
+        let idx = thread::index_1d();
+        let (a, d) = (x[idx.get()], y[idx.get()]);
+        let f = float::add_rz_f32(a, 1.0) + float::fma_rn_ftz_sat_f32(a, a, 0.5) + float::mul_rm_ftz_f32(a, 3.0)
+            + float::sin_approx_ftz_f32(a) + float::tanh_approx_f32(a) + float::ex2_approx_ftz_f32(a);
+        let g = float::rcp_approx_ftz_f64(d) + float::sqrt_rp_f64(d) + float::div_rz_f64(d, 3.0);
+        if let Some(o) = out.get_mut(idx) { *o = f; }
+        if let Some(o) = wide.get_mut(idx) { *o = g; }
+    }
+
+    #[kernel]
     pub fn volatile_ops(x: &mut [u32]) {
         let p = x.as_mut_ptr();
         unsafe {
@@ -161,7 +172,7 @@ fn main() {}
 
 const SM90: &str = r#"
 #![allow(static_mut_refs)]
-use cuda_device::{DisjointSlice, SharedArray, cluster, cluster_launch, cuda_module, kernel, thread, warp};
+use cuda_device::{DisjointSlice, SharedArray, cluster, cluster_launch, cuda_module, float, kernel, thread, warp};
 
 #[cuda_module]
 mod kernels {
@@ -170,7 +181,8 @@ mod kernels {
     #[kernel]
     pub fn elect(mut out: DisjointSlice<u32>) {
         let (leader, me) = warp::elect_sync(warp::FULL_MASK);
-        let v = leader + warp::is_elected_sync(warp::active_mask()) as u32 * 100 + me as u32 * 1000;
+        let x = float::max_nan_xorsign_abs_f32(leader as f32, -2.5) as u32;
+        let v = leader + warp::is_elected_sync(warp::active_mask()) as u32 * 100 + me as u32 * 1000 + x;
         if let Some(o) = out.get_mut(thread::index_1d()) { *o = v; }
     }
 
@@ -313,6 +325,24 @@ fn index_spaces_check_the_launch_shape() {
 }
 
 #[test]
+fn explicitly_rounded_float_instructions() {
+    compat().assert_entry_has(
+        "rounding",
+        &[
+            "add.rz.f32",
+            "fma.rn.ftz.sat.f32",
+            "mul.rm.ftz.f32",
+            "sin.approx.ftz.f32",
+            "tanh.approx.f32",
+            "ex2.approx.ftz.f32",
+            "rcp.approx.ftz.f64",
+            "sqrt.rp.f64",
+            "div.rz.f64",
+        ],
+    );
+}
+
+#[test]
 fn volatile_reads_and_writes() {
     compat().assert_entry_has("volatile_ops", &["ld.volatile.global.b32", "st.volatile.global.b32"]);
 }
@@ -345,7 +375,7 @@ fn cooperative_groups_and_grid_sync() {
 
 #[test]
 fn elect_and_cluster_names() {
-    sm90().assert_entry_has("elect", &["bar.warp.sync", "activemask.b32"]);
+    sm90().assert_entry_has("elect", &["bar.warp.sync", "activemask.b32", "max.NaN.xorsign.abs.f32"]);
     sm90().assert_entry_has(
         "ring",
         &["%cluster_ctaid.x", "%clusterid.x", "%nclusterid.x", "barrier.cluster.arrive", "mapa.u64"],

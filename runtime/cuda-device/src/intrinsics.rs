@@ -237,3 +237,232 @@ intrinsics! {
     /// `dp2a.lo.u32.u32`: as [`dp2a_lo_s32`], unsigned.
     fn dp2a_lo_u32(a: u32, b: u32, c: u32) -> u32;
 }
+
+// --- arith.rs: float instructions with an explicit rounding, flush-to-zero, saturation or
+// approximation, one per PTX instruction: `float_<mnemonic with _ for .>` (`nan` is `.NaN`).
+intrinsics! {
+    /// `add.rm.f32`.
+    fn float_add_rm_f32(a: f32, b: f32) -> f32;
+    /// `add.rm.f64`.
+    fn float_add_rm_f64(a: f64, b: f64) -> f64;
+    /// `add.rm.ftz.f32`.
+    fn float_add_rm_ftz_f32(a: f32, b: f32) -> f32;
+    /// `add.rm.ftz.sat.f32`.
+    fn float_add_rm_ftz_sat_f32(a: f32, b: f32) -> f32;
+    /// `add.rm.sat.f32`.
+    fn float_add_rm_sat_f32(a: f32, b: f32) -> f32;
+    /// `add.rn.f32`.
+    fn float_add_rn_f32(a: f32, b: f32) -> f32;
+    /// `add.rn.f64`.
+    fn float_add_rn_f64(a: f64, b: f64) -> f64;
+    /// `add.rn.ftz.f32`.
+    fn float_add_rn_ftz_f32(a: f32, b: f32) -> f32;
+    /// `add.rn.ftz.sat.f32`.
+    fn float_add_rn_ftz_sat_f32(a: f32, b: f32) -> f32;
+    /// `add.rn.sat.f32`.
+    fn float_add_rn_sat_f32(a: f32, b: f32) -> f32;
+    /// `add.rp.f32`.
+    fn float_add_rp_f32(a: f32, b: f32) -> f32;
+    /// `add.rp.f64`.
+    fn float_add_rp_f64(a: f64, b: f64) -> f64;
+    /// `add.rp.ftz.f32`.
+    fn float_add_rp_ftz_f32(a: f32, b: f32) -> f32;
+    /// `add.rp.ftz.sat.f32`.
+    fn float_add_rp_ftz_sat_f32(a: f32, b: f32) -> f32;
+    /// `add.rp.sat.f32`.
+    fn float_add_rp_sat_f32(a: f32, b: f32) -> f32;
+    /// `add.rz.f32`.
+    fn float_add_rz_f32(a: f32, b: f32) -> f32;
+    /// `add.rz.f64`.
+    fn float_add_rz_f64(a: f64, b: f64) -> f64;
+    /// `add.rz.ftz.f32`.
+    fn float_add_rz_ftz_f32(a: f32, b: f32) -> f32;
+    /// `add.rz.ftz.sat.f32`.
+    fn float_add_rz_ftz_sat_f32(a: f32, b: f32) -> f32;
+    /// `add.rz.sat.f32`.
+    fn float_add_rz_sat_f32(a: f32, b: f32) -> f32;
+    /// `div.rm.f32`.
+    fn float_div_rm_f32(a: f32, b: f32) -> f32;
+    /// `div.rm.f64`.
+    fn float_div_rm_f64(a: f64, b: f64) -> f64;
+    /// `div.rm.ftz.f32`.
+    fn float_div_rm_ftz_f32(a: f32, b: f32) -> f32;
+    /// `div.rn.f32`.
+    fn float_div_rn_f32(a: f32, b: f32) -> f32;
+    /// `div.rn.f64`.
+    fn float_div_rn_f64(a: f64, b: f64) -> f64;
+    /// `div.rn.ftz.f32`.
+    fn float_div_rn_ftz_f32(a: f32, b: f32) -> f32;
+    /// `div.rp.f32`.
+    fn float_div_rp_f32(a: f32, b: f32) -> f32;
+    /// `div.rp.f64`.
+    fn float_div_rp_f64(a: f64, b: f64) -> f64;
+    /// `div.rp.ftz.f32`.
+    fn float_div_rp_ftz_f32(a: f32, b: f32) -> f32;
+    /// `div.rz.f32`.
+    fn float_div_rz_f32(a: f32, b: f32) -> f32;
+    /// `div.rz.f64`.
+    fn float_div_rz_f64(a: f64, b: f64) -> f64;
+    /// `div.rz.ftz.f32`.
+    fn float_div_rz_ftz_f32(a: f32, b: f32) -> f32;
+    /// `fma.rm.f32`.
+    fn float_fma_rm_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rm.f64`.
+    fn float_fma_rm_f64(a: f64, b: f64, c: f64) -> f64;
+    /// `fma.rm.ftz.f32`.
+    fn float_fma_rm_ftz_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rm.ftz.sat.f32`.
+    fn float_fma_rm_ftz_sat_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rm.sat.f32`.
+    fn float_fma_rm_sat_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rn.f32`.
+    fn float_fma_rn_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rn.f64`.
+    fn float_fma_rn_f64(a: f64, b: f64, c: f64) -> f64;
+    /// `fma.rn.ftz.f32`.
+    fn float_fma_rn_ftz_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rn.ftz.sat.f32`.
+    fn float_fma_rn_ftz_sat_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rn.sat.f32`.
+    fn float_fma_rn_sat_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rp.f32`.
+    fn float_fma_rp_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rp.f64`.
+    fn float_fma_rp_f64(a: f64, b: f64, c: f64) -> f64;
+    /// `fma.rp.ftz.f32`.
+    fn float_fma_rp_ftz_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rp.ftz.sat.f32`.
+    fn float_fma_rp_ftz_sat_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rp.sat.f32`.
+    fn float_fma_rp_sat_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rz.f32`.
+    fn float_fma_rz_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rz.f64`.
+    fn float_fma_rz_f64(a: f64, b: f64, c: f64) -> f64;
+    /// `fma.rz.ftz.f32`.
+    fn float_fma_rz_ftz_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rz.ftz.sat.f32`.
+    fn float_fma_rz_ftz_sat_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rz.sat.f32`.
+    fn float_fma_rz_sat_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `mul.rm.f32`.
+    fn float_mul_rm_f32(a: f32, b: f32) -> f32;
+    /// `mul.rm.f64`.
+    fn float_mul_rm_f64(a: f64, b: f64) -> f64;
+    /// `mul.rm.ftz.f32`.
+    fn float_mul_rm_ftz_f32(a: f32, b: f32) -> f32;
+    /// `mul.rn.f32`.
+    fn float_mul_rn_f32(a: f32, b: f32) -> f32;
+    /// `mul.rn.f64`.
+    fn float_mul_rn_f64(a: f64, b: f64) -> f64;
+    /// `mul.rn.ftz.f32`.
+    fn float_mul_rn_ftz_f32(a: f32, b: f32) -> f32;
+    /// `mul.rp.f32`.
+    fn float_mul_rp_f32(a: f32, b: f32) -> f32;
+    /// `mul.rp.f64`.
+    fn float_mul_rp_f64(a: f64, b: f64) -> f64;
+    /// `mul.rp.ftz.f32`.
+    fn float_mul_rp_ftz_f32(a: f32, b: f32) -> f32;
+    /// `mul.rz.f32`.
+    fn float_mul_rz_f32(a: f32, b: f32) -> f32;
+    /// `mul.rz.f64`.
+    fn float_mul_rz_f64(a: f64, b: f64) -> f64;
+    /// `mul.rz.ftz.f32`.
+    fn float_mul_rz_ftz_f32(a: f32, b: f32) -> f32;
+    /// `cos.approx.f32`.
+    fn float_cos_approx_f32(a: f32) -> f32;
+    /// `cos.approx.ftz.f32`.
+    fn float_cos_approx_ftz_f32(a: f32) -> f32;
+    /// `ex2.approx.f32`.
+    fn float_ex2_approx_f32(a: f32) -> f32;
+    /// `ex2.approx.ftz.f32`.
+    fn float_ex2_approx_ftz_f32(a: f32) -> f32;
+    /// `lg2.approx.f32`.
+    fn float_lg2_approx_f32(a: f32) -> f32;
+    /// `lg2.approx.ftz.f32`.
+    fn float_lg2_approx_ftz_f32(a: f32) -> f32;
+    /// `rcp.approx.ftz.f32`.
+    fn float_rcp_approx_ftz_f32(a: f32) -> f32;
+    /// `rcp.approx.ftz.f64`.
+    fn float_rcp_approx_ftz_f64(a: f64) -> f64;
+    /// `rcp.rm.f32`.
+    fn float_rcp_rm_f32(a: f32) -> f32;
+    /// `rcp.rm.f64`.
+    fn float_rcp_rm_f64(a: f64) -> f64;
+    /// `rcp.rm.ftz.f32`.
+    fn float_rcp_rm_ftz_f32(a: f32) -> f32;
+    /// `rcp.rn.f32`.
+    fn float_rcp_rn_f32(a: f32) -> f32;
+    /// `rcp.rn.f64`.
+    fn float_rcp_rn_f64(a: f64) -> f64;
+    /// `rcp.rn.ftz.f32`.
+    fn float_rcp_rn_ftz_f32(a: f32) -> f32;
+    /// `rcp.rp.f32`.
+    fn float_rcp_rp_f32(a: f32) -> f32;
+    /// `rcp.rp.f64`.
+    fn float_rcp_rp_f64(a: f64) -> f64;
+    /// `rcp.rp.ftz.f32`.
+    fn float_rcp_rp_ftz_f32(a: f32) -> f32;
+    /// `rcp.rz.f32`.
+    fn float_rcp_rz_f32(a: f32) -> f32;
+    /// `rcp.rz.f64`.
+    fn float_rcp_rz_f64(a: f64) -> f64;
+    /// `rcp.rz.ftz.f32`.
+    fn float_rcp_rz_ftz_f32(a: f32) -> f32;
+    /// `rsqrt.approx.f32`.
+    fn float_rsqrt_approx_f32(a: f32) -> f32;
+    /// `rsqrt.approx.f64`.
+    fn float_rsqrt_approx_f64(a: f64) -> f64;
+    /// `rsqrt.approx.ftz.f32`.
+    fn float_rsqrt_approx_ftz_f32(a: f32) -> f32;
+    /// `sin.approx.f32`.
+    fn float_sin_approx_f32(a: f32) -> f32;
+    /// `sin.approx.ftz.f32`.
+    fn float_sin_approx_ftz_f32(a: f32) -> f32;
+    /// `sqrt.approx.f32`.
+    fn float_sqrt_approx_f32(a: f32) -> f32;
+    /// `sqrt.approx.ftz.f32`.
+    fn float_sqrt_approx_ftz_f32(a: f32) -> f32;
+    /// `sqrt.rm.f32`.
+    fn float_sqrt_rm_f32(a: f32) -> f32;
+    /// `sqrt.rm.f64`.
+    fn float_sqrt_rm_f64(a: f64) -> f64;
+    /// `sqrt.rm.ftz.f32`.
+    fn float_sqrt_rm_ftz_f32(a: f32) -> f32;
+    /// `sqrt.rn.f32`.
+    fn float_sqrt_rn_f32(a: f32) -> f32;
+    /// `sqrt.rn.f64`.
+    fn float_sqrt_rn_f64(a: f64) -> f64;
+    /// `sqrt.rn.ftz.f32`.
+    fn float_sqrt_rn_ftz_f32(a: f32) -> f32;
+    /// `sqrt.rp.f32`.
+    fn float_sqrt_rp_f32(a: f32) -> f32;
+    /// `sqrt.rp.f64`.
+    fn float_sqrt_rp_f64(a: f64) -> f64;
+    /// `sqrt.rp.ftz.f32`.
+    fn float_sqrt_rp_ftz_f32(a: f32) -> f32;
+    /// `sqrt.rz.f32`.
+    fn float_sqrt_rz_f32(a: f32) -> f32;
+    /// `sqrt.rz.f64`.
+    fn float_sqrt_rz_f64(a: f64) -> f64;
+    /// `sqrt.rz.ftz.f32`.
+    fn float_sqrt_rz_ftz_f32(a: f32) -> f32;
+    /// `tanh.approx.f32`.
+    fn float_tanh_approx_f32(a: f32) -> f32;
+    /// `max.ftz.NaN.xorsign.abs.f32`.
+    fn float_max_ftz_nan_xorsign_abs_f32(a: f32, b: f32) -> f32;
+    /// `max.ftz.xorsign.abs.f32`.
+    fn float_max_ftz_xorsign_abs_f32(a: f32, b: f32) -> f32;
+    /// `max.NaN.xorsign.abs.f32`.
+    fn float_max_nan_xorsign_abs_f32(a: f32, b: f32) -> f32;
+    /// `max.xorsign.abs.f32`.
+    fn float_max_xorsign_abs_f32(a: f32, b: f32) -> f32;
+    /// `min.ftz.NaN.xorsign.abs.f32`.
+    fn float_min_ftz_nan_xorsign_abs_f32(a: f32, b: f32) -> f32;
+    /// `min.ftz.xorsign.abs.f32`.
+    fn float_min_ftz_xorsign_abs_f32(a: f32, b: f32) -> f32;
+    /// `min.NaN.xorsign.abs.f32`.
+    fn float_min_nan_xorsign_abs_f32(a: f32, b: f32) -> f32;
+    /// `min.xorsign.abs.f32`.
+    fn float_min_xorsign_abs_f32(a: f32, b: f32) -> f32;
+}

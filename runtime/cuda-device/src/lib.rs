@@ -15,6 +15,7 @@
 //! | [`cooperative_groups`] | grid/cluster/block/tile/coalesced groups, tile and block reductions and scans |
 //! | [`debug`] | [`gpu_printf!`], [`gpu_assert!`], `trap`, `clock64`, `breakpoint` |
 //! | [`dotprod`] | `dp4a` / `dp2a` integer dot products |
+//! | [`float`] | float instructions with explicit rounding, flush-to-zero, saturation or approximation |
 //! | [`swizzle`], [`access`] | shared-memory bank and swizzle arithmetic, vectorised-access planning (`const fn`s) |
 //! | [`uniform`] | [`Uniform`]: a value alike in every thread of a launch |
 #![no_std]
@@ -27,6 +28,7 @@ pub mod cooperative_groups;
 pub mod debug;
 mod disjoint;
 pub mod dotprod;
+pub mod float;
 pub mod grid;
 pub mod intrinsics;
 pub mod shared;

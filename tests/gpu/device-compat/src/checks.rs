@@ -232,6 +232,38 @@ pub fn run() -> ! {
         compare("warp_index sums", &ck(sums.to_host_vec(s), "sums back")?, &want, |a, b| a == b)
     });
 
+    report.check("rounding_modes", || {
+        let n = 100_000;
+        // Operands of very different size, so that most sums are inexact.
+        let a: Vec<f32> = (0..n).map(|_| rng.next_f32() * 1e3).collect();
+        let b: Vec<f32> = (0..n).map(|_| rng.next_f32() * 1e-3).collect();
+        let a_dev = ck(DeviceBuffer::from_host(s, &a), "copy a")?;
+        let b_dev = ck(DeviceBuffer::from_host(s, &b), "copy b")?;
+        let mut out = ck(DeviceBuffer::from_host(s, &vec![[f32::NAN; 6]; n]), "poison out")?;
+        ck(module.rounding(s, LaunchConfig::for_num_elems(n as u32), &a_dev, &b_dev, &mut out), "launch rounding")?;
+        ck(s.synchronize(), "synchronize")?;
+        let got = ck(out.to_host_vec(s), "out back")?;
+        for i in 0..n {
+            let [rn, rm, rp, rz, sq, rcp] = got[i];
+            let exact = a[i] as f64 + b[i] as f64;
+            let toward_zero = if exact >= 0.0 { rm } else { rp };
+            let ok = rn == a[i] + b[i]
+                && (rm as f64) <= exact
+                && exact <= rp as f64
+                && rp.next_down() <= rm
+                && rz == toward_zero
+                && sq == a[i].abs().sqrt()
+                && rcp == 1.0 / a[i];
+            if !ok {
+                return Err(format!(
+                    "element {i}: a {} b {}: gpu [rn, rm, rp, rz, sqrt, rcp] {:?}",
+                    a[i], b[i], got[i]
+                ));
+            }
+        }
+        Ok(())
+    });
+
     report.check("dot_products", || {
         let n = 64 * 300;
         let a: Vec<u32> = (0..n).map(|_| rng.next_u32()).collect();

@@ -19,8 +19,8 @@ use cuda_device::cooperative_groups::{
     warp_reduce, warp_scan,
 };
 use cuda_device::{
-    DisjointSlice, DynamicSharedArray, SharedArray, cuda_module, dotprod, grid, kernel, launch_bounds, shared, thread,
-    warp,
+    DisjointSlice, DynamicSharedArray, SharedArray, cuda_module, dotprod, float, grid, kernel, launch_bounds, shared,
+    thread, warp,
 };
 
 mod checks;
@@ -302,6 +302,25 @@ mod kernels {
         let s = warp::reduce_sum_f32_partial(v, warp::live_lanes_1d());
         if let Some(w) = thread::warp_index() {
             sums[w.get()] = s;
+        }
+    }
+
+    /// `out[i]` = [a + b rounded to nearest, down, up, toward zero, sqrt |a| to nearest,
+    /// 1/a to nearest] through the explicitly rounded instructions.
+    #[kernel]
+    pub fn rounding(a: &[f32], b: &[f32], mut out: DisjointSlice<[f32; 6]>) {
+        let idx = thread::index_1d();
+        let (x, y) = (a[idx.get()], b[idx.get()]);
+        let r = [
+            float::add_rn_f32(x, y),
+            float::add_rm_f32(x, y),
+            float::add_rp_f32(x, y),
+            float::add_rz_f32(x, y),
+            float::sqrt_rn_f32(x.abs()),
+            float::rcp_rn_f32(x),
+        ];
+        if let Some(o) = out.get_mut(idx) {
+            *o = r;
         }
     }
 
