@@ -18,12 +18,14 @@
 //! | [`float`] | float instructions with explicit rounding, flush-to-zero, saturation or approximation |
 //! | [`swizzle`], [`access`] | shared-memory bank and swizzle arithmetic, vectorised-access planning (`const fn`s) |
 //! | [`uniform`] | [`Uniform`]: a value alike in every thread of a launch |
+//! | [`config`] | compile-time shapes, tiles, atoms and policies for policy-generic kernels |
 #![no_std]
 #![allow(clippy::missing_safety_doc)]
 
 pub mod access;
 pub mod atomic;
 pub mod cluster;
+pub mod config;
 pub mod cooperative_groups;
 pub mod debug;
 mod disjoint;
