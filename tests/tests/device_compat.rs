@@ -11,9 +11,10 @@ const ARCHS: [&str; 3] = ["sm_80", "sm_90", "sm_100a"];
 const SM90_ARCHS: [&str; 2] = ["sm_90", "sm_100a"];
 
 const COMPAT: &str = r#"
+#![feature(f16)]
 #![allow(static_mut_refs)]
 use core::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
-use cuda_device::atomic::{AtomicOrdering, BlockAtomicI64, DeviceAtomicF64, DeviceAtomicU32, SystemAtomicF32, SystemAtomicU64};
+use cuda_device::atomic::{AtomicOrdering, BlockAtomicI64, DeviceAtomicF16, DeviceAtomicF64, DeviceAtomicU32, SystemAtomicF16, SystemAtomicF32, SystemAtomicU64};
 use cuda_device::cooperative_groups::{ThreadGroup, WarpCollective, block_reduce, ops, this_grid, this_thread_block, warp_reduce};
 use cuda_device::{DisjointSlice, DynamicSharedArray, SharedArray, cuda_module, debug, dotprod, float, grid, kernel, shared, thread, warp};
 
@@ -89,6 +90,17 @@ mod kernels {
         let _ = core_long.compare_exchange(0, 9, Ordering::AcqRel, Ordering::Relaxed);
         let core_int = unsafe { AtomicI32::from_ptr(words.as_mut_ptr().add(2).cast()) };
         core_int.store(core_int.load(Ordering::Acquire) - 1, Ordering::Release);
+    }
+
+    #[kernel]
+    pub fn half_cells(h: &mut [f16]) {
+        let p = h.as_mut_ptr();
+        let d = unsafe { DeviceAtomicF16::from_ptr(p) };
+        let seen = d.load(AtomicOrdering::Acquire);
+        let _ = d.fetch_add(seen, AtomicOrdering::Relaxed);
+        let s = unsafe { SystemAtomicF16::from_ptr(p.add(1)) };
+        let _ = s.fetch_sub(1.5, AtomicOrdering::Release);
+        s.store(2.0, AtomicOrdering::Relaxed);
     }
 
     #[kernel]
@@ -306,6 +318,14 @@ fn atomic_cells_orderings_and_scopes() {
         });
         assert!(fenced, "{arch}: the AcqRel fetch_add is not between fences:\n{body}");
     }
+}
+
+#[test]
+fn half_precision_cells() {
+    compat().assert_entry_has(
+        "half_cells",
+        &["ld.acquire.gpu.b16", "atom.global.add.noftz.f16", "atom.release.sys.add.noftz.f16", "st.relaxed.sys.b16"],
+    );
 }
 
 #[test]

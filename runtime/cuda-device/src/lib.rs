@@ -20,6 +20,8 @@
 //! | [`uniform`] | [`Uniform`]: a value alike in every thread of a launch |
 //! | [`config`] | compile-time shapes, tiles, atoms and policies for policy-generic kernels |
 #![no_std]
+// `f16` atomic cells (`DeviceAtomicF16`); the pinned nightly compiles every cuda-oxide crate.
+#![feature(f16)]
 #![allow(clippy::missing_safety_doc)]
 
 pub mod access;

@@ -115,6 +115,7 @@ fn load_store<'tcx>(bx: &mut Builder<'_, 'tcx>, load: bool, scope: AtomicScope, 
     };
     let fence = if fence.is_empty() { String::new() } else { format!("{fence}{ptx_scope}; ") };
     let (bits, reg) = match size {
+        2 => (16, "h"),
         4 => (32, "r"),
         8 => (64, "l"),
         _ => rustc_middle::bug!("cuda-oxide: atomic load/store of a {size}-byte `{elem}`"),
@@ -160,8 +161,12 @@ fn rmw<'tcx>(
     let ptr = bx.get_param(0);
     let val = bx.get_param(1);
     let ty = bx.cx.val_ty(val);
-    if scope == AtomicScope::System {
+    let half = matches!(bx.cx.type_data(ty), TypeData::Half);
+    if scope == AtomicScope::System && !half {
         return system_rmw(bx, ty, op, float, signed, order, ptr, val);
+    }
+    if scope == AtomicScope::System && op == AtomicOp::Add {
+        return system_half_add(bx, order, ptr, val);
     }
     let op = match (op, float, signed) {
         (AtomicOp::Add, true, _) => "fadd",
@@ -325,6 +330,28 @@ fn system_rmw(
         bx.cx.operand(val)
     );
     bx.emit_value(ty, text)
+}
+
+/// `atom.<sem>.sys.add.noftz.f16` as inline PTX (an `f16` add with system scope, which LLVM would
+/// emit with `.gpu` scope), through 16-bit integer registers.
+fn system_half_add(bx: &mut Builder<'_, '_>, order: AtomicOrdering, ptr: ir::Value, val: ir::Value) -> ir::Value {
+    let (fence, sem) = match order {
+        AtomicOrdering::Relaxed => ("", "relaxed"),
+        AtomicOrdering::Acquire => ("", "acquire"),
+        AtomicOrdering::Release => ("", "release"),
+        AtomicOrdering::AcqRel => ("", "acq_rel"),
+        AtomicOrdering::SeqCst => ("fence.sc.sys; ", "acq_rel"),
+    };
+    let half = bx.cx.val_ty(val);
+    let i16t = bx.cx.type_i16();
+    let bits = bx.bitcast(val, i16t);
+    let text = format!(
+        "call i16 asm sideeffect \"{fence}atom.{sem}.sys.add.noftz.f16 $0, [$1], $2;\", \"=h,l,h,~{{memory}}\"({}, {})",
+        bx.cx.operand(ptr),
+        bx.cx.operand(bits)
+    );
+    let old = bx.emit_value(i16t, text);
+    bx.bitcast(old, half)
 }
 
 /// `cmpxchg` with both orderings (floats compared by their bits); returns the old value.

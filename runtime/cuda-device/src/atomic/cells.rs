@@ -1,6 +1,6 @@
 //! Atomic cells with the scope in the type and an ordering per operation, as NVIDIA's cuda-oxide
 //! names them: `DeviceAtomicU32` (`.gpu`), `BlockAtomicU32` (`.cta`), `SystemAtomicU32` (`.sys`),
-//! for `u32 i32 u64 i64 f32 f64`, with [`AtomicOrdering`]. They have the layout of the plain value
+//! for `u32 i32 u64 i64 f16 f32 f64`, with [`AtomicOrdering`]. They have the layout of the plain value
 //! (as `core::sync::atomic::AtomicU32` has), so a buffer of `u32` can be used as one of them.
 //!
 //! An ordering an operation cannot have (a `Release` load, an `Acquire` store, an `AcqRel` or
@@ -287,6 +287,9 @@ int_cells! {
 }
 
 float_cells! {
+    DeviceAtomicF16(f16, DEVICE, "device (`.gpu`)");
+    BlockAtomicF16(f16, BLOCK, "block (`.cta`)");
+    SystemAtomicF16(f16, SYSTEM, "system (`.sys`)");
     DeviceAtomicF32(f32, DEVICE, "device (`.gpu`)");
     DeviceAtomicF64(f64, DEVICE, "device (`.gpu`)");
     BlockAtomicF32(f32, BLOCK, "block (`.cta`)");

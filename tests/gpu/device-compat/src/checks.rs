@@ -92,6 +92,16 @@ pub fn run() -> ! {
         compare("handoff (release/acquire)", &got, &want_h, PartialEq::eq)
     });
 
+    report.check("half_cells", || {
+        // 1000 adds of 1.0 stay exact in f16 (integers up to 2048 are).
+        let mut halves = ck(DeviceBuffer::from_host(s, &[0u16, 0x5640]), "halves (0.0, 100.0)")?;
+        let config = LaunchConfig { grid_dim: (4, 1, 1), block_dim: (250, 1, 1), shared_mem_bytes: 0 };
+        ck(module.half_cells(s, config, &mut halves), "launch half_cells")?;
+        ck(s.synchronize(), "synchronize")?;
+        // f16 bits of 1000.0 and 50.0.
+        compare("f16 sums", &ck(halves.to_host_vec(s), "halves back")?, &[0x63d0, 0x5240], PartialEq::eq)
+    });
+
     report.check("warp_full", || {
         let x: Vec<f32> = (0..N).map(|_| (rng.next_u32() % 2001) as f32 - 1000.0).collect();
         let keys: Vec<u32> = (0..N)

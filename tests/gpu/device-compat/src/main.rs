@@ -6,13 +6,14 @@
 //! `elect_sync`, typed shuffles); cooperative groups (tiles of 8/16/32 lanes, coalesced groups,
 //! block reductions and scans); `grid::sync` in a cooperative launch; `dp4a`/`dp2a`; volatile
 //! accesses; `index_2d_row/col`.
+#![feature(f16)]
 #![allow(static_mut_refs)]
 
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use cuda_device::atomic::{
-    AtomicOrdering, BlockAtomicU32, DeviceAtomicF32, DeviceAtomicF64, DeviceAtomicI64, DeviceAtomicU32,
-    DeviceAtomicU64, SystemAtomicU64,
+    AtomicOrdering, BlockAtomicU32, DeviceAtomicF16, DeviceAtomicF32, DeviceAtomicF64, DeviceAtomicI64,
+    DeviceAtomicU32, DeviceAtomicU64, SystemAtomicF16, SystemAtomicU64,
 };
 use cuda_device::cooperative_groups::{
     ThreadGroup, WarpCollective, block_reduce, block_scan, coalesced_threads, ops, this_grid, this_thread_block,
@@ -150,6 +151,20 @@ mod kernels {
         if tid == 0 {
             let n = local.load(AtomicOrdering::Relaxed);
             unsafe { DeviceAtomicU32::from_ptr(c.add(70)).fetch_add(n, AtomicOrdering::AcqRel) };
+        }
+    }
+
+    /// `halves` holds two `f16` bit patterns: every thread adds 1 to the first (device scope) and,
+    /// in threads below 100, subtracts 0.5 from the second (system scope).
+    #[kernel]
+    pub fn half_cells(halves: &mut [u16]) {
+        let p = halves.as_mut_ptr().cast::<f16>();
+        // SAFETY: two f16 slots, only accessed atomically while the kernel runs.
+        unsafe {
+            DeviceAtomicF16::from_ptr(p).fetch_add(1.0, AtomicOrdering::Relaxed);
+            if thread::index_1d().get() < 100 {
+                SystemAtomicF16::from_ptr(p.add(1)).fetch_sub(0.5, AtomicOrdering::AcqRel);
+            }
         }
     }
 
