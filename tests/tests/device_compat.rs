@@ -103,6 +103,17 @@ mod kernels {
         s.store(2.0, AtomicOrdering::Relaxed);
     }
 
+    /// NVIDIA's examples make atomics out of `&[T]` parameters (`&*(x.as_ptr() as *const
+    /// DeviceAtomicU32)`), which our ABI marks read-only: it must still compile.
+    #[kernel]
+    pub fn atomics_through_shared_slice(flags: &[u32], mut out: DisjointSlice<u32>) {
+        let cell = unsafe { &*(flags.as_ptr() as *const DeviceAtomicU32) };
+        cell.store(1, AtomicOrdering::Release);
+        let core_cell = unsafe { AtomicU32::from_ptr(flags.as_ptr().add(1) as *mut u32) };
+        let v = cell.load(AtomicOrdering::Acquire) + core_cell.load(Ordering::Acquire) + cell.fetch_add(1, AtomicOrdering::Relaxed);
+        if let Some(o) = out.get_mut(thread::index_1d()) { *o = v; }
+    }
+
     #[kernel]
     pub fn atomic_cells_param(x: &[u32], bins: &[DeviceAtomicU32]) {
         let i = thread::index_1d().get();
@@ -318,6 +329,14 @@ fn atomic_cells_orderings_and_scopes() {
         });
         assert!(fenced, "{arch}: the AcqRel fetch_add is not between fences:\n{body}");
     }
+}
+
+#[test]
+fn atomics_through_a_read_only_slice_compile() {
+    compat().assert_entry_has(
+        "atomics_through_shared_slice",
+        &["st.release.gpu.b32", "ld.acquire.gpu.b32", "ld.acquire.sys.b32"],
+    );
 }
 
 #[test]

@@ -389,8 +389,9 @@ impl<'a, 'tcx> BuilderMethods<'a, 'tcx> for Builder<'a, 'tcx> {
     }
 
     fn atomic_load(&mut self, ty: ir::Type, ptr: ir::Value, order: AtomicOrdering, size: Size) -> ir::Value {
-        let t = self.cx.type_str(ty);
-        self.emit_value(ty, format!("load atomic {t}, {} {}, align {}", self.op(ptr), ordering(order), size.bytes()))
+        // Inline PTX rather than `load atomic`: see `core_load_store`.
+        super::intrinsic::core_load_store(self, ty, ptr, None, order, size.bytes())
+            .unwrap_or_else(|| rustc_middle::bug!("cuda-oxide: an atomic load gave no value"))
     }
 
     fn load_operand(&mut self, place: PlaceRef<'tcx, ir::Value>) -> OperandRef<'tcx, ir::Value> {
@@ -469,13 +470,8 @@ impl<'a, 'tcx> BuilderMethods<'a, 'tcx> for Builder<'a, 'tcx> {
     }
 
     fn atomic_store(&mut self, val: ir::Value, ptr: ir::Value, order: AtomicOrdering, size: Size) {
-        self.emit(format!(
-            "store atomic {}, {} {}, align {}",
-            self.op(val),
-            self.op(ptr),
-            ordering(order),
-            size.bytes()
-        ));
+        let ty = self.cx.val_ty(val);
+        super::intrinsic::core_load_store(self, ty, ptr, Some(val), order, size.bytes());
     }
 
     fn gep(&mut self, ty: ir::Type, ptr: ir::Value, indices: &[ir::Value]) -> ir::Value {

@@ -93,19 +93,41 @@ pub fn build<'tcx>(bx: &mut Builder<'_, 'tcx>, name: &str, instance: Instance<'t
     true
 }
 
-/// `ld.<sem>.<scope>` / `st.<sem>.<scope>` as inline PTX (SeqCst: `fence.sc` first, then an
-/// acquire load or release store, as CUDA's libcu++ does). Not `load atomic`: through a pointer
-/// LLVM believes read-only (a `&[T]` kernel parameter written through a cast, as NVIDIA's
-/// examples do) llc 22 crashes selecting it as `ld.global.nc`.
+/// The body of `atomic_load` / `atomic_store`: [`emit_load_store`] on the parameters.
 fn load_store<'tcx>(bx: &mut Builder<'_, 'tcx>, load: bool, scope: AtomicScope, order: AtomicOrdering, elem: Ty<'tcx>) {
     let layout = bx.cx.layout_of(elem);
-    let size = layout.size.bytes();
+    let ty = bx.cx.immediate_backend_type(layout);
+    let ptr = bx.get_param(0);
+    let val = if load { None } else { Some(bx.get_param(1)) };
+    match emit_load_store(bx, scope, order, ty, layout.size.bytes(), ptr, val) {
+        Some(v) => bx.ret(v),
+        None if load => rustc_middle::bug!("cuda-oxide: atomic load of a {}-byte `{elem}`", layout.size.bytes()),
+        None => bx.ret_void(),
+    }
+}
+
+/// An atomic load (`val` is `None`; returns the value) or store of a `size`-byte value of type
+/// `ty` as inline PTX `ld/st.<sem>.<scope>.b<bits>` (SeqCst: `fence.sc` first, then an acquire
+/// load or release store, as CUDA's libcu++ does); `None` for a store, or when `size` is not 2, 4
+/// or 8 (the caller then uses `load atomic`). Not `load atomic` always: through a pointer LLVM
+/// believes read-only (a `&[T]` kernel parameter written through a cast, as NVIDIA's examples
+/// do) llc 22 crashes selecting it as `ld.global.nc`.
+pub fn emit_load_store(
+    bx: &mut Builder<'_, '_>,
+    scope: AtomicScope,
+    order: AtomicOrdering,
+    ty: ir::Type,
+    size: u64,
+    ptr: ir::Value,
+    val: Option<ir::Value>,
+) -> Option<ir::Value> {
     let ptx_scope = match scope {
         AtomicScope::Block => "cta",
         AtomicScope::Cluster => "cluster",
         AtomicScope::Device => "gpu",
         AtomicScope::System => "sys",
     };
+    let load = val.is_none();
     let (fence, sem) = match (order, load) {
         (AtomicOrdering::Relaxed, _) => ("", "relaxed"),
         (AtomicOrdering::SeqCst, true) => ("fence.sc.", "acquire"),
@@ -118,30 +140,76 @@ fn load_store<'tcx>(bx: &mut Builder<'_, 'tcx>, load: bool, scope: AtomicScope, 
         2 => (16, "h"),
         4 => (32, "r"),
         8 => (64, "l"),
-        _ => rustc_middle::bug!("cuda-oxide: atomic load/store of a {size}-byte `{elem}`"),
+        _ => return None,
     };
     let int = bx.cx.type_ix(bits);
-    let ptr = bx.get_param(0);
-    if load {
-        let ty = bx.cx.immediate_backend_type(layout);
-        let text = format!(
-            "call i{bits} asm sideeffect \"{fence}ld.{sem}.{ptx_scope}.b{bits} $0, [$1];\", \"={reg},l,~{{memory}}\"({})",
-            bx.cx.operand(ptr)
-        );
-        let raw = bx.emit_value(int, text);
-        let v = if ty == int { raw } else { bx.bitcast(raw, ty) };
-        bx.ret(v);
-    } else {
-        let mut val = bx.get_param(1);
-        if bx.cx.val_ty(val) != int {
-            val = bx.bitcast(val, int);
+    let is_ptr = matches!(bx.cx.type_data(ty), TypeData::Ptr(_));
+    match val {
+        None => {
+            let text = format!(
+                "call i{bits} asm sideeffect \"{fence}ld.{sem}.{ptx_scope}.b{bits} $0, [$1];\", \"={reg},l,~{{memory}}\"({})",
+                bx.cx.operand(ptr)
+            );
+            let raw = bx.emit_value(int, text);
+            Some(if ty == int {
+                raw
+            } else if is_ptr {
+                bx.inttoptr(raw, ty)
+            } else {
+                bx.bitcast(raw, ty)
+            })
         }
-        bx.emit(format!(
-            "call void asm sideeffect \"{fence}st.{sem}.{ptx_scope}.b{bits} [$0], $1;\", \"l,{reg},~{{memory}}\"({}, {})",
-            bx.cx.operand(ptr),
-            bx.cx.operand(val)
-        ));
-        bx.ret_void();
+        Some(mut val) => {
+            if ty != int {
+                val = if is_ptr { bx.ptrtoint(val, int) } else { bx.bitcast(val, int) };
+            }
+            bx.emit(format!(
+                "call void asm sideeffect \"{fence}st.{sem}.{ptx_scope}.b{bits} [$0], $1;\", \"l,{reg},~{{memory}}\"({}, {})",
+                bx.cx.operand(ptr),
+                bx.cx.operand(val)
+            ));
+            None
+        }
+    }
+}
+
+/// `core::sync::atomic`'s atomic load (`val` is `None`) or store, with system scope: through
+/// [`emit_load_store`] when the size allows, else `load atomic` / `store atomic`.
+pub fn core_load_store(
+    bx: &mut Builder<'_, '_>,
+    ty: ir::Type,
+    ptr: ir::Value,
+    val: Option<ir::Value>,
+    order: rustc_middle::ty::AtomicOrdering,
+    size: u64,
+) -> Option<ir::Value> {
+    let ours = ordering_of(order);
+    if matches!(size, 2 | 4 | 8) {
+        return emit_load_store(bx, AtomicScope::System, ours, ty, size, ptr, val);
+    }
+    let order = llvm_ordering(ours);
+    match val {
+        None => {
+            let t = bx.cx.type_str(ty);
+            let text = format!("load atomic {t}, {} {order}, align {size}", bx.cx.operand(ptr));
+            Some(bx.emit_value(ty, text))
+        }
+        Some(val) => {
+            bx.emit(format!("store atomic {}, {} {order}, align {size}", bx.cx.operand(val), bx.cx.operand(ptr)));
+            None
+        }
+    }
+}
+
+/// Our ordering for rustc's.
+fn ordering_of(order: rustc_middle::ty::AtomicOrdering) -> AtomicOrdering {
+    use rustc_middle::ty::AtomicOrdering as Rust;
+    match order {
+        Rust::Relaxed => AtomicOrdering::Relaxed,
+        Rust::Acquire => AtomicOrdering::Acquire,
+        Rust::Release => AtomicOrdering::Release,
+        Rust::AcqRel => AtomicOrdering::AcqRel,
+        Rust::SeqCst => AtomicOrdering::SeqCst,
     }
 }
 
@@ -229,14 +297,7 @@ pub fn core_rmw(
     val: ir::Value,
     order: rustc_middle::ty::AtomicOrdering,
 ) -> ir::Value {
-    use rustc_middle::ty::AtomicOrdering as Rust;
-    let order = match order {
-        Rust::Relaxed => AtomicOrdering::Relaxed,
-        Rust::Acquire => AtomicOrdering::Acquire,
-        Rust::Release => AtomicOrdering::Release,
-        Rust::AcqRel => AtomicOrdering::AcqRel,
-        Rust::SeqCst => AtomicOrdering::SeqCst,
-    };
+    let order = ordering_of(order);
     let ty = bx.cx.val_ty(val);
     let data = bx.cx.type_data(ty);
     let float = matches!(data, TypeData::Float | TypeData::Double | TypeData::Half);

@@ -13,7 +13,7 @@ mod sync;
 mod thread;
 mod warp;
 
-pub use atomic::core_rmw;
+pub use atomic::{core_load_store, core_rmw};
 pub use shared::shared_static;
 
 pub use math::define_libm;
