@@ -145,7 +145,10 @@ markers! {
 /// type Stage = Tile<Shape2<64, 32>, RowMajor, Shared, Block>;
 /// ```
 pub struct Tile<S: Shape, L: Layout, M: MemorySpace, Q: Scope> {
-    _parts: PhantomData<fn() -> (S, L, M, Q)>,
+    _shape: PhantomData<fn() -> S>,
+    _layout: PhantomData<fn() -> L>,
+    _space: PhantomData<fn() -> M>,
+    _scope: PhantomData<fn() -> Q>,
 }
 
 /// The parts of a [`Tile`] type, as associated types.
@@ -186,7 +189,9 @@ pub trait AtomKind: 'static {}
 /// type A = Atom<CopyAtom, Shape2<16, 32>, Warp>;
 /// ```
 pub struct Atom<K: AtomKind, S: Shape, Q: Scope> {
-    _parts: PhantomData<fn() -> (K, S, Q)>,
+    _kind: PhantomData<fn() -> K>,
+    _shape: PhantomData<fn() -> S>,
+    _scope: PhantomData<fn() -> Q>,
 }
 
 /// The parts of an [`Atom`] type, as associated types.

@@ -45,6 +45,8 @@ pub struct SharedArray<T, const N: usize, const ALIGN: usize = 0> {
 
 impl<T, const N: usize, const ALIGN: usize> SharedArray<T, N, ALIGN> {
     /// The initialiser of a `SharedArray` static: `= SharedArray::UNINIT` (contents undefined).
+    // A const with interior mutability on purpose: it initialises statics, like `AtomicU32::new`.
+    #[allow(clippy::declare_interior_mutable_const)]
     pub const UNINIT: Self = SharedArray { cells: UnsafeCell::new(MaybeUninit::uninit()) };
 
     /// The same as [`SharedArray::UNINIT`], as a function: `= SharedArray::new()`.
