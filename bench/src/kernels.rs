@@ -40,7 +40,7 @@ pub mod kernels {
     #[kernel]
     #[launch_bounds(256)]
     pub fn block_sum(x: &[f32], partial: &mut [f32]) {
-        static WARP_SUMS: SharedArray<f32, 8> = SharedArray::new();
+        static mut WARP_SUMS: SharedArray<f32, 8> = SharedArray::UNINIT;
         let tid = thread::threadIdx_x() as usize;
         let mut acc = 0.0f32;
         for i in thread::grid_stride(x.len()) {
@@ -50,12 +50,12 @@ pub mod kernels {
         let (lane, warp_idx) = (tid % 32, tid / 32);
         if lane == 0 {
             // SAFETY: lane 0 of each warp writes its own slot before the barrier.
-            unsafe { WARP_SUMS.write(warp_idx, acc) };
+            unsafe { WARP_SUMS[warp_idx] = acc };
         }
         sync_threads();
         if warp_idx == 0 {
             // SAFETY: read after the barrier; nothing writes the slots any more.
-            let v = if lane < 8 { unsafe { WARP_SUMS.read(lane) } } else { 0.0 };
+            let v = if lane < 8 { unsafe { WARP_SUMS[lane] } } else { 0.0 };
             let v = warp::reduce_sum(v);
             if lane == 0 {
                 partial[thread::blockIdx_x() as usize] = v;
@@ -68,7 +68,7 @@ pub mod kernels {
     #[kernel]
     #[launch_bounds(256)]
     pub fn transpose(input: &[f32], out: &mut [f32], width: u32, height: u32) {
-        static TILE_S: SharedArray<f32, { TILE * PITCH }> = SharedArray::new();
+        static mut TILE_S: SharedArray<f32, { TILE * PITCH }> = SharedArray::UNINIT;
         let (w, h) = (width as usize, height as usize);
         let (tx, ty) = (thread::threadIdx_x() as usize, thread::threadIdx_y() as usize);
         let (bx, by) = (thread::blockIdx_x() as usize, thread::blockIdx_y() as usize);
@@ -78,7 +78,7 @@ pub mod kernels {
         while j < TILE {
             if x < w && y + j < h {
                 // SAFETY: each thread writes its own slots before the barrier.
-                unsafe { TILE_S.write((ty + j) * PITCH + tx, input[(y + j) * w + x]) };
+                unsafe { TILE_S[(ty + j) * PITCH + tx] = input[(y + j) * w + x] };
             }
             j += BLOCK_ROWS;
         }
@@ -89,7 +89,7 @@ pub mod kernels {
         while j < TILE {
             if x < h && y + j < w {
                 // SAFETY: the tile is only read after the barrier.
-                out[(y + j) * h + x] = unsafe { TILE_S.read(tx * PITCH + ty + j) };
+                out[(y + j) * h + x] = unsafe { TILE_S[tx * PITCH + ty + j] };
             }
             j += BLOCK_ROWS;
         }
@@ -100,12 +100,12 @@ pub mod kernels {
     #[kernel]
     #[launch_bounds(256)]
     pub fn histogram(words: &[u32], bins: &mut [u32]) {
-        static COUNTS: SharedArray<u32, 256> = SharedArray::new();
+        static mut COUNTS: SharedArray<u32, 256> = SharedArray::UNINIT;
         let tid = thread::threadIdx_x() as usize;
         // SAFETY: each thread zeroes its own bin before the barrier.
-        unsafe { COUNTS.write(tid, 0) };
+        unsafe { COUNTS[tid] = 0 };
         sync_threads();
-        let counts = COUNTS.as_mut_ptr();
+        let counts = SharedArray::as_raw_mut_ptr(&raw mut COUNTS);
         for i in thread::grid_stride(words.len()) {
             let w = words[i.get()];
             // SAFETY: every index is < 256; all accesses between the barriers are atomic.
@@ -118,7 +118,7 @@ pub mod kernels {
         }
         sync_threads();
         // SAFETY: read after the barrier.
-        let c = unsafe { COUNTS.read(tid) };
+        let c = unsafe { COUNTS[tid] };
         if c != 0 {
             // SAFETY: `bins` has 256 elements and every thread of the grid updates it atomically.
             unsafe { atomic::add(bins.as_mut_ptr().add(tid), c) };
@@ -130,8 +130,8 @@ pub mod kernels {
     #[kernel]
     #[launch_bounds(1024)]
     pub fn sgemm(a: &[f32], b: &[f32], c: &mut [f32], n: u32) {
-        static AS: SharedArray<f32, { TILE * TILE }> = SharedArray::new();
-        static BS: SharedArray<f32, { TILE * TILE }> = SharedArray::new();
+        static mut AS: SharedArray<f32, { TILE * TILE }> = SharedArray::UNINIT;
+        static mut BS: SharedArray<f32, { TILE * TILE }> = SharedArray::UNINIT;
         let n = n as usize;
         let (tx, ty) = (thread::threadIdx_x() as usize, thread::threadIdx_y() as usize);
         let row = thread::blockIdx_y() as usize * TILE + ty;
@@ -141,13 +141,13 @@ pub mod kernels {
         while t < n {
             // SAFETY: each thread writes its own slots; the tiles are read after the barrier.
             unsafe {
-                AS.write(ty * TILE + tx, a[row * n + t + tx]);
-                BS.write(ty * TILE + tx, b[(t + ty) * n + col]);
+                AS[ty * TILE + tx] = a[row * n + t + tx];
+                BS[ty * TILE + tx] = b[(t + ty) * n + col];
             }
             sync_threads();
             for k in 0..TILE {
                 // SAFETY: no thread writes the tiles between these two barriers.
-                acc += unsafe { AS.read(ty * TILE + k) * BS.read(k * TILE + tx) };
+                acc += unsafe { AS[ty * TILE + k] * BS[k * TILE + tx] };
             }
             sync_threads();
             t += TILE;

@@ -1,6 +1,6 @@
-//! Operation and scope codes of the generic atomic intrinsics: `cuda_device` passes them as
-//! const generic `u8`s (`atomic_rmw::<T, OP, SCOPE>`), the backend turns them into `atomicrmw`
-//! operations and NVPTX `syncscope`s.
+//! Operation, scope and ordering codes of the generic atomic intrinsics: `cuda_device` passes them
+//! as const generic `u8`s (`atomic_rmw::<T, OP, SCOPE>`, `atomic_load::<T, SCOPE, ORDER>`), the
+//! backend turns them into `atomicrmw` operations, NVPTX `syncscope`s and LLVM orderings.
 
 /// The read-modify-write operation of `atomic_rmw`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -62,6 +62,33 @@ impl AtomicScope {
     }
 }
 
+/// The memory ordering of `atomic_load`, `atomic_store`, `atomic_rmw_ordered` and
+/// `atomic_cas_ordered` (the meanings of `core::sync::atomic::Ordering`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum AtomicOrdering {
+    Relaxed,
+    Acquire,
+    Release,
+    AcqRel,
+    SeqCst,
+}
+
+impl AtomicOrdering {
+    pub const ALL: [AtomicOrdering; 5] = [
+        AtomicOrdering::Relaxed,
+        AtomicOrdering::Acquire,
+        AtomicOrdering::Release,
+        AtomicOrdering::AcqRel,
+        AtomicOrdering::SeqCst,
+    ];
+
+    /// Inverse of `ordering as u8`.
+    pub fn from_code(code: u8) -> Option<AtomicOrdering> {
+        AtomicOrdering::ALL.get(usize::from(code)).copied()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,6 +101,10 @@ mod tests {
         for s in AtomicScope::ALL {
             assert_eq!(AtomicScope::from_code(s as u8), Some(s));
         }
+        for o in AtomicOrdering::ALL {
+            assert_eq!(AtomicOrdering::from_code(o as u8), Some(o));
+        }
+        assert_eq!(AtomicOrdering::from_code(5), None);
         assert_eq!(AtomicOp::from_code(10), None);
         assert_eq!(AtomicScope::from_code(4), None);
     }

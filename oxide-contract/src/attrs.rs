@@ -30,7 +30,7 @@ pub const LANG: &str = "lang";
 pub enum LangItem {
     /// `DisjointSlice<T>`: a kernel parameter of kind [`crate::abi::ParamKind::DisjointSlice`].
     DisjointSlice,
-    /// `SharedArray<T, N>`: a `static` of this type lives in shared memory, one per block.
+    /// `SharedArray<T, N, ALIGN>`: a `static mut` of this type lives in shared memory, one per block.
     SharedArray,
 }
 

@@ -8,6 +8,8 @@ use std::process::{Command, Output};
 
 use oxide_contract::manifest::Manifest;
 
+pub mod ptx;
+
 /// The cuda-oxide checkout these tests belong to.
 pub fn checkout_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_path_buf()

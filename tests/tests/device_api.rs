@@ -21,35 +21,35 @@ mod kernels {
     #[kernel]
     #[launch_bounds(256, 2)]
     pub fn shared_reduce(x: &[f32], sums: &mut [f32]) {
-        static TILE: SharedArray<f32, 256> = SharedArray::new();
+        static mut TILE: SharedArray<f32, 256> = SharedArray::UNINIT;
         let tid = thread::threadIdx_x() as usize;
         let i = thread::index_1d().get();
-        unsafe { TILE.write(tid, if i < x.len() { x[i] } else { 0.0 }) };
+        unsafe { TILE[tid] = if i < x.len() { x[i] } else { 0.0 } };
         sync_threads();
         let mut s = 128;
         while s > 0 {
             if tid < s {
-                unsafe { TILE.write(tid, TILE.read(tid) + TILE.read(tid + s)) };
+                unsafe { TILE[tid] = TILE[tid] + TILE[tid + s] };
             }
             sync_threads();
             s /= 2;
         }
         if tid == 0 {
-            sums[thread::blockIdx_x() as usize] = unsafe { TILE.read(0) };
+            sums[thread::blockIdx_x() as usize] = unsafe { TILE[0] };
         }
     }
 
     #[kernel]
     pub fn histogram(data: &[u8], bins: &mut [u32]) {
-        static COUNTS: SharedArray<u32, 256> = SharedArray::new();
+        static mut COUNTS: SharedArray<u32, 256> = SharedArray::UNINIT;
         let tid = thread::threadIdx_x() as usize;
-        unsafe { COUNTS.write(tid, 0) };
+        unsafe { COUNTS[tid] = 0 };
         sync_threads();
         for i in thread::grid_stride(data.len()) {
-            unsafe { atomic::block::add(COUNTS.as_mut_ptr().add(data[i.get()] as usize), 1u32) };
+            unsafe { atomic::block::add(&raw mut COUNTS[data[i.get()] as usize], 1u32) };
         }
         sync_threads();
-        unsafe { atomic::add(bins.as_mut_ptr().add(tid), COUNTS.read(tid)) };
+        unsafe { atomic::add(bins.as_mut_ptr().add(tid), COUNTS[tid]) };
         sync::fence_device();
     }
 
@@ -68,7 +68,7 @@ mod kernels {
     #[kernel]
     pub fn transpose(input: &[f32], out: &mut [f32], n: u32) {
         let tile = shared::dynamic::<f32>();
-        let p = thread::index_2d();
+        let p = thread::index_2d_xy();
         let (tx, ty) = (thread::threadIdx_x() as usize, thread::threadIdx_y() as usize);
         let n = n as usize;
         if p.x() < n && p.y() < n {
@@ -104,13 +104,13 @@ mod kernels {
     #[kernel]
     #[cluster_launch(4, 1, 1)]
     pub fn neighbour(x: &[u32], mut out: DisjointSlice<u32>) {
-        static MINE: SharedArray<u32, 128> = SharedArray::new();
+        static mut MINE: SharedArray<u32, 128> = SharedArray::UNINIT;
         let idx = thread::index_1d();
         let tid = thread::threadIdx_x() as usize;
-        unsafe { MINE.write(tid, x[idx.get()]) };
+        unsafe { MINE[tid] = x[idx.get()] };
         cluster::sync();
         let next = (cluster::block_rank() + 1) % cluster::num_blocks();
-        let theirs = unsafe { cluster::map_shared_rank(MINE.as_mut_ptr(), next).add(tid).read() };
+        let theirs = unsafe { cluster::map_shared_rank(SharedArray::as_raw_mut_ptr(&raw mut MINE), next).add(tid).read() };
         cluster::sync();
         if let Some(o) = out.get_mut(idx) { *o = theirs; }
     }

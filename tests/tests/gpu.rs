@@ -118,3 +118,10 @@ fn threads() {
 fn launch_errors() {
     build_and_run("launch-errors");
 }
+
+/// The device API under NVIDIA cuda-oxide's names; includes a cooperative launch (`grid::sync`).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn device_compat() {
+    build_and_run("device-compat");
+}

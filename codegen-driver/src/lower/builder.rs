@@ -4,7 +4,7 @@ use std::ops::Deref;
 
 use rustc_abi::{self as abi, Align, HasDataLayout, Size, TargetDataLayout, WrappingRange};
 use rustc_codegen_ssa::MemFlags;
-use rustc_codegen_ssa::common::{AtomicRmwBinOp, IntPredicate, RealPredicate, SynchronizationScope, TypeKind};
+use rustc_codegen_ssa::common::{AtomicRmwBinOp, IntPredicate, RealPredicate, SynchronizationScope};
 use rustc_codegen_ssa::mir::operand::{OperandRef, OperandValue};
 use rustc_codegen_ssa::mir::place::PlaceRef;
 use rustc_codegen_ssa::traits::*;
@@ -389,8 +389,9 @@ impl<'a, 'tcx> BuilderMethods<'a, 'tcx> for Builder<'a, 'tcx> {
     }
 
     fn atomic_load(&mut self, ty: ir::Type, ptr: ir::Value, order: AtomicOrdering, size: Size) -> ir::Value {
-        let t = self.cx.type_str(ty);
-        self.emit_value(ty, format!("load atomic {t}, {} {}, align {}", self.op(ptr), ordering(order), size.bytes()))
+        // Inline PTX rather than `load atomic`: see `core_load_store`.
+        super::intrinsic::core_load_store(self, ty, ptr, None, order, size.bytes())
+            .unwrap_or_else(|| rustc_middle::bug!("cuda-oxide: an atomic load gave no value"))
     }
 
     fn load_operand(&mut self, place: PlaceRef<'tcx, ir::Value>) -> OperandRef<'tcx, ir::Value> {
@@ -469,13 +470,8 @@ impl<'a, 'tcx> BuilderMethods<'a, 'tcx> for Builder<'a, 'tcx> {
     }
 
     fn atomic_store(&mut self, val: ir::Value, ptr: ir::Value, order: AtomicOrdering, size: Size) {
-        self.emit(format!(
-            "store atomic {}, {} {}, align {}",
-            self.op(val),
-            self.op(ptr),
-            ordering(order),
-            size.bytes()
-        ));
+        let ty = self.cx.val_ty(val);
+        super::intrinsic::core_load_store(self, ty, ptr, Some(val), order, size.bytes());
     }
 
     fn gep(&mut self, ty: ir::Type, ptr: ir::Value, indices: &[ir::Value]) -> ir::Value {
@@ -725,26 +721,8 @@ impl<'a, 'tcx> BuilderMethods<'a, 'tcx> for Builder<'a, 'tcx> {
         order: AtomicOrdering,
         _ret_ptr: bool,
     ) -> ir::Value {
-        use AtomicRmwBinOp::*;
-        let float =
-            matches!(self.cx.type_kind(self.cx.val_ty(src)), TypeKind::Float | TypeKind::Double | TypeKind::Half);
-        let op = match op {
-            AtomicXchg => "xchg",
-            AtomicAdd if float => "fadd",
-            AtomicAdd => "add",
-            AtomicSub if float => "fsub",
-            AtomicSub => "sub",
-            AtomicAnd => "and",
-            AtomicNand => "nand",
-            AtomicOr => "or",
-            AtomicXor => "xor",
-            AtomicMax => "max",
-            AtomicMin => "min",
-            AtomicUMax => "umax",
-            AtomicUMin => "umin",
-        };
-        let ty = self.cx.val_ty(src);
-        self.emit_value(ty, format!("atomicrmw {op} {}, {} {}", self.op(dst), self.op(src), ordering(order)))
+        // LLVM's NVPTX backend drops the ordering and scope of `atomicrmw`: see `core_rmw`.
+        super::intrinsic::core_rmw(self, op, dst, src, order)
     }
 
     fn atomic_fence(&mut self, order: AtomicOrdering, scope: SynchronizationScope) {

@@ -58,8 +58,11 @@ pub fn define<'tcx>(cx: &CodegenCx<'tcx>, kernel: &KernelRoot<'tcx>) -> KernelIn
         match kind {
             ParamKind::Slice | ParamKind::SliceMut | ParamKind::DisjointSlice => {
                 entry_tys.push(cx.type_ptr());
+                // Elements with interior mutability (atomic cells) are written through `&[T]`.
+                let frozen = elem.is_none_or(|e| e.ty.is_freeze(tcx, ty::TypingEnv::fully_monomorphized()));
                 entry_attrs.push(match kind {
-                    ParamKind::Slice => format!("noalias readonly align {elem_align}"),
+                    ParamKind::Slice if frozen => format!("noalias readonly align {elem_align}"),
+                    ParamKind::Slice => format!("align {elem_align}"),
                     // Each thread writes only its own element, and Rust's borrows keep the
                     // buffer apart from every other argument.
                     _ => format!("noalias align {elem_align}"),

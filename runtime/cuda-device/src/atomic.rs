@@ -6,8 +6,21 @@
 //! [`crate::sync`]'s fences or barriers for that) and return the value before the operation.
 //! The pointer may point to global or shared memory; the compiler emits `atom.global` /
 //! `atom.shared` where it can tell which, and a generic `atom` otherwise.
+//!
+//! For orderings other than relaxed, and for atomic loads and stores, use the cell types
+//! (`DeviceAtomicU32`, `BlockAtomicI64`, `SystemAtomicF32`, … with [`AtomicOrdering`]):
+//!
+//! ```ignore
+//! let flag = unsafe { DeviceAtomicU32::from_ptr(flags.as_mut_ptr()) };
+//! flag.store(1, AtomicOrdering::Release);
+//! ```
+//! `core::sync::atomic` types work in kernels too, with system scope.
 
 use crate::intrinsics;
+
+mod cells;
+
+pub use cells::*;
 
 // The operation and scope codes the backend understands (the contract owns them).
 use oxide_contract::atomic::{AtomicOp, AtomicScope};

@@ -33,6 +33,29 @@ pub fn nanosleep(ns: u32) {
     intrinsics::nanosleep(ns)
 }
 
+/// Stops here for a debugger (`brkpt`): under `cuda-gdb` execution halts; without one the kernel
+/// fails (the host sees an exception at the next synchronisation).
+///
+/// ```ignore
+/// if bad { debug::breakpoint(); }
+/// ```
+#[inline(always)]
+pub fn breakpoint() {
+    intrinsics::breakpoint()
+}
+
+/// Signals performance-monitor event `N` (`pmevent N`), which profilers can count. `N` must be in
+/// `0..=15`; anything else does not compile.
+///
+/// ```ignore
+/// debug::prof_trigger::<3>();
+/// ```
+#[inline(always)]
+pub fn prof_trigger<const N: u32>() {
+    const { assert!(N <= 15, "prof_trigger::<N>: N must be in 0..=15") };
+    intrinsics::pmevent::<N>()
+}
+
 // ---- gpu_printf! support ------------------------------------------------------------------
 // `gpu_printf!` itself is a proc macro (cuda-macros `printf.rs`): it reads the format at compile
 // time and expands to calls of the items below.

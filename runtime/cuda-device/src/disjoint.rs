@@ -2,6 +2,8 @@
 
 use crate::thread::ThreadIndex;
 
+mod raw;
+
 /// A device buffer shared by all threads of a launch, each of which gets at most the element at
 /// its own [`ThreadIndex`]. The kernel ABI passes it as pointer + length.
 #[repr(C)]

@@ -1,5 +1,5 @@
 //! Raw device operations. Each carries `#[cfg_attr(cuda_oxide, oxide::intrinsic)]`; the backend
-//! gives every function so marked its PTX body by its name (see `codegen-driver/src/device/intrinsic/`); the Rust bodies run only on
+//! gives every function so marked its PTX body by its name (see `codegen-driver/src/lower/intrinsic/`); the Rust bodies run only on
 //! the host, where they panic. Signatures use only scalars and raw pointers (one LLVM value per
 //! parameter); the safe API over them lives in the other modules of this crate.
 #![allow(non_snake_case)]
@@ -44,6 +44,59 @@ pub fn atomic_cas<T, const SCOPE: u8>(ptr: *mut T, cmp: T, new: T) -> T {
     device_only("atomic_cas")
 }
 
+/// `load atomic ptr syncscope(<SCOPE>) <ORDER>`; `ORDER`: `oxide_contract::atomic::AtomicOrdering`
+/// (Relaxed, Acquire or SeqCst: cuda_device never passes the others).
+#[inline(never)]
+#[cfg_attr(cuda_oxide, oxide::intrinsic)]
+#[allow(unused_variables)]
+pub fn atomic_load<T, const SCOPE: u8, const ORDER: u8>(ptr: *const T) -> T {
+    device_only("atomic_load")
+}
+
+/// `store atomic val, ptr syncscope(<SCOPE>) <ORDER>` (Relaxed, Release or SeqCst).
+#[inline(never)]
+#[cfg_attr(cuda_oxide, oxide::intrinsic)]
+#[allow(unused_variables)]
+pub fn atomic_store<T, const SCOPE: u8, const ORDER: u8>(ptr: *mut T, val: T) {
+    device_only("atomic_store")
+}
+
+/// [`atomic_rmw`] with a memory ordering; returns the old value.
+#[inline(never)]
+#[cfg_attr(cuda_oxide, oxide::intrinsic)]
+#[allow(unused_variables)]
+pub fn atomic_rmw_ordered<T, const OP: u8, const SCOPE: u8, const ORDER: u8>(ptr: *mut T, val: T) -> T {
+    device_only("atomic_rmw_ordered")
+}
+
+/// [`atomic_cas`] with the orderings of success and failure (the failure ordering is Relaxed,
+/// Acquire or SeqCst); returns the old value.
+#[inline(never)]
+#[cfg_attr(cuda_oxide, oxide::intrinsic)]
+#[allow(unused_variables)]
+pub fn atomic_cas_ordered<T, const SCOPE: u8, const SUCCESS: u8, const FAILURE: u8>(ptr: *mut T, cmp: T, new: T) -> T {
+    device_only("atomic_cas_ordered")
+}
+
+// --- shared.rs: generic const intrinsics --------------------------------------------------
+
+/// [`dynamic_shared_ptr`], with the dynamic shared memory declared at least `ALIGN`-byte aligned
+/// (the declaration takes the largest `ALIGN` of the module, 16 at least).
+#[inline(never)]
+#[cfg_attr(cuda_oxide, oxide::intrinsic)]
+pub fn dynamic_shared_ptr_aligned<const ALIGN: usize>() -> *mut u8 {
+    device_only("dynamic_shared_ptr_aligned")
+}
+
+// --- debug.rs: generic const intrinsics ---------------------------------------------------
+
+/// `pmevent N`: triggers performance-monitor event `N` (0..=15; checked by the caller).
+#[inline(never)]
+#[cfg_attr(cuda_oxide, oxide::intrinsic)]
+pub fn pmevent<const N: u32>() {
+    device_only("pmevent")
+}
+
 macro_rules! special_registers {
     ($ret:ty: $($name:ident),* $(,)?) => {$(
         #[doc = concat!("PTX special register behind `", stringify!($name), "`.")]
@@ -61,9 +114,10 @@ special_registers!(u32:
     blockIdx_x, blockIdx_y, blockIdx_z,
     blockDim_x, blockDim_y, blockDim_z,
     gridDim_x, gridDim_y, gridDim_z,
-    laneid, warpid, lanemask_lt, lanemask_le, lanemask_eq, lanemask_gt, lanemask_ge,
-    nsmid, smid, dynamic_smem_size,
+    laneid, warpid, nwarpid, lanemask_lt, lanemask_le, lanemask_eq, lanemask_gt, lanemask_ge,
+    nsmid, smid, dynamic_smem_size, total_smem_size, envreg1, envreg2,
 );
+special_registers!(u64: gridid);
 // --- cluster.rs: cluster registers (sm_90) --------------------------------------------------
 special_registers!(u32:
     cluster_ctarank, cluster_nctarank,
@@ -100,6 +154,8 @@ intrinsics! {
     // --- shared.rs --------------------------------------------------------------------------
     /// Generic address of the start of dynamic shared memory (`extern __shared__`).
     fn dynamic_shared_ptr() -> *mut u8;
+    /// `cvta.to.shared.u64`: the offset of a generic shared-memory address in the shared window.
+    fn cvta_to_shared(ptr: *const u8) -> u64;
 
     // --- warp.rs ----------------------------------------------------------------------------
     /// `shfl.sync.idx.b32`; `c` is PTX's clamp/segment operand.
@@ -138,6 +194,12 @@ intrinsics! {
     fn redux_sync_min_i32(mask: u32, val: i32) -> i32;
     /// `redux.sync.max.s32` (sm_80).
     fn redux_sync_max_i32(mask: u32, val: i32) -> i32;
+    /// `redux.sync.and.b32` (sm_80).
+    fn redux_sync_and_b32(mask: u32, val: u32) -> u32;
+    /// `redux.sync.or.b32` (sm_80).
+    fn redux_sync_or_b32(mask: u32, val: u32) -> u32;
+    /// `redux.sync.xor.b32` (sm_80).
+    fn redux_sync_xor_b32(mask: u32, val: u32) -> u32;
 
     // --- cluster.rs (sm_90) -----------------------------------------------------------------
     /// `barrier.cluster.arrive` + `barrier.cluster.wait`.
@@ -162,4 +224,245 @@ intrinsics! {
     fn assert_fail(message: *const u8, file: *const u8, line: u32, function: *const u8) -> !;
     /// `nanosleep.u32` (sm_70).
     fn nanosleep(ns: u32);
+    /// `brkpt`: suspends the thread for a debugger.
+    fn breakpoint();
+
+    // --- arith.rs: integer dot products -----------------------------------------------------
+    /// `dp4a.s32.s32`: `c` + the dot product of the four signed bytes of `a` and of `b`.
+    fn dp4a_s32(a: u32, b: u32, c: i32) -> i32;
+    /// `dp4a.u32.u32`: `c` + the dot product of the four unsigned bytes of `a` and of `b`.
+    fn dp4a_u32(a: u32, b: u32, c: u32) -> u32;
+    /// `dp2a.lo.s32.s32`: `c` + the two signed halves of `a` times the low two signed bytes of `b`.
+    fn dp2a_lo_s32(a: u32, b: u32, c: i32) -> i32;
+    /// `dp2a.lo.u32.u32`: as [`dp2a_lo_s32`], unsigned.
+    fn dp2a_lo_u32(a: u32, b: u32, c: u32) -> u32;
+}
+
+// --- arith.rs: float instructions with an explicit rounding, flush-to-zero, saturation or
+// approximation, one per PTX instruction: `float_<mnemonic with _ for .>` (`nan` is `.NaN`).
+intrinsics! {
+    /// `add.rm.f32`.
+    fn float_add_rm_f32(a: f32, b: f32) -> f32;
+    /// `add.rm.f64`.
+    fn float_add_rm_f64(a: f64, b: f64) -> f64;
+    /// `add.rm.ftz.f32`.
+    fn float_add_rm_ftz_f32(a: f32, b: f32) -> f32;
+    /// `add.rm.ftz.sat.f32`.
+    fn float_add_rm_ftz_sat_f32(a: f32, b: f32) -> f32;
+    /// `add.rm.sat.f32`.
+    fn float_add_rm_sat_f32(a: f32, b: f32) -> f32;
+    /// `add.rn.f32`.
+    fn float_add_rn_f32(a: f32, b: f32) -> f32;
+    /// `add.rn.f64`.
+    fn float_add_rn_f64(a: f64, b: f64) -> f64;
+    /// `add.rn.ftz.f32`.
+    fn float_add_rn_ftz_f32(a: f32, b: f32) -> f32;
+    /// `add.rn.ftz.sat.f32`.
+    fn float_add_rn_ftz_sat_f32(a: f32, b: f32) -> f32;
+    /// `add.rn.sat.f32`.
+    fn float_add_rn_sat_f32(a: f32, b: f32) -> f32;
+    /// `add.rp.f32`.
+    fn float_add_rp_f32(a: f32, b: f32) -> f32;
+    /// `add.rp.f64`.
+    fn float_add_rp_f64(a: f64, b: f64) -> f64;
+    /// `add.rp.ftz.f32`.
+    fn float_add_rp_ftz_f32(a: f32, b: f32) -> f32;
+    /// `add.rp.ftz.sat.f32`.
+    fn float_add_rp_ftz_sat_f32(a: f32, b: f32) -> f32;
+    /// `add.rp.sat.f32`.
+    fn float_add_rp_sat_f32(a: f32, b: f32) -> f32;
+    /// `add.rz.f32`.
+    fn float_add_rz_f32(a: f32, b: f32) -> f32;
+    /// `add.rz.f64`.
+    fn float_add_rz_f64(a: f64, b: f64) -> f64;
+    /// `add.rz.ftz.f32`.
+    fn float_add_rz_ftz_f32(a: f32, b: f32) -> f32;
+    /// `add.rz.ftz.sat.f32`.
+    fn float_add_rz_ftz_sat_f32(a: f32, b: f32) -> f32;
+    /// `add.rz.sat.f32`.
+    fn float_add_rz_sat_f32(a: f32, b: f32) -> f32;
+    /// `div.rm.f32`.
+    fn float_div_rm_f32(a: f32, b: f32) -> f32;
+    /// `div.rm.f64`.
+    fn float_div_rm_f64(a: f64, b: f64) -> f64;
+    /// `div.rm.ftz.f32`.
+    fn float_div_rm_ftz_f32(a: f32, b: f32) -> f32;
+    /// `div.rn.f32`.
+    fn float_div_rn_f32(a: f32, b: f32) -> f32;
+    /// `div.rn.f64`.
+    fn float_div_rn_f64(a: f64, b: f64) -> f64;
+    /// `div.rn.ftz.f32`.
+    fn float_div_rn_ftz_f32(a: f32, b: f32) -> f32;
+    /// `div.rp.f32`.
+    fn float_div_rp_f32(a: f32, b: f32) -> f32;
+    /// `div.rp.f64`.
+    fn float_div_rp_f64(a: f64, b: f64) -> f64;
+    /// `div.rp.ftz.f32`.
+    fn float_div_rp_ftz_f32(a: f32, b: f32) -> f32;
+    /// `div.rz.f32`.
+    fn float_div_rz_f32(a: f32, b: f32) -> f32;
+    /// `div.rz.f64`.
+    fn float_div_rz_f64(a: f64, b: f64) -> f64;
+    /// `div.rz.ftz.f32`.
+    fn float_div_rz_ftz_f32(a: f32, b: f32) -> f32;
+    /// `fma.rm.f32`.
+    fn float_fma_rm_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rm.f64`.
+    fn float_fma_rm_f64(a: f64, b: f64, c: f64) -> f64;
+    /// `fma.rm.ftz.f32`.
+    fn float_fma_rm_ftz_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rm.ftz.sat.f32`.
+    fn float_fma_rm_ftz_sat_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rm.sat.f32`.
+    fn float_fma_rm_sat_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rn.f32`.
+    fn float_fma_rn_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rn.f64`.
+    fn float_fma_rn_f64(a: f64, b: f64, c: f64) -> f64;
+    /// `fma.rn.ftz.f32`.
+    fn float_fma_rn_ftz_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rn.ftz.sat.f32`.
+    fn float_fma_rn_ftz_sat_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rn.sat.f32`.
+    fn float_fma_rn_sat_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rp.f32`.
+    fn float_fma_rp_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rp.f64`.
+    fn float_fma_rp_f64(a: f64, b: f64, c: f64) -> f64;
+    /// `fma.rp.ftz.f32`.
+    fn float_fma_rp_ftz_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rp.ftz.sat.f32`.
+    fn float_fma_rp_ftz_sat_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rp.sat.f32`.
+    fn float_fma_rp_sat_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rz.f32`.
+    fn float_fma_rz_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rz.f64`.
+    fn float_fma_rz_f64(a: f64, b: f64, c: f64) -> f64;
+    /// `fma.rz.ftz.f32`.
+    fn float_fma_rz_ftz_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rz.ftz.sat.f32`.
+    fn float_fma_rz_ftz_sat_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rz.sat.f32`.
+    fn float_fma_rz_sat_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `mul.rm.f32`.
+    fn float_mul_rm_f32(a: f32, b: f32) -> f32;
+    /// `mul.rm.f64`.
+    fn float_mul_rm_f64(a: f64, b: f64) -> f64;
+    /// `mul.rm.ftz.f32`.
+    fn float_mul_rm_ftz_f32(a: f32, b: f32) -> f32;
+    /// `mul.rn.f32`.
+    fn float_mul_rn_f32(a: f32, b: f32) -> f32;
+    /// `mul.rn.f64`.
+    fn float_mul_rn_f64(a: f64, b: f64) -> f64;
+    /// `mul.rn.ftz.f32`.
+    fn float_mul_rn_ftz_f32(a: f32, b: f32) -> f32;
+    /// `mul.rp.f32`.
+    fn float_mul_rp_f32(a: f32, b: f32) -> f32;
+    /// `mul.rp.f64`.
+    fn float_mul_rp_f64(a: f64, b: f64) -> f64;
+    /// `mul.rp.ftz.f32`.
+    fn float_mul_rp_ftz_f32(a: f32, b: f32) -> f32;
+    /// `mul.rz.f32`.
+    fn float_mul_rz_f32(a: f32, b: f32) -> f32;
+    /// `mul.rz.f64`.
+    fn float_mul_rz_f64(a: f64, b: f64) -> f64;
+    /// `mul.rz.ftz.f32`.
+    fn float_mul_rz_ftz_f32(a: f32, b: f32) -> f32;
+    /// `cos.approx.f32`.
+    fn float_cos_approx_f32(a: f32) -> f32;
+    /// `cos.approx.ftz.f32`.
+    fn float_cos_approx_ftz_f32(a: f32) -> f32;
+    /// `ex2.approx.f32`.
+    fn float_ex2_approx_f32(a: f32) -> f32;
+    /// `ex2.approx.ftz.f32`.
+    fn float_ex2_approx_ftz_f32(a: f32) -> f32;
+    /// `lg2.approx.f32`.
+    fn float_lg2_approx_f32(a: f32) -> f32;
+    /// `lg2.approx.ftz.f32`.
+    fn float_lg2_approx_ftz_f32(a: f32) -> f32;
+    /// `rcp.approx.ftz.f32`.
+    fn float_rcp_approx_ftz_f32(a: f32) -> f32;
+    /// `rcp.approx.ftz.f64`.
+    fn float_rcp_approx_ftz_f64(a: f64) -> f64;
+    /// `rcp.rm.f32`.
+    fn float_rcp_rm_f32(a: f32) -> f32;
+    /// `rcp.rm.f64`.
+    fn float_rcp_rm_f64(a: f64) -> f64;
+    /// `rcp.rm.ftz.f32`.
+    fn float_rcp_rm_ftz_f32(a: f32) -> f32;
+    /// `rcp.rn.f32`.
+    fn float_rcp_rn_f32(a: f32) -> f32;
+    /// `rcp.rn.f64`.
+    fn float_rcp_rn_f64(a: f64) -> f64;
+    /// `rcp.rn.ftz.f32`.
+    fn float_rcp_rn_ftz_f32(a: f32) -> f32;
+    /// `rcp.rp.f32`.
+    fn float_rcp_rp_f32(a: f32) -> f32;
+    /// `rcp.rp.f64`.
+    fn float_rcp_rp_f64(a: f64) -> f64;
+    /// `rcp.rp.ftz.f32`.
+    fn float_rcp_rp_ftz_f32(a: f32) -> f32;
+    /// `rcp.rz.f32`.
+    fn float_rcp_rz_f32(a: f32) -> f32;
+    /// `rcp.rz.f64`.
+    fn float_rcp_rz_f64(a: f64) -> f64;
+    /// `rcp.rz.ftz.f32`.
+    fn float_rcp_rz_ftz_f32(a: f32) -> f32;
+    /// `rsqrt.approx.f32`.
+    fn float_rsqrt_approx_f32(a: f32) -> f32;
+    /// `rsqrt.approx.f64`.
+    fn float_rsqrt_approx_f64(a: f64) -> f64;
+    /// `rsqrt.approx.ftz.f32`.
+    fn float_rsqrt_approx_ftz_f32(a: f32) -> f32;
+    /// `sin.approx.f32`.
+    fn float_sin_approx_f32(a: f32) -> f32;
+    /// `sin.approx.ftz.f32`.
+    fn float_sin_approx_ftz_f32(a: f32) -> f32;
+    /// `sqrt.approx.f32`.
+    fn float_sqrt_approx_f32(a: f32) -> f32;
+    /// `sqrt.approx.ftz.f32`.
+    fn float_sqrt_approx_ftz_f32(a: f32) -> f32;
+    /// `sqrt.rm.f32`.
+    fn float_sqrt_rm_f32(a: f32) -> f32;
+    /// `sqrt.rm.f64`.
+    fn float_sqrt_rm_f64(a: f64) -> f64;
+    /// `sqrt.rm.ftz.f32`.
+    fn float_sqrt_rm_ftz_f32(a: f32) -> f32;
+    /// `sqrt.rn.f32`.
+    fn float_sqrt_rn_f32(a: f32) -> f32;
+    /// `sqrt.rn.f64`.
+    fn float_sqrt_rn_f64(a: f64) -> f64;
+    /// `sqrt.rn.ftz.f32`.
+    fn float_sqrt_rn_ftz_f32(a: f32) -> f32;
+    /// `sqrt.rp.f32`.
+    fn float_sqrt_rp_f32(a: f32) -> f32;
+    /// `sqrt.rp.f64`.
+    fn float_sqrt_rp_f64(a: f64) -> f64;
+    /// `sqrt.rp.ftz.f32`.
+    fn float_sqrt_rp_ftz_f32(a: f32) -> f32;
+    /// `sqrt.rz.f32`.
+    fn float_sqrt_rz_f32(a: f32) -> f32;
+    /// `sqrt.rz.f64`.
+    fn float_sqrt_rz_f64(a: f64) -> f64;
+    /// `sqrt.rz.ftz.f32`.
+    fn float_sqrt_rz_ftz_f32(a: f32) -> f32;
+    /// `tanh.approx.f32`.
+    fn float_tanh_approx_f32(a: f32) -> f32;
+    /// `max.ftz.NaN.xorsign.abs.f32`.
+    fn float_max_ftz_nan_xorsign_abs_f32(a: f32, b: f32) -> f32;
+    /// `max.ftz.xorsign.abs.f32`.
+    fn float_max_ftz_xorsign_abs_f32(a: f32, b: f32) -> f32;
+    /// `max.NaN.xorsign.abs.f32`.
+    fn float_max_nan_xorsign_abs_f32(a: f32, b: f32) -> f32;
+    /// `max.xorsign.abs.f32`.
+    fn float_max_xorsign_abs_f32(a: f32, b: f32) -> f32;
+    /// `min.ftz.NaN.xorsign.abs.f32`.
+    fn float_min_ftz_nan_xorsign_abs_f32(a: f32, b: f32) -> f32;
+    /// `min.ftz.xorsign.abs.f32`.
+    fn float_min_ftz_xorsign_abs_f32(a: f32, b: f32) -> f32;
+    /// `min.NaN.xorsign.abs.f32`.
+    fn float_min_nan_xorsign_abs_f32(a: f32, b: f32) -> f32;
+    /// `min.xorsign.abs.f32`.
+    fn float_min_xorsign_abs_f32(a: f32, b: f32) -> f32;
 }

@@ -11,21 +11,38 @@
 //! | [`atomic`] | `atomicAdd`-style operations with block/cluster/device/system scope |
 //! | [`warp`] | shuffles, votes, match, warp reductions and scans |
 //! | [`cluster`] | thread block clusters and distributed shared memory (sm_90) |
-//! | [`debug`] | [`gpu_printf!`], [`gpu_assert!`], `trap`, `clock64` |
+//! | [`grid`] | the grid barrier of cooperative launches |
+//! | [`cooperative_groups`] | grid/cluster/block/tile/coalesced groups, tile and block reductions and scans |
+//! | [`debug`] | [`gpu_printf!`], [`gpu_assert!`], `trap`, `clock64`, `breakpoint` |
+//! | [`dotprod`] | `dp4a` / `dp2a` integer dot products |
+//! | [`float`] | float instructions with explicit rounding, flush-to-zero, saturation or approximation |
+//! | [`swizzle`], [`access`] | shared-memory bank and swizzle arithmetic, vectorised-access planning (`const fn`s) |
+//! | [`uniform`] | [`Uniform`]: a value alike in every thread of a launch |
+//! | [`config`] | compile-time shapes, tiles, atoms and policies for policy-generic kernels |
 #![no_std]
+// `f16` atomic cells (`DeviceAtomicF16`); the pinned nightly compiles every cuda-oxide crate.
+#![feature(f16)]
 #![allow(clippy::missing_safety_doc)]
 
 // `gpu_printf!` (a proc macro) names this crate as `::cuda_device`, here too.
 extern crate self as cuda_device;
 
+pub mod access;
 pub mod atomic;
 pub mod cluster;
+pub mod config;
+pub mod cooperative_groups;
 pub mod debug;
 mod disjoint;
+pub mod dotprod;
+pub mod float;
+pub mod grid;
 pub mod intrinsics;
 pub mod shared;
+pub mod swizzle;
 pub mod sync;
 pub mod thread;
+pub mod uniform;
 pub mod warp;
 
 /// `#[derive(DeviceCopy)]` (the trait is `cuda_core::DeviceCopy`).
@@ -33,8 +50,9 @@ pub use cuda_macros::DeviceCopyViaDevice as DeviceCopy;
 pub use cuda_macros::{cluster_launch, cuda_module, device, gpu_printf, kernel, launch_bounds};
 pub use debug::{clock64, trap};
 pub use disjoint::DisjointSlice;
-pub use shared::SharedArray;
+pub use shared::{DynamicSharedArray, SharedArray};
 pub use sync::sync_threads;
+pub use uniform::Uniform;
 
 /// Runtime crates reached by the code that `#[cuda_module]` generates, so that a user crate only
 /// needs `cuda_device` (and `cuda_core` for its own host code) as dependencies.

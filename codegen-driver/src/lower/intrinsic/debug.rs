@@ -1,11 +1,13 @@
-//! Debugging and timing: `vprintf`, `__assertfail`, `%clock`, `%clock64`, `%globaltimer`, `nanosleep`.
+//! Debugging and timing: `vprintf`, `__assertfail`, `%clock`, `%clock64`, `%globaltimer`, `nanosleep`,
+//! `brkpt`, `pmevent`.
 
 use rustc_codegen_ssa::traits::*;
+use rustc_middle::ty::Instance;
 
 use super::super::builder::Builder;
 
 /// Builds the body of the debugging intrinsic `name`; `false` if `name` is not one.
-pub fn build(bx: &mut Builder<'_, '_>, name: &str) -> bool {
+pub fn build<'tcx>(bx: &mut Builder<'_, 'tcx>, name: &str, instance: Instance<'tcx>) -> bool {
     let i32t = bx.cx.type_i32();
     let i64t = bx.cx.type_i64();
     let void = bx.cx.type_void();
@@ -26,6 +28,17 @@ pub fn build(bx: &mut Builder<'_, '_>, name: &str) -> bool {
             bx.call_named("__assertfail", void, &args);
             bx.call_named("llvm.trap", void, &[]);
             bx.unreachable();
+        }
+        "breakpoint" => {
+            bx.call_named("llvm.debugtrap", void, &[]);
+            bx.ret_void();
+        }
+        "pmevent" => {
+            // The event number is an immediate operand: the const argument, checked to be 0..=15
+            // by `debug::prof_trigger`.
+            let event = instance.args.const_at(0).to_leaf().to_u32();
+            bx.emit(format!("call void asm sideeffect \"pmevent {event};\", \"\"()"));
+            bx.ret_void();
         }
         "nanosleep" => {
             let ns = bx.get_param(0);

@@ -1,7 +1,8 @@
 //! Intrinsics: rustc's own (`core::intrinsics`, called by codegen_ssa) mapped to LLVM intrinsics
 //! or libdevice, and ours (`cuda_device::intrinsics`: one file per family, `thread.rs`, `sync.rs`,
-//! `atomic.rs`, `warp.rs`, `shared.rs`, `cluster.rs`, `debug.rs`).
+//! `atomic.rs`, `warp.rs`, `shared.rs`, `cluster.rs`, `debug.rs`, `arith.rs`).
 
+mod arith;
 mod atomic;
 mod cluster;
 mod debug;
@@ -12,6 +13,7 @@ mod sync;
 mod thread;
 mod warp;
 
+pub use atomic::{core_load_store, core_rmw};
 pub use shared::shared_static;
 
 pub use math::define_libm;
@@ -44,9 +46,10 @@ pub fn define_device_intrinsic<'tcx>(cx: &CodegenCx<'tcx>, instance: Instance<'t
         || sync::build(&mut bx, name)
         || atomic::build(&mut bx, name, instance)
         || warp::build(&mut bx, name)
-        || shared::build(&mut bx, name)
+        || shared::build(&mut bx, name, instance)
         || cluster::build(&mut bx, name)
-        || debug::build(&mut bx, name);
+        || debug::build(&mut bx, name, instance)
+        || arith::build(&mut bx, name);
     if !done {
         // A function in `intrinsics` without a device body is our bug, not the user's.
         rustc_middle::bug!("cuda-oxide: `cuda_device::intrinsics::{name}` has no device implementation");
@@ -185,6 +188,18 @@ impl<'a, 'tcx> IntrinsicCallBuilderMethods<'tcx> for Builder<'a, 'tcx> {
                     let p = arg_ty(0);
                     let isize = self.cx.type_isize();
                     self.call_intrinsic("ptrmask", &[p, isize], p, &imm)
+                }
+                "volatile_load" | "unaligned_volatile_load" => {
+                    // `ptr::read_volatile`: `ld.volatile` (codegen_ssa does the stores itself).
+                    let ty = self.cx.backend_type(result.layout);
+                    let align = if name == "volatile_load" { result.layout.align.abi.bytes() } else { 1 };
+                    let text =
+                        format!("load volatile {}, {}, align {align}", self.cx.type_str(ty), self.cx.operand(imm[0]));
+                    let load = self.emit_value(ty, text);
+                    if !result.layout.is_zst() {
+                        self.store_to_place(load, result.val);
+                    }
+                    return Ok(());
                 }
                 "compare_bytes" => mem::compare_bytes(self, imm[0], imm[1], imm[2]),
                 "raw_eq" => mem::raw_eq(self, instance.args.type_at(0), imm[0], imm[1]),

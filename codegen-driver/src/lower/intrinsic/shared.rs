@@ -1,5 +1,6 @@
-//! Shared memory: statics of the `SharedArray<T, N>` lang item become uninitialised
-//! `addrspace(3)` globals, and dynamic shared memory is one `external addrspace(3)` array.
+//! Shared memory: statics of the `SharedArray<T, N, ALIGN>` lang item become uninitialised
+//! `addrspace(3)` globals, dynamic shared memory is one `external addrspace(3)` array (aligned to
+//! the largest alignment any of the module's kernels asks for), and `cvta.to.shared`.
 
 use oxide_contract::attrs::LangItem;
 use oxide_contract::limits::DEFAULT_SHARED_MEMORY_PER_BLOCK;
@@ -26,7 +27,13 @@ fn shared_global(
 ) -> ir::Value {
     let existing = cx.module.borrow().global_by_name.get(name).copied();
     let global = match existing {
-        Some(idx) => cx.module.borrow().globals[idx as usize].value,
+        Some(idx) => {
+            // One declaration serves every use: it takes the strictest alignment asked for.
+            let mut m = cx.module.borrow_mut();
+            let g = &mut m.globals[idx as usize];
+            g.align = g.align.max(align);
+            g.value
+        }
         None => {
             let undef = init.then(|| cx.const_undef(ty));
             let mut m = cx.module.borrow_mut();
@@ -69,16 +76,35 @@ pub fn shared_static<'tcx>(cx: &CodegenCx<'tcx>, def_id: DefId) -> Option<ir::Va
     }
     let name = ptx_safe_name(tcx.symbol_name(Instance::mono(tcx, def_id)).name);
     let bytes = cx.type_array(cx.type_i8(), layout.size.bytes());
-    Some(shared_global(cx, &name, bytes, true, "internal", layout.align.abi.bytes().max(4)))
+    // `SharedArray<T, N, ALIGN>`: ALIGN = 0 means the element's own alignment.
+    let asked = match ty.kind() {
+        ty::Adt(_, args) if args.len() > 2 => args.const_at(2).try_to_target_usize(tcx).unwrap_or(0),
+        _ => 0,
+    };
+    let align = layout.align.abi.bytes().max(4).max(asked);
+    Some(shared_global(cx, &name, bytes, true, "internal", align))
 }
 
-/// Builds `dynamic_shared_ptr`; `false` for every other name.
-pub fn build(bx: &mut Builder<'_, '_>, name: &str) -> bool {
+/// Builds `dynamic_shared_ptr[_aligned]` and `cvta_to_shared`; `false` for every other name.
+pub fn build<'tcx>(bx: &mut Builder<'_, 'tcx>, name: &str, instance: Instance<'tcx>) -> bool {
     match name {
-        "dynamic_shared_ptr" => {
+        "dynamic_shared_ptr" | "dynamic_shared_ptr_aligned" => {
+            let align = if name == "dynamic_shared_ptr" {
+                16
+            } else {
+                instance.args.const_at(0).try_to_target_usize(bx.cx.tcx).unwrap_or(16).max(16)
+            };
             let bytes = bx.cx.type_array(bx.cx.type_i8(), 0);
-            let p = shared_global(bx.cx, DYNAMIC_SHARED, bytes, false, "", 16);
+            let p = shared_global(bx.cx, DYNAMIC_SHARED, bytes, false, "", align);
             bx.ret(p);
+        }
+        "cvta_to_shared" => {
+            let ptr = bx.get_param(0);
+            let shared = bx.cx.type_ptr_ext(rustc_abi::AddressSpace(3));
+            let i64t = bx.cx.type_i64();
+            let p3 = bx.emit_value(shared, format!("addrspacecast {} to ptr addrspace(3)", bx.cx.operand(ptr)));
+            let offset = bx.emit_value(i64t, format!("ptrtoint {} to i64", bx.cx.operand(p3)));
+            bx.ret(offset);
         }
         _ => return false,
     }

@@ -1,5 +1,6 @@
 //! Thread, block and grid registers: `%tid`, `%ntid`, `%ctaid`, `%nctaid`, `%laneid`, `%warpid`,
-//! `%lanemask_*`, `%smid`, `%nsmid`, `%dynamic_smem_size`.
+//! `%nwarpid`, `%lanemask_*`, `%smid`, `%nsmid`, `%gridid`, `%envreg1`/`%envreg2`,
+//! `%dynamic_smem_size`, `%total_smem_size`.
 
 use rustc_codegen_ssa::traits::*;
 
@@ -15,6 +16,9 @@ pub fn build(bx: &mut Builder<'_, '_>, name: &str) -> bool {
         _ => match name {
             "laneid" => ("laneid", ""),
             "warpid" => ("warpid", ""),
+            "nwarpid" => ("nwarpid", ""),
+            "envreg1" => ("envreg1", ""),
+            "envreg2" => ("envreg2", ""),
             "smid" => ("smid", ""),
             "nsmid" => ("nsmid", ""),
             "lanemask_lt" => ("lanemask.lt", ""),
@@ -22,10 +26,18 @@ pub fn build(bx: &mut Builder<'_, '_>, name: &str) -> bool {
             "lanemask_eq" => ("lanemask.eq", ""),
             "lanemask_gt" => ("lanemask.gt", ""),
             "lanemask_ge" => ("lanemask.ge", ""),
-            "dynamic_smem_size" => {
-                // No LLVM intrinsic reads this register: inline PTX.
+            "dynamic_smem_size" | "total_smem_size" => {
+                // No LLVM intrinsic reads `%dynamic_smem_size` (LLVM's `total_smem_size` one is
+                // not in every LLVM we accept): inline PTX for both.
                 let i32t = bx.cx.type_i32();
-                let v = bx.emit_value(i32t, "call i32 asm \"mov.u32 $0, %dynamic_smem_size;\", \"=r\"()".into());
+                let v = bx.emit_value(i32t, format!("call i32 asm \"mov.u32 $0, %{name};\", \"=r\"()"));
+                bx.ret(v);
+                return true;
+            }
+            "gridid" => {
+                // `%gridid` is 64 bits wide; LLVM's intrinsic reads only 32 of them.
+                let i64t = bx.cx.type_i64();
+                let v = bx.emit_value(i64t, "call i64 asm \"mov.u64 $0, %gridid;\", \"=l\"()".into());
                 bx.ret(v);
                 return true;
             }

@@ -48,6 +48,13 @@ pub fn build(bx: &mut Builder<'_, '_>, name: &str) -> bool {
             let val = bx.get_param(1);
             bx.call_named(&format!("llvm.nvvm.redux.sync.{op}"), i32t, &[val, mask])
         }
+        "redux_sync_and_b32" | "redux_sync_or_b32" | "redux_sync_xor_b32" => {
+            let op = name.trim_start_matches("redux_sync_").trim_end_matches("_b32");
+            let mask = bx.get_param(0);
+            let val = bx.get_param(1);
+            bx.call_named(&format!("llvm.nvvm.redux.sync.{op}"), i32t, &[val, mask])
+        }
+
         _ => return false,
     };
     bx.ret(v);

@@ -15,24 +15,24 @@ mod kernels {
     #[kernel]
     #[launch_bounds(256)]
     pub fn block_sum(x: &[u32], sums: &mut [u32]) {
-        static PARTIAL: SharedArray<u32, 256> = SharedArray::new();
+        static mut PARTIAL: SharedArray<u32, 256> = SharedArray::UNINIT;
         let tid = thread::threadIdx_x() as usize;
         let i = thread::index_1d().get();
         let v = if i < x.len() { x[i] } else { 0 };
         // SAFETY: each thread writes only its own slot before the barrier.
-        unsafe { PARTIAL.write(tid, v) };
+        unsafe { PARTIAL[tid] = v };
         sync_threads();
         let mut stride = 128;
         while stride > 0 {
             if tid < stride {
                 // SAFETY: slot `tid` is this thread's; `tid + stride` is written by no one in this step.
-                unsafe { PARTIAL.write(tid, PARTIAL.read(tid).wrapping_add(PARTIAL.read(tid + stride))) };
+                unsafe { PARTIAL[tid] = PARTIAL[tid].wrapping_add(PARTIAL[tid + stride]) };
             }
             sync_threads();
             stride /= 2;
         }
         if tid == 0 {
-            sums[thread::blockIdx_x() as usize] = unsafe { PARTIAL.read(0) };
+            sums[thread::blockIdx_x() as usize] = unsafe { PARTIAL[0] };
         }
     }
 }

@@ -21,16 +21,16 @@ mod kernels {
     #[kernel]
     #[cluster_launch(4, 1, 1)]
     pub fn neighbour(x: &[u32], mut out: DisjointSlice<u32>, mut ranks: DisjointSlice<u32>) {
-        static MINE: SharedArray<u32, THREADS> = SharedArray::new();
+        static mut MINE: SharedArray<u32, THREADS> = SharedArray::UNINIT;
         let idx = thread::index_1d();
         let tid = thread::threadIdx_x() as usize;
         let rank = cluster::block_rank();
         let blocks = cluster::num_blocks();
         let v = if idx.get() < x.len() { x[idx.get()] } else { 0 };
         // SAFETY: each thread writes its own slot; others read it only after the cluster barrier.
-        unsafe { MINE.write(tid, v) };
+        unsafe { MINE[tid] = v };
         cluster::sync();
-        let remote = cluster::map_shared_rank(MINE.as_mut_ptr(), (rank + 1) % blocks);
+        let remote = cluster::map_shared_rank(SharedArray::as_raw_mut_ptr(&raw mut MINE), (rank + 1) % blocks);
         // SAFETY: `tid < THREADS`; the neighbour wrote this slot before the barrier and keeps
         // its shared memory until the second barrier.
         let theirs = unsafe { remote.add(tid).read() };

@@ -18,18 +18,18 @@ mod kernels {
     #[kernel]
     #[launch_bounds(256)]
     pub fn histogram(data: &[u8], bins: &mut [u32]) {
-        static COUNTS: SharedArray<u32, 256> = SharedArray::new();
+        static mut COUNTS: SharedArray<u32, 256> = SharedArray::UNINIT;
         let tid = thread::threadIdx_x() as usize;
         // SAFETY: each thread zeroes its own bin before the barrier.
-        unsafe { COUNTS.write(tid, 0) };
+        unsafe { COUNTS[tid] = 0 };
         sync_threads();
         for i in thread::grid_stride(data.len()) {
             let bin = data[i.get()] as usize;
             // SAFETY: `bin < 256`; every access between the barriers is atomic.
-            unsafe { atomic::block::add(COUNTS.as_mut_ptr().add(bin), 1u32) };
+            unsafe { atomic::block::add(&raw mut COUNTS[bin], 1u32) };
         }
         sync_threads();
-        let count = unsafe { COUNTS.read(tid) };
+        let count = unsafe { COUNTS[tid] };
         if count != 0 {
             // SAFETY: `bins` has 256 elements; all threads of the grid update it atomically.
             unsafe { atomic::add(bins.as_mut_ptr().add(tid), count) };

@@ -201,7 +201,7 @@ mod kernels {
             c[i] = a[i] + b[i];
         }
         // SAFETY: `cols` is a kernel parameter, the same in every thread.
-        if let Some(idx) = unsafe { thread::index_2d().to_linear(cols as usize) } {
+        if let Some(idx) = unsafe { thread::index_2d_xy().to_linear(cols as usize) } {
             if let Some(l) = lin.get_mut(idx) {
                 *l = row * cols + col;
             }
