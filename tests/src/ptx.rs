@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use oxide_contract::arch::Arch;
 use oxide_contract::naming::files;
 
-use crate::{TempProject, device_dir, assert_success, cargo_oxide, ptxas, remove_artifacts, stderr};
+use crate::{TempProject, assert_success, cargo_oxide, device_dir, ptxas, remove_artifacts, stderr};
 
 /// A crate built for `archs`.
 pub struct Built {

@@ -217,6 +217,15 @@ impl Function {
         &self.module.ctx
     }
 
+    /// This function described by `info`, for a module loaded without a manifest whose kernel
+    /// the binary's embedded manifests describe.
+    pub(crate) fn with_info(mut self, info: &KernelInfo) -> Function {
+        if self.info.is_none() {
+            self.info = Some(Arc::new(info.clone()));
+        }
+        self
+    }
+
     /// The raw `CUfunction`, for calling the driver directly.
     pub fn raw(&self) -> sys::CUfunction {
         self.raw

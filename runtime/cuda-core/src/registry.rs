@@ -15,7 +15,7 @@ use oxide_contract::manifest::KernelInfo;
 use crate::bundle::LoadedBundle;
 use crate::context::CudaContext;
 use crate::error::DriverError;
-use crate::module::Function;
+use crate::module::{Function, Module};
 
 unsafe extern "C" {
     #[link_name = "__start_cuda_oxide_bundles"]
@@ -56,10 +56,13 @@ fn find(key: u64) -> Result<Option<(usize, &'static KernelInfo)>, DriverError> {
 }
 
 /// The kernels of one `#[cuda_module]` on one context, as its generated `Module` finds them: by
-/// key, in whichever bundle of the binary holds each one. It keeps the bundles it loaded, and
-/// remembers the instances of generic kernels it has looked up.
+/// key, in whichever bundle of the binary holds each one, or in one module the program loaded
+/// itself (`kernels::from_module`). It keeps the bundles it loaded, and remembers the instances
+/// of generic kernels it has looked up.
 pub struct EmbeddedKernels {
     ctx: Arc<CudaContext>,
+    /// The module given to `from_module`: every kernel comes from it, none from the bundles.
+    module: Option<Arc<Module>>,
     bundles: Mutex<Vec<Arc<LoadedBundle>>>,
     instances: Mutex<HashMap<u64, Function>>,
 }
@@ -71,7 +74,26 @@ impl EmbeddedKernels {
         if bundles()?.is_empty() {
             return Err(DriverError::NotBuiltWithOxide);
         }
-        Ok(EmbeddedKernels { ctx: Arc::clone(ctx), bundles: Mutex::new(Vec::new()), instances: Default::default() })
+        Ok(EmbeddedKernels {
+            ctx: Arc::clone(ctx),
+            module: None,
+            bundles: Mutex::new(Vec::new()),
+            instances: Default::default(),
+        })
+    }
+
+    /// The kernels of `module`, loaded by the program (e.g. from the `<crate>.ptx` that
+    /// `cargo oxide build` writes, with `CudaContext::load_module_from_file`). Each kernel is
+    /// looked up by the entry name the manifests give its key (the module's own, else the
+    /// binary's embedded ones), else by the name the compiler gives a kernel without a clash:
+    /// its Rust name, or for an instance of a generic kernel that name and its key.
+    pub fn from_module(module: Arc<Module>) -> EmbeddedKernels {
+        EmbeddedKernels {
+            ctx: Arc::clone(module.context()),
+            module: Some(module),
+            bundles: Mutex::new(Vec::new()),
+            instances: Default::default(),
+        }
     }
 
     /// The kernel instance with `key` (`oxide_contract::naming::kernel_key`); `kernel` (its Rust
@@ -80,6 +102,11 @@ impl EmbeddedKernels {
         let mut instances = self.instances.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Some(f) = instances.get(&key) {
             return Ok(f.clone());
+        }
+        if let Some(module) = &self.module {
+            let f = function_in_module(module, key, kernel)?;
+            instances.insert(key, f.clone());
+            return Ok(f);
         }
         let Some((index, info)) = find(key)? else {
             let known = bundles()?.iter().flat_map(|b| b.manifest.kernels.iter().map(|k| k.name.clone())).collect();
@@ -96,8 +123,17 @@ impl EmbeddedKernels {
     }
 
     /// The kernel named `name` (its entry, or its Rust name's last segment) in any bundle of this
-    /// binary, as `cuda_launch!` finds a kernel given by name.
+    /// binary (or in the module given to [`from_module`](Self::from_module)), as `cuda_launch!`
+    /// finds a kernel given by name.
     pub fn function_named(&self, name: &str) -> Result<Function, DriverError> {
+        if let Some(module) = &self.module {
+            let info = module.manifest().map(|m| m.kernels_named(name));
+            return match info.as_deref() {
+                Some([one]) => module.function(&one.entry),
+                Some(several @ [_, _, ..]) => Err(ambiguous_kernel_name(name, several.iter().copied())),
+                _ => module.function(name),
+            };
+        }
         let bundles = bundles()?;
         let found: Vec<(usize, &KernelInfo)> = bundles
             .iter()
@@ -122,6 +158,24 @@ impl EmbeddedKernels {
     /// The bundles loaded so far, with their manifests and the payload chosen for this GPU.
     pub fn loaded_bundles(&self) -> Vec<Arc<LoadedBundle>> {
         self.bundles.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
+    }
+}
+
+/// Kernel instance `key` (Rust path `kernel`) in a module the program loaded itself.
+fn function_in_module(module: &Module, key: u64, kernel: &str) -> Result<Function, DriverError> {
+    if let Some(info) = module.manifest().and_then(|m| m.kernel_by_key(key)) {
+        return module.function(&info.entry);
+    }
+    // A module without a manifest (a file): the binary's manifests name the entry, when the
+    // kernel was compiled into it.
+    if let Some((_, info)) = find(key).ok().flatten() {
+        return module.function(&info.entry).map(|f| f.with_info(info));
+    }
+    let base = kernel.rsplit("::").next().unwrap_or(kernel);
+    let hashed = oxide_contract::naming::entry_name(base, key, false);
+    match module.function(base) {
+        Err(DriverError::EntryNotFound { .. }) => module.function(&hashed),
+        found => found,
     }
 }
 

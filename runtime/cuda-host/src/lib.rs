@@ -26,6 +26,9 @@
 mod sideload;
 
 pub use cuda_core::{EmbeddedKernels, LoadedBundle, load_bundle};
+/// `#[cuda_module]`, also importable from here (`use cuda_host::cuda_module;`) as NVIDIA
+/// cuda-oxide's programs do; the same macro as `cuda_device::cuda_module`.
+pub use cuda_macros::cuda_module;
 pub use sideload::{ARTIFACT_DIR_ENV, artifact_dir_candidates, find_module_dir, load_kernel_module, load_module_dir};
 
 use cuda_core::oxide_contract::manifest::Manifest;
@@ -149,7 +152,7 @@ pub mod __private {
     pub use cuda_core::oxide_contract::naming::kernel_key;
     pub use cuda_core::{
         CudaContext, CudaStream, DeviceBuffer, DriverError, EmbeddedKernels, Function, KernelParams, LaunchConfig,
-        LoadedBundle, launch_with,
+        LoadedBundle, Module, launch_with,
     };
 
     /// The last segment of a kernel path as `stringify!` spells it (`kernels :: map :: < f32 >`

@@ -175,7 +175,23 @@ fn generate(kernels: &[KernelDef]) -> Vec<Item> {
         pub fn load(
             ctx: &::std::sync::Arc<#rt::CudaContext>,
         ) -> ::core::result::Result<Module, #rt::DriverError> {
-            let __kernels = #rt::EmbeddedKernels::new(ctx)?;
+            __oxide_bind(#rt::EmbeddedKernels::new(ctx)?)
+        }
+
+        /// Binds this module's kernels in device code the program loaded itself, e.g. the
+        /// `<crate>.ptx` that `cargo oxide build` writes next to `Cargo.toml`:
+        /// `kernels::from_module(ctx.load_module_from_file("app.ptx")?)?`. Fails with
+        /// `CUDA_ERROR_NOT_FOUND` when a kernel of this module is not in it.
+        pub fn from_module(
+            module: impl ::core::convert::Into<::std::sync::Arc<#rt::Module>>,
+        ) -> ::core::result::Result<Module, #rt::DriverError> {
+            __oxide_bind(#rt::EmbeddedKernels::from_module(module.into()))
+        }
+
+        /// The loaded module under NVIDIA cuda-oxide's name for it.
+        pub type LoadedModule = Module;
+
+        fn __oxide_bind(__kernels: #rt::EmbeddedKernels) -> ::core::result::Result<Module, #rt::DriverError> {
             ::core::result::Result::Ok(Module { #(#field_inits,)* __oxide_kernels: __kernels })
         }
 

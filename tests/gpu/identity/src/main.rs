@@ -28,7 +28,8 @@ mod add_kernels {
     }
 }
 
-#[cuda_module]
+// NVIDIA cuda-oxide's programs import the macro from cuda_host.
+#[cuda_host::cuda_module]
 mod mul_kernels {
     use super::*;
 
@@ -136,5 +137,33 @@ fn main() {
             compare(name, &ck(out.to_host_vec(&stream), "copy out back")?, &want, |x, y| x == y)
         });
     }
+
+    // `from_module`: kernels bound in a module the program holds itself (NVIDIA cuda-oxide's
+    // `kernels::from_module`), found in it by key: a plain kernel in the dependency's module, an
+    // instance of its generic `map` in this binary's module (the crate that instantiated it).
+    let module_of = |key: u64| {
+        let bundles = dependency.kernels().loaded_bundles();
+        let found = bundles.iter().find(|b| b.manifest().kernel_by_key(key).is_some()).map(|b| b.module().clone());
+        found.ok_or_else(|| format!("no loaded bundle holds kernel {key:016x}"))
+    };
+    report.check("from_module op", || {
+        let bound: identity_kernels::kernels::LoadedModule = ck(
+            identity_kernels::kernels::from_module(module_of(kernel_key(&identity_kernels::kernels::op))?),
+            "from_module",
+        )?;
+        let mut out = ck(DeviceBuffer::from_host(&stream, &vec![0xdead_beefu32; N]), "poison out")?;
+        ck(bound.op(&stream, config, &a_dev, &mut out), "launch op")?;
+        ck(stream.synchronize(), "synchronize")?;
+        let want: Vec<u32> = a.iter().map(|&x| x.wrapping_sub(7)).collect();
+        compare("from_module op", &ck(out.to_host_vec(&stream), "copy out back")?, &want, |x, y| x == y)
+    });
+    report.check("from_module map", || {
+        let bound = ck(identity_kernels::kernels::from_module(module_of(map_key(&add_offset))?), "from_module")?;
+        let mut out = ck(DeviceBuffer::from_host(&stream, &vec![0xdead_beefu32; N]), "poison out")?;
+        ck(launch_map(&bound, &stream, add_offset, &a_dev, &mut out), "launch map")?;
+        ck(stream.synchronize(), "synchronize")?;
+        let want: Vec<u32> = a.iter().map(|&x| add_offset(x)).collect();
+        compare("from_module map", &ck(out.to_host_vec(&stream), "copy out back")?, &want, |x, y| x == y)
+    });
     report.finish()
 }
