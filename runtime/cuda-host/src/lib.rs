@@ -163,6 +163,16 @@ pub mod __private {
         path.rsplit("::").next().unwrap_or(path).to_string()
     }
 
+    /// The entry name of generic kernel `base`'s instance `key` as a `&'static str` (for
+    /// `<kernel>_ptx_name`), made once per instance and kept for the rest of the program.
+    pub fn generic_entry_name(base: &str, key: u64) -> &'static str {
+        use std::collections::HashMap;
+        use std::sync::{Mutex, OnceLock};
+        static NAMES: OnceLock<Mutex<HashMap<u64, &'static str>>> = OnceLock::new();
+        let mut names = NAMES.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
+        names.entry(key).or_insert_with(|| oxide_contract::naming::entry_name(base, key, false).leak())
+    }
+
     /// The async runtime, for the `_async` methods (only with the `async` feature).
     #[cfg(feature = "async")]
     pub use cuda_async;

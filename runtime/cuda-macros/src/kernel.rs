@@ -89,14 +89,6 @@ pub fn check_kernel_fn(f: &ItemFn) -> syn::Result<Vec<Param>> {
             ));
         }
     }
-    for param in &sig.generics.params {
-        if let GenericParam::Const(c) = param {
-            errors.push(syn::Error::new(
-                c.span(),
-                "const generic parameters are not supported on kernels yet: pass the value as an argument",
-            ));
-        }
-    }
     let mut params = Vec::new();
     for (i, input) in sig.inputs.iter().enumerate() {
         let arg = match input {
@@ -249,8 +241,18 @@ fn with_tool_attr_last(mut f: ItemFn, tool: TokenStream) -> TokenStream {
     quote!(#(#attrs)* #tool #f)
 }
 
-/// Generic arguments for naming an instance: the type parameters, in order (lifetimes are
-/// erased and const parameters are rejected).
+/// The type parameters, in order (what async launches ask to outlive the operation).
 pub fn type_params(generics: &syn::Generics) -> Vec<syn::Ident> {
     generics.type_params().map(|t| t.ident.clone()).collect()
+}
+
+/// Generic arguments for naming an instance: the type and const parameters in declaration order
+/// (lifetimes are erased). A kernel with none is compiled once, by its own crate.
+pub fn instance_params(generics: &syn::Generics) -> Vec<syn::Ident> {
+    let ident = |p: &GenericParam| match p {
+        GenericParam::Type(t) => Some(t.ident.clone()),
+        GenericParam::Const(c) => Some(c.ident.clone()),
+        GenericParam::Lifetime(_) => None,
+    };
+    generics.params.iter().filter_map(ident).collect()
 }

@@ -7,7 +7,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 
 use crate::attrs::cluster_tokens;
-use crate::kernel::{Param, ParamKind, type_params};
+use crate::kernel::{Param, ParamKind, instance_params, type_params};
 use crate::module::{KernelDef, lookup, rt};
 
 /// Which launch method is being generated.
@@ -26,6 +26,8 @@ pub struct LaunchSig<'k> {
     k: &'k KernelDef,
     flavor: Flavor,
     tparams: Vec<syn::Ident>,
+    /// Type and const parameters: the turbofish naming the instance.
+    iparams: Vec<syn::Ident>,
     /// The lifetime of the borrowed buffers of `_async`.
     op_lifetime: syn::Lifetime,
 }
@@ -41,6 +43,7 @@ impl<'k> LaunchSig<'k> {
             k,
             flavor,
             tparams: type_params(&k.generics),
+            iparams: instance_params(&k.generics),
             op_lifetime: syn::Lifetime::new("'__oxide_op", Span::call_site()),
         }
     }
@@ -94,8 +97,8 @@ impl<'k> LaunchSig<'k> {
     }
 
     fn turbofish(&self) -> TokenStream {
-        let tparams = &self.tparams;
-        if tparams.is_empty() { quote!() } else { quote!(::<#(#tparams),*>) }
+        let iparams = &self.iparams;
+        if iparams.is_empty() { quote!() } else { quote!(::<#(#iparams),*>) }
     }
 
     /// Element types of the buffer parameters, in order.
@@ -148,7 +151,7 @@ impl<'k> LaunchSig<'k> {
     fn function(&self) -> TokenStream {
         let rt = rt();
         let owned = self.is_async();
-        if self.tparams.is_empty() {
+        if self.iparams.is_empty() {
             let field = field_name(self.k);
             return if owned {
                 quote!(let __function: #rt::Function = ::core::clone::Clone::clone(&self.#field);)

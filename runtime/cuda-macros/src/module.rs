@@ -1,12 +1,12 @@
 //! `#[cuda_module]`: kernels of an inline module plus a generated loader and typed launch methods.
 
 use proc_macro2::{Span, TokenStream};
-use quote::quote;
+use quote::{format_ident, quote};
 use syn::spanned::Spanned;
 use syn::{Item, ItemFn, ItemMod};
 
 use crate::attrs::{LaunchBounds, Marker, parse_cluster};
-use crate::kernel::{Errors, Param, check_kernel_fn, type_params};
+use crate::kernel::{Errors, Param, check_kernel_fn, instance_params};
 use crate::launch::{Flavor, LaunchSig, field_name};
 
 /// A kernel found in the module, with what its launch methods need.
@@ -148,7 +148,8 @@ fn process_fn(f: &ItemFn) -> syn::Result<Option<KernelDef>> {
 /// `struct Module`, `fn load` and the launch methods.
 fn generate(kernels: &[KernelDef]) -> Vec<Item> {
     let rt = rt();
-    let plain: Vec<&KernelDef> = kernels.iter().filter(|k| type_params(&k.generics).is_empty()).collect();
+    let plain: Vec<&KernelDef> = kernels.iter().filter(|k| instance_params(&k.generics).is_empty()).collect();
+    let ptx_names = kernels.iter().filter(|k| !instance_params(&k.generics).is_empty()).map(ptx_name_fn);
     let fields = plain.iter().map(|k| field_name(k));
     let field_inits = plain.iter().map(|k| {
         let field = field_name(k);
@@ -190,6 +191,8 @@ fn generate(kernels: &[KernelDef]) -> Vec<Item> {
 
         /// The loaded module under NVIDIA cuda-oxide's name for it.
         pub type LoadedModule = Module;
+
+        #(#ptx_names)*
 
         fn __oxide_bind(__kernels: #rt::EmbeddedKernels) -> ::core::result::Result<Module, #rt::DriverError> {
             ::core::result::Result::Ok(Module { #(#field_inits,)* __oxide_kernels: __kernels })
@@ -236,6 +239,29 @@ pub fn lookup(k: &KernelDef, kernels: TokenStream, turbofish: TokenStream) -> To
             #rt::kernel_key(&#ident #turbofish),
             ::core::concat!(::core::module_path!(), "::", #name),
         )
+    }
+}
+
+/// `<kernel>_ptx_name::<..>()` for a generic kernel: the PTX entry name of one instance (NVIDIA
+/// cuda-oxide's name for it). Naming the instance also makes the crate compile it.
+fn ptx_name_fn(k: &KernelDef) -> TokenStream {
+    let rt = rt();
+    let ident = &k.ident;
+    let name = format_ident!("{}_ptx_name", ident);
+    let params = &k.generics.params;
+    let where_clause = &k.generics.where_clause;
+    let iparams = instance_params(&k.generics);
+    let base = ident.to_string();
+    let doc =
+        format!(" The PTX entry name of the instance [`{base}`]`::<..>` (entries of generic kernels carry its key).");
+    quote! {
+        #[doc = #doc]
+        #[allow(non_upper_case_globals)]
+        pub fn #name<#params>() -> &'static str #where_clause {
+            let __instance = #ident::<#(#iparams),*>;
+            let _ = ::core::hint::black_box(__instance as *const ());
+            #rt::generic_entry_name(#base, #rt::kernel_key(&__instance))
+        }
     }
 }
 

@@ -26,6 +26,23 @@ mod add_kernels {
             *o = a[i].wrapping_add(a[i]);
         }
     }
+
+    /// `out[i] = a[i] + V`: one instance per value of `V`.
+    #[kernel]
+    pub fn add_const<const V: u32>(a: &[u32], mut out: DisjointSlice<u32>) {
+        let idx = thread::index_1d();
+        let i = idx.get();
+        if let Some(o) = out.get_mut(idx) {
+            *o = a[i].wrapping_add(V);
+        }
+    }
+}
+
+/// A value only known through an associated constant, as a const argument.
+struct Eight;
+
+impl Eight {
+    const VALUE: u32 = 8;
 }
 
 // NVIDIA cuda-oxide's programs import the macro from cuda_host.
@@ -79,7 +96,18 @@ fn main() {
             ("identity_kernels::kernels::op", kernel_key(&identity_kernels::kernels::op)),
             ("map::<u32, add_offset>", map_key(&add_offset)),
             ("map::<u32, look_up>", map_key(&look_up)),
+            ("add_const::<4>", kernel_key(&add_kernels::add_const::<4>)),
+            ("add_const::<8>", kernel_key(&add_kernels::add_const::<{ Eight::VALUE }>)),
         ];
+        report.check("const instances have their own entries", || {
+            let (four, eight) = (add_kernels::add_const_ptx_name::<4>(), add_kernels::add_const_ptx_name::<8>());
+            let manifests = ck(cuda_core::embedded_manifests(), "read the embedded bundles")?;
+            let entries: Vec<String> = manifests.iter().flat_map(|m| m.entries()).collect();
+            match (four == eight, entries.iter().any(|e| e == four), entries.iter().any(|e| e == eight)) {
+                (false, true, true) => Ok(()),
+                _ => Err(format!("add_const entries {four} / {eight}; the binary has {entries:?}")),
+            }
+        });
         report.check("every kernel is linked into the binary", || {
             let manifests = ck(cuda_core::embedded_manifests(), "read the embedded bundles")?;
             let missing: Vec<&str> = kernels
@@ -119,6 +147,28 @@ fn main() {
             ck(launch(&mut out), "launch")?;
             ck(stream.synchronize(), "synchronize")?;
             let want: Vec<u32> = a.iter().map(|&x| cpu(x)).collect();
+            compare(name, &ck(out.to_host_vec(&stream), "copy out back")?, &want, |x, y| x == y)
+        });
+    }
+
+    // Instances of a const-generic kernel, one per value.
+    for (name, launch, v) in [
+        (
+            "add_const::<4>",
+            &(|o: &mut DeviceBuffer<u32>| add.add_const::<4>(&stream, config, &a_dev, o)) as &dyn Fn(&mut _) -> _,
+            4u32,
+        ),
+        (
+            "add_const::<8>",
+            &|o: &mut DeviceBuffer<u32>| add.add_const::<{ Eight::VALUE }>(&stream, config, &a_dev, o),
+            8,
+        ),
+    ] {
+        report.check(name, || {
+            let mut out = ck(DeviceBuffer::from_host(&stream, &vec![0xdead_beefu32; N]), "poison out")?;
+            ck(launch(&mut out), "launch")?;
+            ck(stream.synchronize(), "synchronize")?;
+            let want: Vec<u32> = a.iter().map(|&x| x.wrapping_add(v)).collect();
             compare(name, &ck(out.to_host_vec(&stream), "copy out back")?, &want, |x, y| x == y)
         });
     }
