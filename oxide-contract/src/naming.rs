@@ -56,6 +56,13 @@ pub fn bundle_symbol(crate_name: &str) -> String {
     format!("__cuda_oxide_bundle_{crate_name}")
 }
 
+/// The PTX symbol of a `ConstantMemory` static named `static_name` (its item name, as CUDA C++
+/// names a `__constant__` variable): what `cuModuleGetGlobal` looks up. Unique per crate (the
+/// backend rejects two with one name).
+pub fn constant_symbol(static_name: &str) -> String {
+    static_name.to_string()
+}
+
 /// Object-file section holding a bundle.
 pub const BUNDLE_SECTION: &str = ".cuda_oxide_bundle";
 

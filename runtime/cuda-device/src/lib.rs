@@ -12,24 +12,40 @@
 //! | [`warp`] | shuffles, votes, match, warp reductions and scans |
 //! | [`cluster`] | thread block clusters and distributed shared memory (sm_90) |
 //! | [`debug`] | [`gpu_printf!`], [`gpu_assert!`], `trap`, `clock64` |
+//! | [`vector`] | 8/16-byte vector elements (`F32x4`, …) and vector views of slices |
+//! | [`half`] | `bf16`, packed `F16x2`/`Bf16x2` (Rust's `f16` needs `#![feature(f16)]`) |
+//! | [`async_copy`] | `cp.async` global → shared copies with commit/wait groups (sm_80) |
+//! | [`constant`] | [`ConstantMemory`] statics in `.const` |
+//! | [`f16x2`], [`bf16x2`], [`convert`] | NVIDIA cuda-oxide's names for packed-half operations |
+//!
+//! Code generation hints: [`fast_math`] on a function, `#[unroll]`/`#[unroll(N)]` on loops in
+//! kernels, [`unroll!`] anywhere.
 #![no_std]
+#![feature(f16)]
 #![allow(clippy::missing_safety_doc)]
 
+pub mod async_copy;
 pub mod atomic;
 pub mod cluster;
+pub mod constant;
 pub mod debug;
 mod disjoint;
+pub mod half;
 pub mod intrinsics;
+mod packed;
 pub mod shared;
 pub mod sync;
 pub mod thread;
+pub mod vector;
 pub mod warp;
 
+pub use constant::ConstantMemory;
 /// `#[derive(DeviceCopy)]` (the trait is `cuda_core::DeviceCopy`).
 pub use cuda_macros::DeviceCopyViaDevice as DeviceCopy;
-pub use cuda_macros::{cluster_launch, cuda_module, device, kernel, launch_bounds};
+pub use cuda_macros::{cluster_launch, cuda_module, device, fast_math, kernel, launch_bounds, unroll};
 pub use debug::{clock64, trap};
 pub use disjoint::DisjointSlice;
+pub use packed::{bf16x2, convert, f16x2};
 pub use shared::SharedArray;
 pub use sync::sync_threads;
 

@@ -64,8 +64,7 @@ impl<T, const N: usize> SharedArray<T, N> {
     where
         T: Copy,
     {
-        assert!(i < N);
-        unsafe { self.as_mut_ptr().add(i).read() }
+        unsafe { intrinsics::index_checked(self.as_mut_ptr(), i, N).read() }
     }
 
     /// Writes element `i` (bounds-checked: out of range traps).
@@ -74,8 +73,7 @@ impl<T, const N: usize> SharedArray<T, N> {
     /// No other thread reads or writes element `i` between the last barrier and the next one.
     #[inline(always)]
     pub unsafe fn write(&self, i: usize, value: T) {
-        assert!(i < N);
-        unsafe { self.as_mut_ptr().add(i).write(value) }
+        unsafe { intrinsics::index_checked(self.as_mut_ptr(), i, N).write(value) }
     }
 
     /// The whole array as a slice.
@@ -124,8 +122,7 @@ impl<T> DynamicShared<T> {
     where
         T: Copy,
     {
-        assert!(i < self.len);
-        unsafe { self.ptr.add(i).read() }
+        unsafe { intrinsics::index_checked(self.ptr, i, self.len).read() }
     }
 
     /// Writes element `i` (bounds-checked: out of range traps).
@@ -134,8 +131,7 @@ impl<T> DynamicShared<T> {
     /// As for [`SharedArray::write`].
     #[inline(always)]
     pub unsafe fn write(&self, i: usize, value: T) {
-        assert!(i < self.len);
-        unsafe { self.ptr.add(i).write(value) }
+        unsafe { intrinsics::index_checked(self.ptr, i, self.len).write(value) }
     }
 }
 
