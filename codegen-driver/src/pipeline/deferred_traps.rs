@@ -2,8 +2,9 @@
 //! per-thread flag and a trap where the optimised code leaves the region it was scheduled in.
 //!
 //! In each function that has markers, `call @__oxide_bounds_fail_if(i1 %c)` becomes
-//! `flag |= %c` on a stack slot, and `@flag trap` (a predicated PTX `trap`, no IR branch)
-//! goes before every `ret`, every loop back-edge and every call of a function. Doing this after
+//! `flag |= %c` on a stack slot (one `i32` per block with markers), and `@(any flag) trap` (a predicated
+//! PTX `trap`, no IR branch) goes before every `ret`, every loop back-edge and every call of a
+//! function. Doing this after
 //! `opt` is the point: by then loops are unrolled and callees inlined, so the checks of an
 //! unrolled body share one trap at its end instead of one branch per element. A second, short
 //! `opt` run (`sroa`, `instcombine`) promotes the flag to registers.
@@ -104,7 +105,10 @@ fn block_label(line: &str) -> Option<String> {
     if line.starts_with(' ') || line.starts_with(';') || line.is_empty() {
         return None;
     }
-    let end = if line.starts_with('"') { line[1..].find('"').map(|i| i + 2)? } else { line.find(':')? };
+    let end = match line.strip_prefix('"') {
+        Some(quoted) => quoted.find('"')? + 2,
+        None => line.find(':')?,
+    };
     (line[end..].starts_with(':')).then(|| line[..end].to_string())
 }
 
@@ -114,8 +118,8 @@ fn successors(line: &str) -> Vec<String> {
     let mut rest = line;
     while let Some(i) = rest.find("label %") {
         rest = &rest[i + 7..];
-        let end = if rest.starts_with('"') {
-            rest[1..].find('"').map_or(rest.len(), |j| j + 2)
+        let end = if let Some(quoted) = rest.strip_prefix('"') {
+            quoted.find('"').map_or(rest.len(), |j| j + 2)
         } else {
             rest.find(|c: char| !(c.is_ascii_alphanumeric() || "._$-".contains(c))).unwrap_or(rest.len())
         };
@@ -128,7 +132,7 @@ fn successors(line: &str) -> Vec<String> {
 /// Index of the line where the block's terminator starts (a `switch` spans several lines).
 fn terminator_start(lines: &[&str]) -> Option<usize> {
     let is_code = |l: &&str| !l.trim().is_empty() && !l.trim_start().starts_with(';');
-    let last = lines.iter().rposition(|l| is_code(l))?;
+    let last = lines.iter().rposition(is_code)?;
     if lines[last].trim() == "]" {
         return lines[..last].iter().rposition(|l| l.trim_start().starts_with("switch "));
     }
@@ -178,36 +182,174 @@ fn is_real_call(line: &str) -> bool {
     call && !t.contains("@llvm.") && !t.contains(&format!("@{MARKER}(")) && !t.contains(" asm ") && t.contains('@')
 }
 
+/// The names `%x` on `line`, in order.
+fn values(line: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let bytes = line.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let start = i;
+            i += 1;
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || b"._$-".contains(&bytes[i])) {
+                i += 1;
+            }
+            out.push(&line[start..i]);
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The address operand of a plain `load` or `store` line, if it is one.
+fn access_address(line: &str) -> Option<&str> {
+    let t = line.trim_start();
+    let is_access = t.starts_with("store ") || (t.contains(" = load ") && !t.contains(" = load atomic"));
+    if !is_access || t.contains("volatile") {
+        return None;
+    }
+    let at = t.rfind("ptr ")?;
+    let rest = t[at + 4..].trim_start_matches(|c: char| c != '%' && c != ',');
+    values(rest).first().copied()
+}
+
+/// Markers whose failure is certain to stop the thread anyway: an access in the marker's own
+/// block goes through an address that a `select` on the marker's flag poisoned, so if the check
+/// failed that access faults. Keeping their flags would tie each guarded access to a flag update
+/// that ptxas then orders before the next load.
+fn covered_markers(blocks: &[Block<'_>]) -> Vec<(usize, usize)> {
+    use std::collections::HashSet;
+    // Definitions: value -> operands (for selects, only the condition matters).
+    let mut selects_on: HashMap<&str, Vec<&str>> = HashMap::new();
+    let mut derived: HashMap<&str, Vec<&str>> = HashMap::new();
+    for block in blocks {
+        for line in &block.lines {
+            let t = line.trim_start();
+            let Some((lhs, rhs)) = t.split_once(" = ") else { continue };
+            if !lhs.starts_with('%') {
+                continue;
+            }
+            let ops = values(rhs);
+            if rhs.starts_with("select i1 ") {
+                if let Some(&cond) = ops.first() {
+                    selects_on.entry(cond).or_default().push(lhs);
+                }
+                derived.entry(lhs).or_default().extend(ops.iter().skip(1).copied());
+            } else if rhs.starts_with("getelementptr") || rhs.starts_with("addrspacecast") || rhs.starts_with("bitcast")
+            {
+                derived.entry(lhs).or_default().extend(ops);
+            }
+        }
+    }
+    let mut covered = Vec::new();
+    for (bi, block) in blocks.iter().enumerate() {
+        for (li, line) in block.lines.iter().enumerate() {
+            if !is_marker_call(line) {
+                continue;
+            }
+            let operand = line.split(&format!("@{MARKER}(")).nth(1).and_then(|r| r.split(')').next()).unwrap_or("");
+            let Some(flag) = values(operand).first().copied() else { continue };
+            let poisoned: HashSet<&str> = selects_on.get(flag).into_iter().flatten().copied().collect();
+            if poisoned.is_empty() {
+                continue;
+            }
+            // Is an address in this block computed from one of the poisoned values?
+            let from_poison = |addr: &str| {
+                let mut stack = vec![addr];
+                let mut seen = HashSet::new();
+                while let Some(v) = stack.pop() {
+                    if poisoned.contains(v) {
+                        return true;
+                    }
+                    if seen.insert(v) {
+                        stack.extend(derived.get(v).into_iter().flatten().copied());
+                    }
+                }
+                false
+            };
+            if block.lines.iter().filter_map(|l| access_address(l)).any(from_poison) {
+                covered.push((bi, li));
+            }
+        }
+    }
+    covered
+}
+
 fn rewrite_function(body: &[&str], counter: &mut usize) -> Vec<String> {
     let blocks = split_blocks(body);
     let back = back_edge_sources(&blocks);
+    let covered = covered_markers(&blocks);
+    // One flag per block with markers, not one for the function: a single flag would be a chain
+    // through every guarded block (`if c { flag |= oob }` becomes a predicated update of the
+    // same register), which keeps ptxas from moving the guarded loads of an unrolled loop
+    // ahead of the stores before them. Separate flags are independent; the trap ORs them. They
+    // are `i32`, not `i1`: as predicates they would crowd the seven predicate registers that the
+    // guards of those loads need.
+    let flagged = |b: usize, l: usize| is_marker_call(blocks[b].lines[l]) && !covered.contains(&(b, l));
+    let marked: Vec<usize> = (0..blocks.len()).filter(|&b| (0..blocks[b].lines.len()).any(|l| flagged(b, l))).collect();
+    let slot = |b: usize| format!("{FLAG}.{b}");
     let mut out = Vec::with_capacity(body.len() + 16);
     let check = |out: &mut Vec<String>, counter: &mut usize| {
         *counter += 1;
-        out.push(format!("  %oxide.chk{counter} = load i1, ptr {FLAG}, align 1"));
-        out.push(format!("  {TRAP_IF}(i1 %oxide.chk{counter})"));
+        let n = *counter;
+        let mut acc = String::from("0");
+        for (k, &b) in marked.iter().enumerate() {
+            out.push(format!("  %oxide.chk{n}.{k} = load i32, ptr {}, align 4", slot(b)));
+            if k == 0 {
+                acc = format!("%oxide.chk{n}.0");
+            } else {
+                out.push(format!("  %oxide.any{n}.{k} = or i32 {acc}, %oxide.chk{n}.{k}"));
+                acc = format!("%oxide.any{n}.{k}");
+            }
+        }
+        out.push(format!("  %oxide.fail{n} = icmp ne i32 {acc}, 0"));
+        out.push(format!("  {TRAP_IF}(i1 %oxide.fail{n})"));
     };
     for (bi, block) in blocks.iter().enumerate() {
         if let Some(label) = &block.label {
             out.push(format!("{label}:"));
         }
         if bi == 0 {
-            out.push(format!("  {FLAG} = alloca i1, align 1"));
-            out.push(format!("  store i1 false, ptr {FLAG}, align 1"));
+            for &b in &marked {
+                out.push(format!("  {} = alloca i32, align 4", slot(b)));
+                out.push(format!("  store i32 0, ptr {}, align 4", slot(b)));
+            }
         }
         let term = terminator_start(&block.lines);
+        // The block's failures as one `i1` (`or` of its markers' flags, which instcombine can
+        // fold: the checks of an unrolled body often reduce to one compare), merged into the
+        // block's slot before the terminator (and before a call, which is checked).
+        let mut acc: Option<String> = None;
         for (li, line) in block.lines.iter().enumerate() {
+            if covered.contains(&(bi, li)) {
+                // Its access faults if the check failed (see `covered_markers`).
+                continue;
+            }
             if is_marker_call(line) {
                 let operand = line.split(&format!("@{MARKER}(")).nth(1).and_then(|r| r.split(')').next()).unwrap_or("");
                 let value = operand.trim().strip_prefix("i1 ").unwrap_or("true");
-                *counter += 1;
-                let n = *counter;
-                out.push(format!("  %oxide.old{n} = load i1, ptr {FLAG}, align 1"));
-                out.push(format!("  %oxide.new{n} = or i1 %oxide.old{n}, {value}"));
-                out.push(format!("  store i1 %oxide.new{n}, ptr {FLAG}, align 1"));
+                acc = Some(match acc.take() {
+                    None => value.to_string(),
+                    Some(prev) => {
+                        *counter += 1;
+                        out.push(format!("  %oxide.any{n} = or i1 {prev}, {value}", n = *counter));
+                        format!("%oxide.any{}", *counter)
+                    }
+                });
                 continue;
             }
             let at_term = Some(li) == term;
+            if (at_term || is_real_call(line))
+                && let Some(bits) = acc.take()
+            {
+                *counter += 1;
+                let n = *counter;
+                out.push(format!("  %oxide.old{n} = load i32, ptr {}, align 4", slot(bi)));
+                out.push(format!("  %oxide.bit{n} = zext i1 {bits} to i32"));
+                out.push(format!("  %oxide.new{n} = or i32 %oxide.old{n}, %oxide.bit{n}"));
+                out.push(format!("  store i32 %oxide.new{n}, ptr {}, align 4", slot(bi)));
+            }
             let returns = at_term && line.trim_start().starts_with("ret ");
             if (at_term && back[bi]) || returns || is_real_call(line) {
                 check(&mut out, counter);
@@ -247,12 +389,38 @@ declare void @__oxide_bounds_fail_if(i1) #2
         let out = place(LOOP);
         assert!(!out.contains("call void @__oxide_bounds_fail_if"), "{out}");
         assert!(out.contains("declare void @__oxide_bounds_fail_if(i1) #2"), "{out}");
-        assert!(out.contains("entry:\n  %oxide.oob = alloca i1"), "{out}");
-        assert!(out.contains("%oxide.new1 = or i1 %oxide.old1, %oob"), "{out}");
+        assert!(out.contains("entry:\n  %oxide.oob.1 = alloca i32"), "{out}");
+        assert!(out.contains("%oxide.bit1 = zext i1 %oob to i32"), "{out}");
+        assert!(out.contains("store i32 %oxide.new1, ptr %oxide.oob.1"), "{out}");
         // One check before the back-edge, one before the call, one before the return.
         assert_eq!(out.matches("@$0 trap;").count(), 3, "{out}");
         let back_edge = out.find("br i1 %c, label %loop").unwrap();
-        assert!(out[..back_edge].trim_end().ends_with("(i1 %oxide.chk2)"), "{out}");
+        assert!(out[..back_edge].trim_end().ends_with("(i1 %oxide.fail2)"), "{out}");
+    }
+
+    #[test]
+    fn markers_of_poisoned_accesses_need_no_flag() {
+        let f = "define void @k(ptr %a, i64 %i, i64 %n) {
+entry:
+  %oob = icmp uge i64 %i, %n
+  %j = select i1 %oob, i64 2305843009750564864, i64 %i
+  %p = getelementptr float, ptr %a, i64 %j
+  br label %body
+
+body:
+  tail call void @__oxide_bounds_fail_if(i1 %oob)
+  %v = load float, ptr %p, align 4
+  tail call void @__oxide_bounds_fail_if(i1 %oob2)
+  ret void
+}
+";
+        let out = place(f);
+        // The first marker's access faults on failure: no flag; the second has no access.
+        assert!(!out.contains("%oxide.bit1 = zext i1 %oob to"), "{out}");
+        assert!(out.contains("zext i1 %oob2 to i32"), "{out}");
+        assert_eq!(access_address("  store float %v, ptr addrspace(1) %q, align 4"), Some("%q"));
+        assert_eq!(access_address("  %x = load ptr, ptr %p.1, align 8"), Some("%p.1"));
+        assert_eq!(access_address("  %x = add i32 1, 2"), None);
     }
 
     #[test]

@@ -64,7 +64,7 @@ pub fn optimize(
         std::fs::write(&placed, deferred_traps::place(&text)).map_err(|e| ToolError::Io(placed.clone(), e))?;
         // `speculative-execution` (LLVM's pass for GPUs) then hoists the address arithmetic out of
         // small guarded blocks (`if i < n { a[i] }`), leaving ptxas blocks it can predicate.
-        let passes = "-passes=sroa,instcombine<no-verify-fixpoint>,speculative-execution";
+        let passes = "-passes=sroa,early-cse,instcombine<no-verify-fixpoint>,speculative-execution";
         let args: [&OsStr; 9] = [
             triple.as_ref(),
             cpu.as_ref(),

@@ -40,8 +40,10 @@ impl<T: ConstantMemoryValue> ConstantMemory<T> {
         ConstantMemory { value: UnsafeCell::new(value) }
     }
 
-    /// All-zero bytes (NVIDIA's spelling; every `DeviceCopy` type accepts them).
+    /// All-zero bytes (NVIDIA's spelling; every `DeviceCopy` type accepts them). Meant as a
+    /// `static`'s initial value, which is why a `const` with interior mutability is fine here.
     // SAFETY: `ConstantMemoryValue` types are plain data for which zero bytes are a value.
+    #[allow(clippy::declare_interior_mutable_const)]
     pub const UNINIT: Self = ConstantMemory { value: UnsafeCell::new(unsafe { core::mem::zeroed() }) };
 
     /// The current value (`ld.const`).

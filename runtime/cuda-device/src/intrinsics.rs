@@ -55,6 +55,18 @@ pub fn index_checked<T>(base: *mut T, i: usize, len: usize) -> *mut T {
     base.wrapping_add(i)
 }
 
+/// [`index_checked`] for this block's shared memory: a failed check only sets the thread's
+/// deferred-trap flag, the address stays `base.wrapping_add(i)`. An out-of-bounds shared access
+/// cannot reach another block's memory or device memory (past the block's allocation it
+/// faults), and without a poisoned address the checks of an unrolled loop fold into one
+/// compare instead of one select per access. Host: a panic, as `index_checked`.
+#[inline(never)]
+#[cfg_attr(cuda_oxide, oxide::intrinsic)]
+pub fn shared_index_checked<T>(base: *mut T, i: usize, len: usize) -> *mut T {
+    assert!(i < len, "index {i} out of bounds for length {len}");
+    base.wrapping_add(i)
+}
+
 macro_rules! special_registers {
     ($ret:ty: $($name:ident),* $(,)?) => {$(
         #[doc = concat!("PTX special register behind `", stringify!($name), "`.")]

@@ -64,7 +64,7 @@ impl<T, const N: usize> SharedArray<T, N> {
     where
         T: Copy,
     {
-        unsafe { intrinsics::index_checked(self.as_mut_ptr(), i, N).read() }
+        unsafe { intrinsics::shared_index_checked(self.as_mut_ptr(), i, N).read() }
     }
 
     /// Writes element `i` (bounds-checked: out of range traps).
@@ -73,7 +73,7 @@ impl<T, const N: usize> SharedArray<T, N> {
     /// No other thread reads or writes element `i` between the last barrier and the next one.
     #[inline(always)]
     pub unsafe fn write(&self, i: usize, value: T) {
-        unsafe { intrinsics::index_checked(self.as_mut_ptr(), i, N).write(value) }
+        unsafe { intrinsics::shared_index_checked(self.as_mut_ptr(), i, N).write(value) }
     }
 
     /// The whole array as a slice.
@@ -122,7 +122,7 @@ impl<T> DynamicShared<T> {
     where
         T: Copy,
     {
-        unsafe { intrinsics::index_checked(self.ptr, i, self.len).read() }
+        unsafe { intrinsics::shared_index_checked(self.ptr, i, self.len).read() }
     }
 
     /// Writes element `i` (bounds-checked: out of range traps).
@@ -131,7 +131,7 @@ impl<T> DynamicShared<T> {
     /// As for [`SharedArray::write`].
     #[inline(always)]
     pub unsafe fn write(&self, i: usize, value: T) {
-        unsafe { intrinsics::index_checked(self.ptr, i, self.len).write(value) }
+        unsafe { intrinsics::shared_index_checked(self.ptr, i, self.len).write(value) }
     }
 }
 

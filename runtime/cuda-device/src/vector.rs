@@ -231,20 +231,20 @@ impl<V: Vector, const N: usize> SharedLanes for crate::SharedArray<V, N> {
     #[inline(always)]
     unsafe fn read_lane(&self, i: usize) -> V::Elem {
         let lanes = self.as_mut_ptr().cast::<V::Elem>();
-        unsafe { crate::intrinsics::index_checked(lanes, i, N * V::LANES).read() }
+        unsafe { crate::intrinsics::shared_index_checked(lanes, i, N * V::LANES).read() }
     }
 
     #[inline(always)]
     unsafe fn write_lane(&self, i: usize, value: V::Elem) {
         let lanes = self.as_mut_ptr().cast::<V::Elem>();
-        unsafe { crate::intrinsics::index_checked(lanes, i, N * V::LANES).write(value) }
+        unsafe { crate::intrinsics::shared_index_checked(lanes, i, N * V::LANES).write(value) }
     }
 }
 
 #[inline(always)]
 fn vector_len<V: Vector>(elems: usize, addr: usize) -> Option<usize> {
     const { assert!(size_of::<V>() == V::LANES * size_of::<V::Elem>(), "a Vector has no padding") };
-    if elems % V::LANES != 0 || addr % align_of::<V>() != 0 {
+    if !elems.is_multiple_of(V::LANES) || !addr.is_multiple_of(align_of::<V>()) {
         return None;
     }
     Some(elems / V::LANES)
