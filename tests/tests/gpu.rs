@@ -118,3 +118,15 @@ fn threads() {
 fn launch_errors() {
     build_and_run("launch-errors");
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn perf_types() {
+    build_and_run("perf-types");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn bounds_traps() {
+    build_and_run("bounds-traps");
+}
