@@ -38,10 +38,12 @@ extern "C" __global__ void __launch_bounds__(256) scan_offsets(unsigned* __restr
     for (int chunk = 0; chunk < len; chunk += 256 * per) {
         int start = chunk + t * per;
         unsigned mine = 0;
+#pragma unroll 16
         for (int k = 0; k < per; ++k)
             if (start + k < len) mine += sums[start + k];
         unsigned total;
         unsigned run = carry + block_exclusive_scan_256(mine, &total);
+#pragma unroll 16
         for (int k = 0; k < per; ++k)
             if (start + k < len) {
                 unsigned s = sums[start + k];

@@ -1,6 +1,8 @@
 //! The Rust side of the benchmark: the same algorithms and launch shapes as `bench/cuda/*.cu`,
 //! written the way a user of `cuda_device` would write them (safe slices, `SharedArray`,
 //! vector elements, `#[unroll]`; `unsafe` only for shared-memory access and `cp.async`).
+// Register arrays indexed by unrolled loop counters, as the CUDA twins write them.
+#![allow(clippy::needless_range_loop)]
 
 use cuda_device::half::Bf16x2;
 use cuda_device::vector::{F32x4, SharedLanes, U32x4};
@@ -31,7 +33,7 @@ fn block_sum_256(v: f32) -> f32 {
     let t = thread::threadIdx_x() as usize;
     let v = warp::reduce_sum(v);
     sync_threads(); // the previous use of PARTS is over
-    if t % 32 == 0 {
+    if t.is_multiple_of(32) {
         // SAFETY: one writer per slot between the barriers.
         unsafe { PARTS.write(t / 32, v) };
     }
@@ -51,7 +53,7 @@ fn block_max_256(v: f32) -> f32 {
     let t = thread::threadIdx_x() as usize;
     let v = warp::reduce_max(v);
     sync_threads();
-    if t % 32 == 0 {
+    if t.is_multiple_of(32) {
         // SAFETY: one writer per slot between the barriers.
         unsafe { PARTS.write(t / 32, v) };
     }
@@ -227,6 +229,7 @@ pub mod kernels {
                 BS.write(ty * TILE + tx, b[(t + ty) * n + col]);
             }
             sync_threads();
+            #[unroll]
             for k in 0..TILE {
                 // SAFETY: no thread writes the tiles between these two barriers.
                 acc += unsafe { AS.read(ty * TILE + k) * BS.read(k * TILE + tx) };
@@ -407,6 +410,7 @@ pub mod kernels {
         while chunk < sums.len() {
             let start = chunk + t * per;
             let mut mine = 0u32;
+            #[unroll(16)]
             for k in 0..per {
                 if start + k < sums.len() {
                     mine = mine.wrapping_add(sums[start + k]);
@@ -414,6 +418,7 @@ pub mod kernels {
             }
             let (before, total) = block_exclusive_scan_256(mine);
             let mut run = carry.wrapping_add(before);
+            #[unroll(16)]
             for k in 0..per {
                 if start + k < sums.len() {
                     let s = sums[start + k];
