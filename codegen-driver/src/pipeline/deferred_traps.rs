@@ -12,7 +12,7 @@
 //! The text handled is `opt -S` output: functions from `define … {` to `}`, block labels at the
 //! start of a line, instructions indented, successors as `label %name` in terminators.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// The marker `lower/bounds.rs` emits.
 use crate::lower::BOUNDS_FAIL_MARKER as MARKER;
@@ -215,14 +215,15 @@ fn access_address(line: &str) -> Option<&str> {
 }
 
 /// Markers whose failure is certain to stop the thread anyway: an access in the marker's own
-/// block goes through an address that a `select` on the marker's flag poisoned, so if the check
-/// failed that access faults. Keeping their flags would tie each guarded access to a flag update
+/// block goes through an address that a `select` on the marker's flag poisoned (not a stack
+/// address), so if the check failed that access faults. Keeping their flags would tie each guarded access to a flag update
 /// that ptxas then orders before the next load.
 fn covered_markers(blocks: &[Block<'_>]) -> Vec<(usize, usize)> {
-    use std::collections::HashSet;
     // Definitions: value -> operands (for selects, only the condition matters).
     let mut selects_on: HashMap<&str, Vec<&str>> = HashMap::new();
     let mut derived: HashMap<&str, Vec<&str>> = HashMap::new();
+    // Stack slots: a poisoned address in local memory is not certain to fault.
+    let mut allocas: HashSet<&str> = HashSet::new();
     for block in blocks {
         for line in &block.lines {
             let t = line.trim_start();
@@ -231,7 +232,9 @@ fn covered_markers(blocks: &[Block<'_>]) -> Vec<(usize, usize)> {
                 continue;
             }
             let ops = values(rhs);
-            if rhs.starts_with("select i1 ") {
+            if rhs.starts_with("alloca ") {
+                allocas.insert(lhs);
+            } else if rhs.starts_with("select i1 ") {
                 if let Some(&cond) = ops.first() {
                     selects_on.entry(cond).or_default().push(lhs);
                 }
@@ -254,19 +257,22 @@ fn covered_markers(blocks: &[Block<'_>]) -> Vec<(usize, usize)> {
             if poisoned.is_empty() {
                 continue;
             }
-            // Is an address in this block computed from one of the poisoned values?
+            // Is an address in this block computed from one of the poisoned values (and not an
+            // address of the stack)?
             let from_poison = |addr: &str| {
                 let mut stack = vec![addr];
                 let mut seen = HashSet::new();
+                let mut poisoned_here = false;
                 while let Some(v) = stack.pop() {
-                    if poisoned.contains(v) {
-                        return true;
+                    if allocas.contains(v) {
+                        return false;
                     }
+                    poisoned_here |= poisoned.contains(v);
                     if seen.insert(v) {
                         stack.extend(derived.get(v).into_iter().flatten().copied());
                     }
                 }
-                false
+                poisoned_here
             };
             if block.lines.iter().filter_map(|l| access_address(l)).any(from_poison) {
                 covered.push((bi, li));
@@ -416,8 +422,14 @@ body:
 ";
         let out = place(f);
         // The first marker's access faults on failure: no flag; the second has no access.
-        assert!(!out.contains("%oxide.bit1 = zext i1 %oob to"), "{out}");
+        assert!(!out.contains("zext i1 %oob to"), "{out}");
         assert!(out.contains("zext i1 %oob2 to i32"), "{out}");
+        // The same through a stack slot keeps its flag: local memory need not fault.
+        let stack = f.replace(
+            "%p = getelementptr float, ptr %a, i64 %j",
+            "%s = alloca [8 x float]\n  %p = getelementptr float, ptr %s, i64 %j",
+        );
+        assert!(place(&stack).contains("or i1 %oob, %oob2"), "{}", place(&stack));
         assert_eq!(access_address("  store float %v, ptr addrspace(1) %q, align 4"), Some("%q"));
         assert_eq!(access_address("  %x = load ptr, ptr %p.1, align 8"), Some("%p.1"));
         assert_eq!(access_address("  %x = add i32 1, 2"), None);

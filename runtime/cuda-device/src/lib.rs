@@ -13,6 +13,7 @@
 //! | [`cluster`] | thread block clusters and distributed shared memory (sm_90) |
 //! | [`debug`] | [`gpu_printf!`], [`gpu_assert!`], `trap`, `clock64` |
 //! | [`vector`] | 8/16-byte vector elements (`F32x4`, …) and vector views of slices |
+//! | [`matrix`] | 2D views of slices that check their bounds once |
 //! | [`half`] | `bf16`, packed `F16x2`/`Bf16x2` (Rust's `f16` needs `#![feature(f16)]`) |
 //! | [`async_copy`] | `cp.async` global → shared copies with commit/wait groups (sm_80) |
 //! | [`constant`] | [`ConstantMemory`] statics in `.const` |
@@ -32,6 +33,7 @@ pub mod debug;
 mod disjoint;
 pub mod half;
 pub mod intrinsics;
+pub mod matrix;
 mod packed;
 pub mod shared;
 pub mod sync;

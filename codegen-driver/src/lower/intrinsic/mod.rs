@@ -255,8 +255,11 @@ impl<'a, 'tcx> IntrinsicCallBuilderMethods<'tcx> for Builder<'a, 'tcx> {
         self.call_named("llvm.assume", void, &[val]);
     }
 
-    fn expect(&mut self, cond: ir::Value, _expected: bool) -> ir::Value {
-        cond
+    fn expect(&mut self, cond: ir::Value, expected: bool) -> ir::Value {
+        // `likely` / `unlikely`: branch weights for LLVM's block placement.
+        let i1 = self.cx.type_i1();
+        let e = self.cx.const_bool(expected);
+        self.call_named("llvm.expect.i1", i1, &[cond, e])
     }
 
     fn type_checked_load(&mut self, _vtable: ir::Value, _off: u64, _typeid: &[u8]) -> ir::Value {

@@ -1,9 +1,11 @@
 //! GPU test of the deferred bounds checks (codegen-driver/src/lower/bounds.rs): indexing in
-//! guarded, unrolled loops (the transpose pattern) and gathers through random in-bounds indices
+//! guarded, unrolled loops (the transpose pattern, also through a `Matrix` view) and gathers
+//! through random in-bounds indices
 //! give exactly the CPU's results; an out-of-bounds index whose element is never read still
 //! stops the kernel (the deferred trap at the function's end), reported at synchronize. That
 //! check runs last: a trap leaves the context unusable.
 use cuda_core::{DeviceBuffer, LaunchConfig};
+use cuda_device::matrix::Matrix;
 use cuda_device::{DisjointSlice, SharedArray, cuda_module, kernel, launch_bounds, sync_threads, thread};
 
 #[path = "../../harness.rs"]
@@ -39,6 +41,36 @@ mod kernels {
             if x < w && y + j < h {
                 // SAFETY: each thread writes its own slots before the barrier.
                 unsafe { T.write((ty + j) * (TILE + 1) + tx, input[(y + j) * w + x]) };
+            }
+            j += 8;
+        }
+        sync_threads();
+        let (x, y) = (by * TILE + tx, bx * TILE + ty);
+        let mut j = 0;
+        while j < TILE {
+            if x < h && y + j < w {
+                // SAFETY: read after the barrier.
+                out[(y + j) * h + x] = unsafe { T.read(tx * (TILE + 1) + ty + j) };
+            }
+            j += 8;
+        }
+    }
+
+    /// The same transpose reading through a `Matrix` view: the edge guard is the bounds check.
+    #[kernel]
+    #[launch_bounds(256)]
+    pub fn transpose_view(input: &[f32], out: &mut [f32], width: u32, height: u32) {
+        static T: SharedArray<f32, { TILE * (TILE + 1) }> = SharedArray::new();
+        let (w, h) = (width as usize, height as usize);
+        let Some(m) = Matrix::new(input, h, w) else { return };
+        let (tx, ty) = (thread::threadIdx_x() as usize, thread::threadIdx_y() as usize);
+        let (bx, by) = (thread::blockIdx_x() as usize, thread::blockIdx_y() as usize);
+        let (x, y) = (bx * TILE + tx, by * TILE + ty);
+        let mut j = 0;
+        while j < TILE {
+            if x < w && y + j < h {
+                // SAFETY: each thread writes its own slots before the barrier.
+                unsafe { T.write((ty + j) * (TILE + 1) + tx, m[(y + j, x)]) };
             }
             j += 8;
         }
@@ -100,7 +132,10 @@ fn main() {
                 want[c * h + r] = x[r * w + c];
             }
         }
-        compare("transpose", &ck(od.to_host_vec(&s), "copy out")?, &want, same_bits_f32)
+        compare("transpose", &ck(od.to_host_vec(&s), "copy out")?, &want, same_bits_f32)?;
+        let mut ov = ck(DeviceBuffer::from_host(&s, &vec![f32::NAN; w * h]), "poison out")?;
+        ck(m.transpose_view(&s, cfg, &xd, &mut ov, w as u32, h as u32), "launch transpose_view")?;
+        compare("transpose_view", &ck(ov.to_host_vec(&s), "copy out")?, &want, same_bits_f32)
     });
 
     // Last: a trap leaves the context unusable.
