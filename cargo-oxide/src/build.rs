@@ -75,6 +75,7 @@ fn device_config(
         archs,
         emit,
         fmad: !args.no_fmad,
+        fast_math: args.fast_math,
         debug: args.device_debug,
         progress_file: Some(artifact_dir.join("progress.jsonl")),
         artifact_dir,
