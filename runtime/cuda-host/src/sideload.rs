@@ -99,7 +99,7 @@ pub fn load_module_dir(ctx: &Arc<CudaContext>, dir: &Path) -> Result<LoadedBundl
         .filter_map(|(i, p)| Arch::parse(&p.arch).ok().map(|a| (i, a.code())))
         .collect();
     let chosen =
-        bundle::select(usable.iter().map(|(i, code)| (manifest.payloads[*i].kind, *code)), ctx.compute_capability())?;
+        bundle::select(usable.iter().map(|(i, code)| (manifest.payloads[*i].kind, *code)), ctx.capability())?;
     let info = &manifest.payloads[usable[chosen].0];
     let path = dir.join(&info.file);
     let bytes = std::fs::read(&path).map_err(|e| artifact_error(format!("cannot read {}: {e}", path.display())))?;
