@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use object::write::{Object, Symbol, SymbolSection};
-use object::{Architecture, BinaryFormat, Endianness, SectionKind, SymbolFlags, SymbolKind, SymbolScope};
+use object::{Architecture, BinaryFormat, Endianness, SectionFlags, SectionKind, SymbolFlags, SymbolKind, SymbolScope};
 use rustc_codegen_ssa::{CompiledModule, ModuleKind};
 use rustc_session::config::{OutputFilenames, OutputType};
 
@@ -39,6 +39,11 @@ impl DeviceOutput {
             oxide_contract::naming::BUNDLE_SECTION.as_bytes().to_vec(),
             SectionKind::ReadOnlyData,
         );
+        // SHF_GNU_RETAIN: `--gc-sections` must keep the bundle even when nothing references its
+        // symbol (a program that loads its kernels from a file, or lists the bundles of its
+        // executable with `cuda_core::embedded`, never names it).
+        obj.section_mut(section).flags =
+            SectionFlags::Elf { sh_flags: u64::from(object::elf::SHF_ALLOC | object::elf::SHF_GNU_RETAIN) };
         let offset = obj.append_section_data(section, &self.bundle, 16);
         obj.add_symbol(Symbol {
             name: oxide_contract::naming::bundle_symbol(&self.crate_name).into_bytes(),
@@ -57,7 +62,7 @@ impl DeviceOutput {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use object::{Object as _, ObjectSymbol as _};
+    use object::{Object as _, ObjectSection as _, ObjectSymbol as _};
 
     #[test]
     fn object_defines_the_bundle_symbol() {
@@ -67,5 +72,8 @@ mod tests {
         let sym = file.symbols().find(|s| s.name() == Ok("__cuda_oxide_bundle_hello")).unwrap();
         assert_eq!(sym.size(), 100);
         assert!(sym.is_global());
+        let section = file.section_by_name(oxide_contract::naming::BUNDLE_SECTION).unwrap();
+        let object::SectionFlags::Elf { sh_flags } = section.flags() else { panic!("not ELF flags") };
+        assert_ne!(sh_flags & u64::from(object::elf::SHF_GNU_RETAIN), 0, "kept by --gc-sections");
     }
 }
