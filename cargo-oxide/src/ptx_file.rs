@@ -24,6 +24,16 @@ pub struct PtxFile {
 }
 
 /// The PTX payload to publish: the lowest arch that is not arch-specific, else the lowest.
+///
+/// ```
+/// use oxide_contract::manifest::{Manifest, PayloadInfo, PayloadKind};
+/// let ptx = |arch: &str| PayloadInfo {
+///     arch: arch.into(), kind: PayloadKind::Ptx, file: format!("app.{arch}.ptx"), sha256: String::new(), bytes: 1,
+/// };
+/// let mut m = Manifest::new("app");
+/// m.payloads = vec![ptx("sm_90a"), ptx("sm_90"), ptx("sm_80")];
+/// assert_eq!(cargo_oxide::ptx_file::choose(&m).unwrap().arch, "sm_80");
+/// ```
 pub fn choose(manifest: &Manifest) -> Option<&oxide_contract::manifest::PayloadInfo> {
     let code = |arch: &str| Arch::parse(arch).map(|a| a.code()).unwrap_or(u32::MAX);
     manifest
@@ -33,7 +43,8 @@ pub fn choose(manifest: &Manifest) -> Option<&oxide_contract::manifest::PayloadI
         .min_by_key(|p| (code(&p.arch) & ARCH_SPECIFIC_FLAG != 0, code(&p.arch)))
 }
 
-/// Writes `<package dir>/<crate>.ptx` for every built workspace crate that has kernels.
+/// Writes `<package dir>/<crate>.ptx` for every built workspace crate that has kernels;
+/// [`crate::build::build`] calls it after cargo succeeded and returns the list in `Built`.
 pub fn write_all(built: &Built, artifact_dir: &Path) -> Result<Vec<PtxFile>> {
     let mut written: Vec<PtxFile> = Vec::new();
     for artifact in &built.artifacts {

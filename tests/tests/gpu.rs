@@ -118,3 +118,9 @@ fn threads() {
 fn launch_errors() {
     build_and_run("launch-errors");
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn host_compat() {
+    build_and_run("host-compat");
+}

@@ -26,6 +26,13 @@ use crate::context::CudaContext;
 use crate::error::DriverError;
 
 /// One crate's device code bundle, copied out of an executable.
+///
+/// ```no_run
+/// for bundle in cuda_core::embedded::artifact_bundles_from_current_exe()? {
+///     println!("{}: kernels {:?}", bundle.name, bundle.manifest.entries());
+/// }
+/// # Ok::<(), cuda_core::DriverError>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct OwnedArtifactBundle {
     /// The crate the kernels belong to (its crate name, `my_kernels`).

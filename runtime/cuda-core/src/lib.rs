@@ -37,8 +37,21 @@ pub use module::{Function, Module};
 pub use module_file::{module_file_candidates, payload_kind_of};
 
 /// NVIDIA's name for [`Module`] (`Arc<CudaModule>` is what their loaders return).
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// let ctx = cuda_core::CudaContext::new(0)?;
+/// let module: Arc<cuda_core::CudaModule> = ctx.load_module_from_file("my_app.ptx")?;
+/// # Ok::<(), cuda_core::DriverError>(())
+/// ```
 pub type CudaModule = Module;
 /// NVIDIA's name for [`Function`].
+///
+/// ```no_run
+/// let ctx = cuda_core::CudaContext::new(0)?;
+/// let vecadd: cuda_core::CudaFunction = ctx.load_module_from_file("my_app.ptx")?.function("vecadd")?;
+/// # Ok::<(), cuda_core::DriverError>(())
+/// ```
 pub type CudaFunction = Function;
 
 /// Loads and initialises the CUDA driver (`cuInit`). Every constructor here does it when needed;

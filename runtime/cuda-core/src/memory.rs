@@ -246,3 +246,33 @@ impl<T> std::fmt::Debug for DeviceBuffer<T> {
             .finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn is_device_copy<T: DeviceCopy>() {}
+
+    /// A value tagged with a marker type that is never stored (NVIDIA's `const_bool_dead_branch`).
+    #[derive(Clone, Copy)]
+    struct Tagged<T, M> {
+        _value: T,
+        _tag: PhantomData<M>,
+    }
+
+    // SAFETY: only `T`'s bytes are stored, and `T` is DeviceCopy.
+    unsafe impl<T: DeviceCopy, M> DeviceCopy for Tagged<T, M> {}
+
+    #[test]
+    fn device_copy_needs_no_static_lifetime() {
+        fn with_lifetime<'a>() {
+            // A marker that borrows: fine, nothing of it crosses to the device.
+            is_device_copy::<Tagged<u32, &'a str>>();
+            is_device_copy::<PhantomData<&'a mut [u8]>>();
+            is_device_copy::<*const &'a str>();
+        }
+        with_lifetime();
+        is_device_copy::<(u8, [f32; 3], std::num::Wrapping<i64>, std::mem::MaybeUninit<u16>)>();
+        is_device_copy::<*mut [u8]>();
+    }
+}

@@ -20,7 +20,18 @@ use std::sync::Arc;
 
 use cuda_core::{CudaContext, DriverError, Module};
 
-/// Why [`load_kernel_module`] failed.
+/// Why [`load_kernel_module`] failed. Converts into [`DriverError`] for `?`.
+///
+/// ```no_run
+/// use cuda_host::ltoir::{LtoirError, load_kernel_module};
+/// let ctx = cuda_core::CudaContext::new(0)?;
+/// match load_kernel_module(&ctx, "my_app") {
+///     Ok(module) => println!("loaded {module:?}"),
+///     Err(LtoirError::NoArtifact { searched, .. }) => println!("not built? looked at {searched:?}"),
+///     Err(other) => return Err(other.into()),
+/// }
+/// # Ok::<(), cuda_core::DriverError>(())
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum LtoirError {
