@@ -254,24 +254,31 @@ mod tests {
     fn is_device_copy<T: DeviceCopy>() {}
 
     /// A value tagged with a marker type that is never stored (NVIDIA's `const_bool_dead_branch`).
-    #[derive(Clone, Copy)]
     struct Tagged<T, M> {
         _value: T,
         _tag: PhantomData<M>,
     }
+
+    // By hand: a derive would ask `M: Copy`.
+    impl<T: Copy, M> Clone for Tagged<T, M> {
+        fn clone(&self) -> Self {
+            *self
+        }
+    }
+    impl<T: Copy, M> Copy for Tagged<T, M> {}
 
     // SAFETY: only `T`'s bytes are stored, and `T` is DeviceCopy.
     unsafe impl<T: DeviceCopy, M> DeviceCopy for Tagged<T, M> {}
 
     #[test]
     fn device_copy_needs_no_static_lifetime() {
-        fn with_lifetime<'a>() {
+        fn with_lifetime<'a>(_borrowed: &'a str) {
             // A marker that borrows: fine, nothing of it crosses to the device.
             is_device_copy::<Tagged<u32, &'a str>>();
             is_device_copy::<PhantomData<&'a mut [u8]>>();
             is_device_copy::<*const &'a str>();
         }
-        with_lifetime();
+        with_lifetime(&String::from("not 'static"));
         is_device_copy::<(u8, [f32; 3], std::num::Wrapping<i64>, std::mem::MaybeUninit<u16>)>();
         is_device_copy::<*mut [u8]>();
     }

@@ -149,7 +149,7 @@ impl<T> DeviceBuffer<T> {
 /// How many `A` fill `bytes` at address `ptr` exactly, if they do.
 fn chunk_len<A>(bytes: usize, ptr: CUdeviceptr) -> Option<usize> {
     let size = size_of::<A>();
-    if size == 0 || bytes % size != 0 || ptr % align_of::<A>() as u64 != 0 {
+    if size == 0 || !bytes.is_multiple_of(size) || !ptr.is_multiple_of(align_of::<A>() as u64) {
         return None;
     }
     Some(bytes / size)
