@@ -15,9 +15,9 @@ const N: usize = 50_021;
 pub fn checks(report: &mut Report, rng: &mut Lcg, env: &Env) {
     let s = &env.stream;
     let cfg = LaunchConfig::for_num_elems(N as u32);
-    let module = match ck(init_device_contexts(0, 1), "init_device_contexts").and_then(|()| {
-        ck(kernels::load_async(0), "kernels::load_async(0)")
-    }) {
+    let module = match ck(init_device_contexts(0, 1), "init_device_contexts")
+        .and_then(|()| ck(kernels::load_async(0), "kernels::load_async(0)"))
+    {
         Ok(m) => m,
         Err(why) => {
             report.check("async_setup", || Err(why));
@@ -44,7 +44,8 @@ pub fn checks(report: &mut Report, rng: &mut Lcg, env: &Env) {
             }
             let mut ops = ops.into_iter();
             let mut next = || ops.next().expect("five operations");
-            let (u1, u2, u3, u4, u5) = ck(cuda_async::zip!(next(), next(), next(), next(), next()).sync(), "zip! of 5")?;
+            let (u1, u2, u3, u4, u5) =
+                ck(cuda_async::zip!(next(), next(), next(), next(), next()).sync(), "zip! of 5")?;
             let _: [(); 5] = [u1, u2, u3, u4, u5];
         }
         for (i, ((x, y), c)) in inputs.iter().zip(&c).enumerate() {

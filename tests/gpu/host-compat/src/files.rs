@@ -40,7 +40,8 @@ pub fn checks(report: &mut Report, rng: &mut Lcg, env: &Env) {
             return Err("the embedded bundle lacks PTX or a cubin".into());
         }
         // By package name too (a `-` for the crate name's `_`).
-        let loaded = ck(cuda_host::embedded::load_embedded_module(&env.ctx, "gpu-host-compat"), "load_embedded_module")?;
+        let loaded =
+            ck(cuda_host::embedded::load_embedded_module(&env.ctx, "gpu-host-compat"), "load_embedded_module")?;
         check_vecadd(env, rng, &loaded, N, "embedded module by package name")
     });
 
@@ -58,7 +59,8 @@ pub fn checks(report: &mut Report, rng: &mut Lcg, env: &Env) {
         let (major, minor) = env.ctx.capability();
         let dir = scratch_dir()?;
         // The cubin for exactly this GPU, if the build has one.
-        if let Some(cubin) = parsed.payloads.iter().find(|p| p.kind == PayloadKind::Cubin && p.sm == major * 10 + minor) {
+        if let Some(cubin) = parsed.payloads.iter().find(|p| p.kind == PayloadKind::Cubin && p.sm == major * 10 + minor)
+        {
             let path = dir.join("exact.cubin");
             ck(std::fs::write(&path, cubin.bytes), "write the cubin")?;
             let module = ck(env.ctx.load_module_from_file(&path.to_string_lossy()), "load_module_from_file(.cubin)")?;

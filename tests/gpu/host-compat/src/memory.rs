@@ -117,7 +117,8 @@ pub fn checks(report: &mut Report, rng: &mut Lcg, env: &Env) {
         let want: Vec<u32> = xs.iter().map(|x| x.to_bits()).collect();
         compare("cast_elem::<u32>", &ck(bits.to_host_vec(s), "copy bits")?, &want, |x, y| x == y)?;
         // As 4-float chunks: a quarter of the length, same values.
-        let quads = bits.cast_elem::<f32>().cast_chunks::<[f32; 4]>().map_err(|b| format!("cast_chunks refused {b:?}"))?;
+        let quads =
+            bits.cast_elem::<f32>().cast_chunks::<[f32; 4]>().map_err(|b| format!("cast_chunks refused {b:?}"))?;
         if quads.len() != N {
             return Err(format!("cast_chunks: {} quads of {} floats", quads.len(), 4 * N));
         }
