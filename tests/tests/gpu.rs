@@ -137,3 +137,9 @@ fn perf_types() {
 fn bounds_traps() {
     build_and_run("bounds-traps");
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn host_compat() {
+    build_and_run("host-compat");
+}
