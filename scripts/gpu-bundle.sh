@@ -71,11 +71,15 @@ fi
 # The project `cargo oxide new` generates must run as generated, too.
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-echo "==> templates/vecadd (cargo oxide new)" >&2
-(cd "$tmp" && "$CARGO_OXIDE" oxide new template-vecadd)
-cp "$ROOT/Cargo.lock" "$tmp/template-vecadd/Cargo.lock"
-"$CARGO_OXIDE" oxide build --release --quiet --arch "$ARCH" --manifest-path "$tmp/template-vecadd/Cargo.toml"
-add "$RELEASE/template-vecadd" "template-vecadd"
+# Every template: `new`, then build the generated project as it is (a workspace's binary is its
+# app crate, named like the project).
+for template in vecadd lib async workspace; do
+    echo "==> templates/$template (cargo oxide new --template $template)" >&2
+    (cd "$tmp" && "$CARGO_OXIDE" oxide new "template-$template" --template "$template")
+    cp "$ROOT/Cargo.lock" "$tmp/template-$template/Cargo.lock"
+    "$CARGO_OXIDE" oxide build --release --quiet --arch "$ARCH" --manifest-path "$tmp/template-$template/Cargo.toml"
+    add "$RELEASE/template-$template" "template-$template"
+done
 
 cat > "$OUT/run.sh" <<'RUN'
 #!/usr/bin/env bash
