@@ -111,8 +111,9 @@ pub enum DriverError {
     LengthMismatch { operation: &'static str, expected: usize, found: usize },
     /// The module has no kernel with this entry name.
     EntryNotFound { entry: String, known: Option<Vec<String>> },
-    /// The launch arguments do not match the kernel's parameters in the manifest.
-    ArgumentMismatch { entry: String, message: String },
+    /// The launch arguments do not match the kernel's parameters in the manifest. `kernel` is
+    /// its readable name ([`crate::Function::name`]).
+    ArgumentMismatch { kernel: String, message: String },
     /// The device code bundle is unreadable, or has no payload for this GPU.
     Bundle { message: String },
     /// A sideloaded module or its files could not be found or read.
@@ -121,7 +122,8 @@ pub enum DriverError {
     NotBuiltWithOxide,
     /// A launch the GPU could not run for want of a resource (local, shared memory, registers):
     /// the driver's error with what the kernel needed and the fix.
-    LaunchResources { entry: String, cuda: Box<DriverError>, cause: String, fix: String },
+    /// `kernel` is its readable name ([`crate::Function::name`]).
+    LaunchResources { kernel: String, cuda: Box<DriverError>, cause: String, fix: String },
     /// A kernel instance is in none of the device code bundles linked into this binary.
     KernelNotLinked { kernel: String, known: Vec<String> },
     /// Misuse of the async runtime (`cuda_async`), e.g. composing operations of different devices.
@@ -233,8 +235,8 @@ impl fmt::Display for DriverError {
                     None => {}
                 }
             }
-            DriverError::ArgumentMismatch { entry, message } => {
-                write!(f, "wrong arguments for kernel `{entry}`: {message}")?
+            DriverError::ArgumentMismatch { kernel, message } => {
+                write!(f, "wrong arguments for kernel `{kernel}`: {message}")?
             }
             DriverError::Bundle { message } | DriverError::Artifact { message } => f.write_str(message)?,
             DriverError::Async { message } => write!(f, "cuda_async: {message}")?,
@@ -242,10 +244,10 @@ impl fmt::Display for DriverError {
                 "built without cargo oxide: device code was not compiled; run `cargo oxide build` \
                  (or `cargo oxide run`) instead of `cargo build`",
             )?,
-            DriverError::LaunchResources { entry, cuda, cause, fix } => {
+            DriverError::LaunchResources { kernel, cuda, cause, fix } => {
                 let first = cuda.to_string();
                 let first = first.lines().next().unwrap_or_default();
-                write!(f, "{first}\n  kernel `{entry}` cannot run as launched\n  cause: {cause}\n  fix: {fix}")?
+                write!(f, "{first}\n  kernel `{kernel}` cannot run as launched\n  cause: {cause}\n  fix: {fix}")?
             }
             DriverError::KernelNotLinked { kernel, known } => {
                 write!(f, "kernel `{kernel}` is not in the device code linked into this binary")?;

@@ -168,7 +168,7 @@ impl<'a> KernelParams<'a> {
     /// Compares the packet with the kernel's parameters from the manifest, when the function has them.
     fn check_against(&self, f: &Function) -> Result<(), DriverError> {
         let Some(info) = f.info() else { return Ok(()) };
-        let mismatch = |message: String| Err(DriverError::ArgumentMismatch { entry: f.entry().to_string(), message });
+        let mismatch = |message: String| Err(DriverError::ArgumentMismatch { kernel: f.name().to_string(), message });
         let params: Vec<_> = info.params.iter().filter(|p| p.kind != ParamKind::Zst).collect();
         if params.len() != self.shapes.len() {
             let names: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
@@ -242,7 +242,7 @@ pub unsafe fn launch(
     params: &mut [*mut c_void],
 ) -> Result<(), DriverError> {
     config.validate()?;
-    let entry = f.entry();
+    let entry = f.name();
     let ctx = stream.context();
     if !std::sync::Arc::ptr_eq(ctx, f.context()) && ctx.ordinal() != f.context().ordinal() {
         return Err(DriverError::invalid_config(format!(
@@ -259,7 +259,7 @@ pub unsafe fn launch(
         let slots = info.launch_slots();
         if slots != params.len() {
             return Err(DriverError::ArgumentMismatch {
-                entry: entry.to_string(),
+                kernel: entry.to_string(),
                 message: format!("the kernel has {slots} PTX parameters, the launch passes {}", params.len()),
             });
         }
