@@ -20,8 +20,12 @@ pub use oxide_contract::limits::{MAX_CLUSTER_SIZE, MAX_PORTABLE_CLUSTER_SIZE, MA
 /// The shape of a launch: blocks in the grid, threads per block, dynamic shared memory per block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LaunchConfig {
+    /// Blocks in x, y, z (`gridDim`).
     pub grid_dim: (u32, u32, u32),
+    /// Threads per block in x, y, z (`blockDim`); at most 1024 in all.
     pub block_dim: (u32, u32, u32),
+    /// Dynamic shared memory per block in bytes (`cuda_device::shared::dynamic`); over 48 KiB
+    /// the launch opts the kernel in, up to the GPU's limit.
     pub shared_mem_bytes: u32,
 }
 
@@ -127,6 +131,7 @@ impl Default for KernelParams<'_> {
 }
 
 impl<'a> KernelParams<'a> {
+    /// No parameters yet: push them in the kernel's parameter order.
     pub fn new() -> KernelParams<'a> {
         KernelParams { ptrs: Vec::with_capacity(8), shapes: Vec::with_capacity(8), _borrows: PhantomData }
     }

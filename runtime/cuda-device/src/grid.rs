@@ -1,8 +1,8 @@
-//! The grid barrier of cooperative launches: [`sync`] waits for every thread of every block.
+//! The grid barrier of cooperative launches: [`sync()`] waits for every thread of every block.
 //!
 //! The kernel must be launched cooperatively (all blocks resident at once; the driver then gives
 //! it a barrier counter, whose address it passes in `%envreg1`/`%envreg2`). In a launch that is
-//! not cooperative there is no counter, and [`sync`] traps rather than hang or write at random.
+//! not cooperative there is no counter, and [`sync()`] traps rather than hang or write at random.
 //!
 //! ```ignore
 //! phase_one(&data);

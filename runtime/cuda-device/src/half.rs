@@ -31,9 +31,13 @@ use crate::intrinsics;
 pub struct bf16(u16);
 
 impl bf16 {
+    /// `0.0`.
     pub const ZERO: bf16 = bf16(0);
+    /// `1.0`.
     pub const ONE: bf16 = bf16(0x3f80);
+    /// Positive infinity.
     pub const INFINITY: bf16 = bf16(0x7f80);
+    /// A quiet NaN.
     pub const NAN: bf16 = bf16(0x7fc0);
 
     /// The value with these bits.
@@ -204,11 +208,13 @@ impl F16x2 {
         (self.lo() as f32, self.hi() as f32)
     }
 
+    /// The pair with these bits: low half `lo`, high half `hi`.
     #[inline(always)]
     pub const fn from_bits(bits: u32) -> F16x2 {
         F16x2(bits)
     }
 
+    /// The 32 bits of the pair.
     #[inline(always)]
     pub const fn to_bits(self) -> u32 {
         self.0
@@ -276,11 +282,13 @@ impl Bf16x2 {
         (f32::from_bits(self.0 << 16), f32::from_bits(self.0 & 0xffff_0000))
     }
 
+    /// The pair with these bits: low half `lo`, high half `hi`.
     #[inline(always)]
     pub const fn from_bits(bits: u32) -> Bf16x2 {
         Bf16x2(bits)
     }
 
+    /// The 32 bits of the pair.
     #[inline(always)]
     pub const fn to_bits(self) -> u32 {
         self.0

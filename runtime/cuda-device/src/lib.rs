@@ -28,6 +28,7 @@
 //!
 //! Code generation hints: [`fast_math`] on a function, `#[unroll]`/`#[unroll(N)]` on loops in
 //! kernels, [`unroll!`] anywhere.
+#![warn(missing_docs)]
 #![no_std]
 // `f16` (half types, `DeviceAtomicF16`); the pinned nightly compiles every cuda-oxide crate.
 #![feature(f16)]

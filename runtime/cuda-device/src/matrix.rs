@@ -41,11 +41,13 @@ impl<'a, T> Matrix<'a, T> {
         (cols <= pitch && needed <= data.len()).then_some(Matrix { data, rows, cols, pitch })
     }
 
+    /// Number of rows.
     #[inline(always)]
     pub fn rows(&self) -> usize {
         self.rows
     }
 
+    /// Number of columns.
     #[inline(always)]
     pub fn cols(&self) -> usize {
         self.cols

@@ -30,7 +30,9 @@ use core::ops::{Add, AddAssign, Index, IndexMut, Mul, Sub};
 /// `size_of::<Self>() == LANES * size_of::<Elem>()`, `align_of::<Self>() == size_of::<Self>()`,
 /// and the lanes are laid out in order like `[Elem; LANES]`.
 pub unsafe trait Vector: Copy {
+    /// The lane type (`f32` for `F32x4`).
     type Elem: Copy;
+    /// Lanes per vector (4 for `F32x4`).
     const LANES: usize;
 }
 
@@ -210,6 +212,7 @@ pub fn as_lanes<V: Vector>(vectors: &[V]) -> &[V::Elem] {
 /// Lane-by-lane access to a [`SharedArray`](crate::SharedArray) of vectors: for tiles that are
 /// written one element at a time (a transposed load) and read a whole vector at a time.
 pub trait SharedLanes {
+    /// The lane type of the array's vectors.
     type Elem;
 
     /// Element `i` of the array seen as `N * LANES` scalars (bounds-checked).
