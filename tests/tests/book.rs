@@ -90,6 +90,39 @@ fn blocks(path: &Path) -> Vec<Block> {
     out
 }
 
+/// The generated crate's `main` and the trait that turns each block's `main` result into one.
+const RUNNER: &str = r#"
+trait Outcome {
+    fn outcome(self) -> Result<(), String>;
+}
+impl Outcome for () {
+    fn outcome(self) -> Result<(), String> {
+        Ok(())
+    }
+}
+impl<E: std::fmt::Debug> Outcome for Result<(), E> {
+    fn outcome(self) -> Result<(), String> {
+        self.map_err(|e| format!("{e:?}"))
+    }
+}
+
+fn main() {
+    if std::env::args().nth(1).as_deref() != Some("--run") {
+        return;
+    }
+    let mut failed = 0;
+    for (place, program) in PROGRAMS {
+        match std::panic::catch_unwind(program) {
+            Ok(Ok(())) => println!("PASS {place}"),
+            Ok(Err(e)) => { failed += 1; println!("FAIL {place}: {e}") }
+            Err(_) => { failed += 1; println!("FAIL {place}: panicked") }
+        }
+    }
+    println!("{} passed, {failed} failed", PROGRAMS.len() - failed);
+    std::process::exit(if failed == 0 { 0 } else { 1 });
+}
+"#;
+
 /// The crate that holds every block: `main.rs` with one module per block.
 fn book_crate(blocks: &[Block]) -> String {
     let mut main = String::from(
@@ -97,7 +130,11 @@ fn book_crate(blocks: &[Block]) -> String {
          #![allow(dead_code, unused_imports, unused_variables, unused_mut, unreachable_code, clippy::all)]\n\n",
     );
     for b in blocks {
-        let call = if b.has_main() { "pub(crate) fn book_main() {\n    let _ = main();\n}\n" } else { "" };
+        let call = if b.has_main() {
+            "pub(crate) fn book_main() -> Result<(), String> {\n    crate::Outcome::outcome(main())\n}\n"
+        } else {
+            ""
+        };
         main += &format!(
             "/// docs/book/src/{}.md:{}\n#[rustfmt::skip]\nmod {} {{\n{}{call}}}\n\n",
             b.chapter,
@@ -108,11 +145,13 @@ fn book_crate(blocks: &[Block]) -> String {
     }
     // Each block's `main` is called (never, at run time), so the kernel instances it launches
     // are collected and compiled for the GPU like in a real program.
-    main += "fn main() {\n    if std::env::args().len() < usize::MAX {\n        return;\n    }\n";
+    // With `--run` (on a GPU), every block's `main` runs and prints PASS or FAIL with its place.
+    main += RUNNER;
+    main += "const PROGRAMS: &[(&str, fn() -> Result<(), String>)] = &[\n";
     for b in blocks.iter().filter(|b| b.has_main()) {
-        main += &format!("    {}::book_main();\n", b.module());
+        main += &format!("    (\"docs/book/src/{}.md:{}\", {}::book_main),\n", b.chapter, b.line, b.module());
     }
-    main += "}\n";
+    main += "];\n";
     main
 }
 
@@ -147,8 +186,9 @@ fn hidden_lines_are_compiled_and_other_languages_are_not() {
     assert_eq!(found[0].module(), "ch_demo_l3");
 }
 
-#[test]
-fn every_rust_block_builds_through_cargo_oxide() {
+/// Writes the crate of every block into a temp dir and builds it; returns the dir (kept alive by
+/// the caller) after checking the build succeeded.
+fn build_book_crate(extra_args: &[&str]) -> tempfile::TempDir {
     let all: Vec<Block> = chapters().iter().flat_map(|c| blocks(c)).collect();
     assert!(all.len() >= 30, "only {} Rust blocks in the book", all.len());
     let dir = tempfile::Builder::new().prefix("oxide-book-").tempdir().expect("temp dir");
@@ -166,9 +206,17 @@ fn every_rust_block_builds_through_cargo_oxide() {
     std::fs::create_dir_all(dir.path().join("src")).unwrap();
     std::fs::write(dir.path().join("src/main.rs"), book_crate(&all)).unwrap();
     seed_lockfile(dir.path());
-    let out = cargo_oxide(dir.path(), &["build", "--arch", "sm_90"]);
+    let mut args = vec!["build", "--arch", "sm_90"];
+    args.extend_from_slice(extra_args);
+    let out = cargo_oxide(dir.path(), &args);
     // Errors name the module, `ch_<chapter>_l<line>`: the chapter file and the line of the fence.
     assert_success(&out, "cargo oxide build of the book's code blocks (modules are ch_<chapter>_l<line>)");
+    dir
+}
+
+#[test]
+fn every_rust_block_builds_through_cargo_oxide() {
+    let _dir = build_book_crate(&[]);
     let manifest = read_manifest("dev", "book_blocks");
     // The generic kernel of the launching chapter, compiled for the instance its `main` launches.
     assert!(
@@ -176,4 +224,22 @@ fn every_rust_block_builds_through_cargo_oxide() {
         "{:?}",
         manifest.entries()
     );
+}
+
+/// On a GPU (sm_90 or newer: the cluster examples): every block with a `main` runs and succeeds.
+/// The launching chapter's `cuda_launch!` example sideloads crate `vecadd`, so examples/vecadd is
+/// built first, into the same target directory.
+#[test]
+#[ignore = "needs an NVIDIA GPU (sm_90+)"]
+fn every_program_of_the_book_runs_on_the_gpu() {
+    let vecadd = checkout_root().join("examples/vecadd");
+    let out = cargo_oxide(&vecadd, &["build", "--arch", "sm_90"]);
+    assert_success(&out, "cargo oxide build of examples/vecadd");
+    let _dir = build_book_crate(&[]);
+    let exe = artifact_dir().join("debug/book-blocks");
+    let out = std::process::Command::new(&exe).arg("--run").output().expect("run the book's programs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}");
+    assert!(out.status.success(), "some of the book's programs failed:\n{stdout}\n{}", stderr(&out));
+    assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
 }
