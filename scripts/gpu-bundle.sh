@@ -52,6 +52,16 @@ for dir in "$ROOT"/examples/*/; do
     artifacts "${name//-/_}"
 done
 
+# The guide's programs (every ```rust block with a `main`, docs/book): tests/tests/book.rs writes
+# them as one crate, whose binary runs each and prints PASS/FAIL per block. Clusters: sm_90.
+echo "==> docs/book programs (--arch sm_90)" >&2
+book_crate="$(mktemp -d)/book-blocks"
+OXIDE_BOOK_CRATE="$book_crate" cargo test --quiet -p oxide-tests --test book every_rust_block >/dev/null
+"$CARGO_OXIDE" oxide build --release --quiet --arch sm_90 --manifest-path "$book_crate/Cargo.toml"
+add "$RELEASE/book-blocks" "book-programs"
+artifacts book_blocks
+rm -rf "$(dirname "$book_crate")"
+
 # The Rust-vs-nvcc benchmark goes to bench/ (binary, runner, CUDA sources, cubins when built
 # here): run it with gpu-bundle/bench/run.sh; the bundle's run.sh does not.
 echo "==> bench (--arch sm_90)" >&2

@@ -107,9 +107,6 @@ impl<E: std::fmt::Debug> Outcome for Result<(), E> {
 }
 
 fn main() {
-    if std::env::args().nth(1).as_deref() != Some("--run") {
-        return;
-    }
     let mut failed = 0;
     for (place, program) in PROGRAMS {
         match std::panic::catch_unwind(program) {
@@ -145,7 +142,8 @@ fn book_crate(blocks: &[Block]) -> String {
     }
     // Each block's `main` is called (never, at run time), so the kernel instances it launches
     // are collected and compiled for the GPU like in a real program.
-    // With `--run` (on a GPU), every block's `main` runs and prints PASS or FAIL with its place.
+    // Run on a GPU (the compile test never runs it), every block's `main` runs and prints PASS or
+    // FAIL with its place.
     main += RUNNER;
     main += "const PROGRAMS: &[(&str, fn() -> Result<(), String>)] = &[\n";
     for b in blocks.iter().filter(|b| b.has_main()) {
@@ -186,12 +184,14 @@ fn hidden_lines_are_compiled_and_other_languages_are_not() {
     assert_eq!(found[0].module(), "ch_demo_l3");
 }
 
-/// Writes the crate of every block into a temp dir and builds it; returns the dir (kept alive by
-/// the caller) after checking the build succeeded.
+/// Writes the crate of every block into a temp dir (and into `$OXIDE_BOOK_CRATE` when set) and
+/// builds it; returns the dir (kept alive by the caller) after checking the build succeeded.
 fn build_book_crate(extra_args: &[&str]) -> tempfile::TempDir {
     let all: Vec<Block> = chapters().iter().flat_map(|c| blocks(c)).collect();
     assert!(all.len() >= 30, "only {} Rust blocks in the book", all.len());
     let dir = tempfile::Builder::new().prefix("oxide-book-").tempdir().expect("temp dir");
+    // scripts/gpu-bundle.sh keeps the crate (in this folder) to build it into the GPU bundle.
+    let keep = std::env::var_os("OXIDE_BOOK_CRATE").map(std::path::PathBuf::from);
     let root = checkout_root();
     let root = root.display();
     let manifest = format!(
@@ -206,6 +206,13 @@ fn build_book_crate(extra_args: &[&str]) -> tempfile::TempDir {
     std::fs::create_dir_all(dir.path().join("src")).unwrap();
     std::fs::write(dir.path().join("src/main.rs"), book_crate(&all)).unwrap();
     seed_lockfile(dir.path());
+    if let Some(keep) = &keep {
+        let _ = std::fs::remove_dir_all(keep);
+        std::fs::create_dir_all(keep.join("src")).expect("create OXIDE_BOOK_CRATE");
+        for file in ["Cargo.toml", "Cargo.lock", "src/main.rs"] {
+            std::fs::copy(dir.path().join(file), keep.join(file)).expect("copy the book crate");
+        }
+    }
     let mut args = vec!["build", "--arch", "sm_90"];
     args.extend_from_slice(extra_args);
     let out = cargo_oxide(dir.path(), &args);
@@ -237,7 +244,7 @@ fn every_program_of_the_book_runs_on_the_gpu() {
     assert_success(&out, "cargo oxide build of examples/vecadd");
     let _dir = build_book_crate(&[]);
     let exe = artifact_dir().join("debug/book-blocks");
-    let out = std::process::Command::new(&exe).arg("--run").output().expect("run the book's programs");
+    let out = std::process::Command::new(&exe).output().expect("run the book's programs");
     let stdout = String::from_utf8_lossy(&out.stdout);
     println!("{stdout}");
     assert!(out.status.success(), "some of the book's programs failed:\n{stdout}\n{}", stderr(&out));
