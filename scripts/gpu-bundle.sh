@@ -56,6 +56,7 @@ done
 # them as one crate, whose binary runs each and prints PASS/FAIL per block. Clusters: sm_90.
 echo "==> docs/book programs (--arch sm_90)" >&2
 book_crate="$(mktemp -d)/book-blocks"
+cargo build --quiet -p cargo-oxide -p codegen-driver # the debug binaries the test drives
 OXIDE_BOOK_CRATE="$book_crate" cargo test --quiet -p oxide-tests --test book every_rust_block >/dev/null
 "$CARGO_OXIDE" oxide build --release --quiet --arch sm_90 --manifest-path "$book_crate/Cargo.toml"
 add "$RELEASE/book-blocks" "book-programs"
