@@ -52,6 +52,17 @@ for dir in "$ROOT"/examples/*/; do
     artifacts "${name//-/_}"
 done
 
+# The guide's programs (every ```rust block with a `main`, docs/book): tests/tests/book.rs writes
+# them as one crate, whose binary runs each and prints PASS/FAIL per block. Clusters: sm_90.
+echo "==> docs/book programs (--arch sm_90)" >&2
+book_crate="$(mktemp -d)/book-blocks"
+cargo build --quiet -p cargo-oxide -p codegen-driver # the debug binaries the test drives
+OXIDE_BOOK_CRATE="$book_crate" cargo test --quiet -p oxide-tests --test book every_rust_block >/dev/null
+"$CARGO_OXIDE" oxide build --release --quiet --arch sm_90 --manifest-path "$book_crate/Cargo.toml"
+add "$RELEASE/book-blocks" "book-programs"
+artifacts book_blocks
+rm -rf "$(dirname "$book_crate")"
+
 # The Rust-vs-nvcc benchmark goes to bench/ (binary, runner, CUDA sources, cubins when built
 # here): run it with gpu-bundle/bench/run.sh; the bundle's run.sh does not.
 echo "==> bench (--arch sm_90)" >&2
@@ -71,11 +82,15 @@ fi
 # The project `cargo oxide new` generates must run as generated, too.
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-echo "==> templates/vecadd (cargo oxide new)" >&2
-(cd "$tmp" && "$CARGO_OXIDE" oxide new template-vecadd)
-cp "$ROOT/Cargo.lock" "$tmp/template-vecadd/Cargo.lock"
-"$CARGO_OXIDE" oxide build --release --quiet --arch "$ARCH" --manifest-path "$tmp/template-vecadd/Cargo.toml"
-add "$RELEASE/template-vecadd" "template-vecadd"
+# Every template: `new`, then build the generated project as it is (a workspace's binary is its
+# app crate, named like the project).
+for template in vecadd lib async workspace; do
+    echo "==> templates/$template (cargo oxide new --template $template)" >&2
+    (cd "$tmp" && "$CARGO_OXIDE" oxide new "template-$template" --template "$template")
+    cp "$ROOT/Cargo.lock" "$tmp/template-$template/Cargo.lock"
+    "$CARGO_OXIDE" oxide build --release --quiet --arch "$ARCH" --manifest-path "$tmp/template-$template/Cargo.toml"
+    add "$RELEASE/template-$template" "template-$template"
+done
 
 cat > "$OUT/run.sh" <<'RUN'
 #!/usr/bin/env bash

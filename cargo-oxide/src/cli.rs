@@ -123,8 +123,9 @@ pub struct SanitizeArgs {
 pub struct NewArgs {
     /// Name of the project; also the directory it is created in.
     pub name: String,
-    /// Template to start from.
-    #[arg(long, default_value = "vecadd")]
+    /// Template to start from: `vecadd` (one binary), `lib` (a library of kernels and a binary
+    /// using it), `async` (cuda-async and tokio set up), `workspace` (a kernels crate and an app).
+    #[arg(long, default_value = "vecadd", value_parser = ["vecadd", "lib", "async", "workspace"])]
     pub template: String,
 }
 

@@ -85,7 +85,8 @@ pub fn inspect(args: &InspectArgs) -> Result<()> {
     }
     let mut out = format!("crate {crate_name} ({})\n", dir.display());
     for k in &manifest.kernels {
-        out += &format!("  kernel {}  [{}]\n", summary::kernel_signature(k), k.name);
+        // The full path and the PTX entry (hashed for generic instances) come after, for `--ptx` readers.
+        out += &format!("  kernel {}  [{}, entry {}]\n", summary::kernel_signature(k), k.name, k.entry);
         for p in &k.params {
             out += &format!("    {:<12} {:<32} size {:<3} align {}\n", p.name, p.ty, p.size, p.align);
         }

@@ -6,17 +6,49 @@ use anyhow::{Context, Result, bail};
 use crate::cli::NewArgs;
 use crate::tools::PINNED_TOOLCHAIN;
 
-/// A template: (path in the new project, contents with placeholders).
-type Template = &'static [(&'static str, &'static str)];
+/// A template's files: (path in the new project, contents with placeholders).
+type Files = &'static [(&'static str, &'static str)];
 
-const VECADD: Template = &[
-    ("Cargo.toml", include_str!("../../templates/vecadd/Cargo.toml.in")),
-    ("rust-toolchain.toml", include_str!("../../templates/vecadd/rust-toolchain.toml.in")),
-    (".gitignore", include_str!("../../templates/vecadd/gitignore")),
-    ("src/main.rs", include_str!("../../templates/vecadd/src/main.rs")),
+/// Files every template has.
+macro_rules! template_files {
+    ($dir:literal: $(($path:literal, $file:literal)),* $(,)?) => {
+        &[
+            ("rust-toolchain.toml", include_str!(concat!("../../templates/", $dir, "/rust-toolchain.toml.in"))),
+            (".gitignore", include_str!(concat!("../../templates/", $dir, "/gitignore"))),
+            $(($path, include_str!(concat!("../../templates/", $dir, "/", $file))),)*
+        ]
+    };
+}
+
+/// The templates: name, what it is (for `--help` and errors), files.
+pub const TEMPLATES: &[(&str, &str, Files)] = &[
+    (
+        "vecadd",
+        "one binary with a vector-add kernel",
+        template_files!("vecadd": ("Cargo.toml", "Cargo.toml.in"), ("src/main.rs", "src/main.rs")),
+    ),
+    (
+        "lib",
+        "a library of kernels (one generic) and a binary that launches them",
+        template_files!("lib": ("Cargo.toml", "Cargo.toml.in"), ("src/lib.rs", "src/lib.rs"), ("src/main.rs", "src/main.rs")),
+    ),
+    (
+        "async",
+        "cuda-async set up: lazy device operations chained and awaited under tokio",
+        template_files!("async": ("Cargo.toml", "Cargo.toml.in"), ("src/main.rs", "src/main.rs")),
+    ),
+    (
+        "workspace",
+        "a workspace with a kernels crate and an app crate",
+        template_files!("workspace":
+            ("Cargo.toml", "Cargo.toml.in"),
+            ("kernels/Cargo.toml", "kernels/Cargo.toml.in"),
+            ("kernels/src/lib.rs", "kernels/src/lib.rs"),
+            ("app/Cargo.toml", "app/Cargo.toml.in"),
+            ("app/src/main.rs", "app/src/main.rs"),
+        ),
+    ),
 ];
-
-const TEMPLATES: &[(&str, Template)] = &[("vecadd", VECADD)];
 
 /// The cuda-oxide checkout this binary was built from; new projects take the runtime crates from it.
 pub fn oxide_root() -> Result<PathBuf> {
@@ -45,14 +77,15 @@ fn check_name(name: &str) -> Result<()> {
 /// Fills the placeholders of one template file.
 pub fn render(text: &str, name: &str, oxide_root: &Path) -> String {
     text.replace("{{name}}", name)
+        .replace("{{crate_name}}", &name.replace('-', "_"))
         .replace("{{oxide_root}}", &oxide_root.display().to_string())
         .replace("{{toolchain}}", PINNED_TOOLCHAIN)
 }
 
 pub fn new_project(args: &NewArgs) -> Result<()> {
-    let Some((_, files)) = TEMPLATES.iter().find(|(n, _)| *n == args.template) else {
-        let names: Vec<_> = TEMPLATES.iter().map(|(n, _)| *n).collect();
-        bail!("unknown template `{}`; available: {}", args.template, names.join(", "));
+    let Some((_, _, files)) = TEMPLATES.iter().find(|(n, _, _)| *n == args.template) else {
+        let names: Vec<_> = TEMPLATES.iter().map(|(n, what, _)| format!("  {n:<10} {what}")).collect();
+        bail!("unknown template `{}`; available (`--template NAME`):\n{}", args.template, names.join("\n"));
     };
     let dir = PathBuf::from(&args.name);
     let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -88,9 +121,20 @@ mod tests {
     }
 
     #[test]
+    fn the_cli_offers_every_template() {
+        use clap::CommandFactory;
+        let cmd = crate::cli::Cli::command();
+        let new = cmd.find_subcommand("oxide").unwrap_or(&cmd).find_subcommand("new").expect("a `new` command");
+        let arg = new.get_arguments().find(|a| a.get_id() == "template").expect("--template");
+        let offered: Vec<String> = arg.get_possible_values().iter().map(|v| v.get_name().to_string()).collect();
+        let known: Vec<String> = TEMPLATES.iter().map(|(n, _, _)| n.to_string()).collect();
+        assert_eq!(offered, known);
+    }
+
+    #[test]
     fn templates_have_no_placeholders_left() {
         let root = oxide_root().unwrap();
-        for (_, files) in TEMPLATES {
+        for (_, _, files) in TEMPLATES {
             for (rel, text) in files.iter() {
                 let out = render(text, "hello", &root);
                 assert!(!out.contains("{{"), "{rel}: {out}");

@@ -4,9 +4,18 @@ use oxide_contract::manifest::{KernelInfo, Manifest, PayloadKind};
 
 use crate::build::Built;
 
-/// `app::kernels::vecadd(a: slice, b: slice, c: disjoint_slice)`: the kernel by its Rust name
-/// (with its type arguments for an instance of a generic kernel), and its PTX entry when that is
-/// not the plain name (`[entry map_3f1c…]`).
+/// `app::kernels::combine::<f32, Add>`: the kernel's module path, then its name with type
+/// arguments trimmed to their last segment ([`KernelInfo::display_name`]), never the hashed entry.
+pub fn readable_name(kernel: &KernelInfo) -> String {
+    let path = kernel.name.split_once("::<").map_or(kernel.name.as_str(), |(path, _)| path);
+    match path.rsplit_once("::") {
+        Some((module, _)) => format!("{module}::{}", kernel.display_name()),
+        None => kernel.display_name().to_string(),
+    }
+}
+
+/// `app::kernels::vecadd(a: slice, b: slice, c: disjoint_slice)`: the kernel by its
+/// [`readable_name`] and the kinds of its parameters.
 pub fn kernel_signature(kernel: &KernelInfo) -> String {
     let params: Vec<String> = kernel
         .params
@@ -19,9 +28,7 @@ pub fn kernel_signature(kernel: &KernelInfo) -> String {
             )
         })
         .collect();
-    let plain = kernel.name.rsplit("::").next() == Some(kernel.entry.as_str());
-    let entry = if plain { String::new() } else { format!("  [entry {}]", kernel.entry) };
-    format!("{}({}){entry}", kernel.name, params.join(", "))
+    format!("{}({})", readable_name(kernel), params.join(", "))
 }
 
 /// `sm_80 ptx cubin · sm_90 ptx cubin · fatbin of all`, grouped by arch in manifest order.
@@ -81,6 +88,7 @@ mod tests {
         let mut m = Manifest::new("demo");
         m.kernels.push(KernelInfo {
             name: "kernels::vecadd".into(),
+            display_name: String::new(),
             key: 1,
             entry: "vecadd".into(),
             params: vec![
@@ -104,11 +112,15 @@ mod tests {
         ];
         assert_eq!(kernel_signature(&m.kernels[0]), "kernels::vecadd(a: slice, c: disjoint_slice)");
         let mut generic = m.kernels[0].clone();
-        generic.name = "app::map::<f32, {closure@src/main.rs:9:13}>".into();
-        generic.entry = "map_0123456789abcdef".into();
+        generic.name = "app::kernels::combine::<f32, app::ops::Add>".into();
+        generic.display_name = "combine::<f32, Add>".into();
+        generic.entry = "combine_0123456789abcdef".into();
+        assert_eq!(kernel_signature(&generic), "app::kernels::combine::<f32, Add>(a: slice, c: disjoint_slice)");
+        // A manifest from before display names: the full type arguments, still no hash.
+        generic.display_name.clear();
         assert_eq!(
             kernel_signature(&generic),
-            "app::map::<f32, {closure@src/main.rs:9:13}>(a: slice, c: disjoint_slice)  [entry map_0123456789abcdef]"
+            "app::kernels::combine::<f32, app::ops::Add>(a: slice, c: disjoint_slice)"
         );
         assert_eq!(payload_line(&m), "sm_80 ptx cubin · sm_90 cubin · fatbin of all");
     }

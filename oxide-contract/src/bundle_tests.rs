@@ -11,6 +11,7 @@ fn manifest() -> Manifest {
     let mut m = Manifest::new("hello");
     m.kernels.push(KernelInfo {
         name: "hello::vecadd".into(),
+        display_name: String::new(),
         key: 1,
         entry: "vecadd".into(),
         params: vec![],

@@ -31,6 +31,12 @@ pub struct KernelInfo {
     /// The Rust path of the kernel function, with its type arguments for an instance of a
     /// generic kernel (`app::kernels::scale::<f32>`).
     pub name: String,
+    /// The name people read: the kernel's own name with its type arguments' paths trimmed to
+    /// their last segment (`combine::<f32, Add>` for `app::kernels::combine::<f32, app::ops::Add>`),
+    /// for build summaries, `cargo oxide inspect` and error messages. Empty in manifests written
+    /// before the backend recorded it: read it through [`KernelInfo::display_name`].
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub display_name: String,
     /// The instance's key ([`crate::naming::kernel_key`]): what the launch methods look it up by.
     pub key: u64,
     /// The PTX entry name ([`crate::naming::entry_name`]).
@@ -168,6 +174,17 @@ impl Manifest {
 }
 
 impl KernelInfo {
+    /// [`Self::display_name`] when recorded, else the last segment of [`Self::name`] (with the
+    /// type arguments, which may hold `::` themselves).
+    pub fn display_name(&self) -> &str {
+        if !self.display_name.is_empty() {
+            return &self.display_name;
+        }
+        let path = self.name.split_once("::<").map_or(self.name.as_str(), |(path, _)| path);
+        let start = path.rfind("::").map_or(0, |i| i + 2);
+        &self.name[start..]
+    }
+
     /// Number of `kernelParams` entries a launch of this kernel passes.
     pub fn launch_slots(&self) -> usize {
         self.params.iter().map(|p| p.kind.launch_slots()).sum()
@@ -178,10 +195,23 @@ impl KernelInfo {
 mod tests {
     use super::*;
 
+    #[test]
+    fn display_name_falls_back_to_the_last_segment() {
+        let mut k = sample().kernels[0].clone();
+        assert_eq!(k.display_name(), "vecadd");
+        k.display_name.clear();
+        assert_eq!(k.display_name(), "vecadd");
+        k.name = "app::kernels::combine::<f32, app::ops::Add>".into();
+        assert_eq!(k.display_name(), "combine::<f32, app::ops::Add>");
+        k.display_name = "combine::<f32, Add>".into();
+        assert_eq!(k.display_name(), "combine::<f32, Add>");
+    }
+
     pub(crate) fn sample() -> Manifest {
         let mut m = Manifest::new("hello");
         m.kernels.push(KernelInfo {
             name: "hello::kernels::vecadd".into(),
+            display_name: "vecadd".into(),
             key: 1,
             entry: "vecadd".into(),
             params: vec![

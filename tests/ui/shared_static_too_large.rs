@@ -11,8 +11,8 @@ mod kernels {
     pub fn big(out: &mut [f32]) {
         static mut TILE: SharedArray<f32, 16384> = SharedArray::UNINIT; //~ ERROR static shared memory is limited to 49152 bytes per block
         let t = thread::threadIdx_x() as usize;
-        unsafe { TILE.write(t, 1.0) };
-        out[t] = unsafe { TILE.read(t) };
+        unsafe { TILE[t] = 1.0 };
+        out[t] = unsafe { TILE[t] };
     }
 }
 

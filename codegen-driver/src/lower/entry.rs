@@ -157,6 +157,10 @@ pub fn define<'tcx>(cx: &CodegenCx<'tcx>, kernel: &KernelRoot<'tcx>) -> KernelIn
         name: rustc_middle::ty::print::with_resolve_crate_name!(
             tcx.def_path_str_with_args(instance.def_id(), instance.args)
         ),
+        // `combine::<f32, Add>`: every path trimmed to its last segment, for people to read.
+        display_name: rustc_middle::ty::print::with_forced_trimmed_paths!(
+            tcx.def_path_str_with_args(instance.def_id(), instance.args)
+        ),
         key: kernel.key,
         entry: kernel.entry.clone(),
         params,

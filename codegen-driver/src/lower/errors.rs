@@ -426,7 +426,7 @@ pub fn report_deferred(cx: &CodegenCx<'_>) {
     }
 }
 
-fn emit(cx: &CodegenCx<'_>, site: &UserSite<'_>, error: &DeviceError) {
+fn emit<'tcx>(cx: &CodegenCx<'tcx>, site: &UserSite<'tcx>, error: &DeviceError) {
     cx.reports.failed.set(true);
     let mut diag = cx.tcx.dcx().struct_span_err(site.span, error.message());
     add_chain(cx, &mut diag, site);
@@ -438,16 +438,26 @@ fn emit(cx: &CodegenCx<'_>, site: &UserSite<'_>, error: &DeviceError) {
 
 /// "in device code of `f`", then "called by `g`" up to the kernel. The notes start at the user's
 /// function: the library-internal frames help nobody.
-fn add_chain(cx: &CodegenCx<'_>, diag: &mut rustc_errors::Diag<'_>, site: &UserSite<'_>) {
+fn add_chain<'tcx>(cx: &CodegenCx<'tcx>, diag: &mut rustc_errors::Diag<'_>, site: &UserSite<'tcx>) {
     let start = site.chain.iter().position(|i| Some(i.def_id()) == site.function).unwrap_or(0);
     for (i, inst) in site.chain[start..].iter().enumerate() {
-        let what = cx.tcx.def_path_str(inst.def_id());
+        let what = readable_instance(cx.tcx, *inst);
         if i == 0 {
             diag.note(format!("in device code of `{what}`"));
         } else {
             diag.note(format!("called by `{what}`"));
         }
     }
+}
+
+/// `kernels::combine::<f32, Add>`: the function's path, and for an instance of a generic
+/// function its type and const arguments with their paths trimmed (no hashes, no long paths).
+pub fn readable_instance<'tcx>(tcx: rustc_middle::ty::TyCtxt<'tcx>, inst: Instance<'tcx>) -> String {
+    let path = tcx.def_path_str(inst.def_id());
+    let args: Vec<String> = rustc_middle::ty::print::with_forced_trimmed_paths!(
+        inst.args.iter().filter(|a| a.as_region().is_none()).map(|a| a.to_string()).collect()
+    );
+    if args.is_empty() { path } else { format!("{path}::<{}>", args.join(", ")) }
 }
 
 /// Walks the "reached from" chain upwards to the first span in the crate being compiled

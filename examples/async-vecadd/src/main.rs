@@ -1,4 +1,4 @@
-//! The launching-kernels chapter's typed async launch: its snippets unchanged (borrowed with
+//! The typed async launch of docs/book/src/launching.md: its snippets unchanged (borrowed with
 //! `.sync()`, owned through `tokio::spawn(op.into_future()).await??`, `and_then`, `zip!`) around
 //! the chapter's vecadd kernel, each result checked.
 use std::future::IntoFuture;

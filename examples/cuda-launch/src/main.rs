@@ -1,4 +1,4 @@
-//! The launching-kernels chapter's `cuda_launch!` example, its snippet unchanged inside the
+//! The `cuda_launch!` example of docs/book/src/launching.md, its snippet unchanged inside the
 //! smallest `main`: it sideloads the device code of crate `vecadd` (examples/vecadd) from the
 //! build artifacts, so build that example first (`cargo oxide build` there), or point
 //! `CUDA_OXIDE_ARTIFACT_DIR` at a directory holding `vecadd/manifest.json`.

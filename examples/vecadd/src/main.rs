@@ -1,4 +1,4 @@
-//! The `#[cuda_module]` vecadd example of the launching-kernels chapter, unchanged.
+//! The `#[cuda_module]` vecadd example of the launching-kernels chapter (docs/book/src/launching.md), unchanged.
 use cuda_core::{CudaContext, DeviceBuffer, LaunchConfig};
 use cuda_device::{DisjointSlice, cuda_module, kernel, thread};
 

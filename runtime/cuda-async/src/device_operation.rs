@@ -207,6 +207,7 @@ fn wait_for_stream(stream: &Arc<CudaStream>) -> Result<(), DriverError> {
 
 /// What [`DeviceOperation::and_then`]'s closure may return: an operation, or a `Result` of one.
 pub trait IntoDeviceOperation<'a, T> {
+    /// The operation, or the error that building it gave.
     fn into_device_operation(self) -> Result<DeviceOperation<'a, T>, DriverError>;
 }
 

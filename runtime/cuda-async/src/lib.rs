@@ -26,6 +26,7 @@
 //! `#[cuda_module]` generates `kernels::load_async(ordinal)`, `module.<kernel>_async(config, &a, ..)`
 //! (borrows the buffers until the operation completes) and `module.<kernel>_async_owned(config, a, ..)`
 //! (owns them and hands them back) when cuda-host's `async` feature is on.
+#![warn(missing_docs)]
 
 pub mod device_box;
 pub mod device_context;

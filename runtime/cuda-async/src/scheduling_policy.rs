@@ -17,6 +17,7 @@ pub struct RoundRobin {
 }
 
 impl RoundRobin {
+    /// Starts at the pool's first stream.
     pub fn new() -> RoundRobin {
         RoundRobin::default()
     }

@@ -11,7 +11,7 @@ use crate::error::DriverError;
 const MIN_DRIVER_VERSION: i32 = 12000;
 
 /// `true` when `libcuda` can be loaded. cudarc panics on first use without it, so every path
-/// into the driver goes through [`init`], which checks this first.
+/// into the driver goes through `init`, which checks this first.
 pub fn is_driver_present() -> bool {
     static PRESENT: OnceLock<bool> = OnceLock::new();
     // SAFETY: only tries to dlopen the library names; no driver call is made.

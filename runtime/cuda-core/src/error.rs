@@ -9,7 +9,9 @@ use cudarc::driver::sys::CUresult;
 /// Likely cause and fix of a CUDA error, as in the "common launch errors" table of the guide.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Hint {
+    /// What usually causes the error.
     pub cause: &'static str,
+    /// What to do about it.
     pub fix: &'static str,
 }
 
@@ -112,30 +114,83 @@ pub enum DriverError {
         context: Option<String>,
     },
     /// `libcuda` could not be loaded.
-    NoDriver { detail: String },
+    NoDriver {
+        /// Why loading failed (the loader's message).
+        detail: String,
+    },
     /// There is no device with this ordinal.
-    NoDevice { ordinal: usize, count: usize },
+    NoDevice {
+        /// The ordinal asked for.
+        ordinal: usize,
+        /// How many devices there are.
+        count: usize,
+    },
     /// A `LaunchConfig` (or cluster shape) the driver would reject; says which field and limit.
-    InvalidConfig { message: String },
+    InvalidConfig {
+        /// Which field, its value and the limit.
+        message: String,
+    },
     /// Host and device lengths that must agree do not.
-    LengthMismatch { operation: &'static str, expected: usize, found: usize },
+    LengthMismatch {
+        /// The copy or launch that was refused.
+        operation: &'static str,
+        /// The length it needed.
+        expected: usize,
+        /// The length it was given.
+        found: usize,
+    },
     /// The module has no kernel with this entry name.
-    EntryNotFound { entry: String, known: Option<Vec<String>> },
-    /// The launch arguments do not match the kernel's parameters in the manifest.
-    ArgumentMismatch { entry: String, message: String },
+    EntryNotFound {
+        /// The entry name looked up.
+        entry: String,
+        /// The module's kernels, when its manifest is known.
+        known: Option<Vec<String>>,
+    },
+    /// The launch arguments do not match the kernel's parameters in the manifest. `kernel` is
+    /// its readable name ([`crate::Function::name`]).
+    ArgumentMismatch {
+        /// The kernel's readable name.
+        kernel: String,
+        /// What differs.
+        message: String,
+    },
     /// The device code bundle is unreadable, or has no payload for this GPU.
-    Bundle { message: String },
+    Bundle {
+        /// What is wrong with it.
+        message: String,
+    },
     /// A sideloaded module or its files could not be found or read.
-    Artifact { message: String },
+    Artifact {
+        /// Which file, and why.
+        message: String,
+    },
     /// The crate was compiled by plain `cargo build`, so there is no device code.
     NotBuiltWithOxide,
     /// A launch the GPU could not run for want of a resource (local, shared memory, registers):
     /// the driver's error with what the kernel needed and the fix.
-    LaunchResources { entry: String, cuda: Box<DriverError>, cause: String, fix: String },
+    /// `kernel` is its readable name ([`crate::Function::name`]).
+    LaunchResources {
+        /// The kernel's readable name.
+        kernel: String,
+        /// The driver's error.
+        cuda: Box<DriverError>,
+        /// What the kernel needed and what the GPU has.
+        cause: String,
+        /// What to change.
+        fix: String,
+    },
     /// A kernel instance is in none of the device code bundles linked into this binary.
-    KernelNotLinked { kernel: String, known: Vec<String> },
+    KernelNotLinked {
+        /// The kernel instance launched.
+        kernel: String,
+        /// The kernels the binary's bundles hold.
+        known: Vec<String>,
+    },
     /// Misuse of the async runtime (`cuda_async`), e.g. composing operations of different devices.
-    Async { message: String },
+    Async {
+        /// What was misused.
+        message: String,
+    },
 }
 
 impl DriverError {
@@ -243,8 +298,8 @@ impl fmt::Display for DriverError {
                     None => {}
                 }
             }
-            DriverError::ArgumentMismatch { entry, message } => {
-                write!(f, "wrong arguments for kernel `{entry}`: {message}")?
+            DriverError::ArgumentMismatch { kernel, message } => {
+                write!(f, "wrong arguments for kernel `{kernel}`: {message}")?
             }
             DriverError::Bundle { message } | DriverError::Artifact { message } => f.write_str(message)?,
             DriverError::Async { message } => write!(f, "cuda_async: {message}")?,
@@ -252,10 +307,10 @@ impl fmt::Display for DriverError {
                 "built without cargo oxide: device code was not compiled; run `cargo oxide build` \
                  (or `cargo oxide run`) instead of `cargo build`",
             )?,
-            DriverError::LaunchResources { entry, cuda, cause, fix } => {
+            DriverError::LaunchResources { kernel, cuda, cause, fix } => {
                 let first = cuda.to_string();
                 let first = first.lines().next().unwrap_or_default();
-                write!(f, "{first}\n  kernel `{entry}` cannot run as launched\n  cause: {cause}\n  fix: {fix}")?
+                write!(f, "{first}\n  kernel `{kernel}` cannot run as launched\n  cause: {cause}\n  fix: {fix}")?
             }
             DriverError::KernelNotLinked { kernel, known } => {
                 write!(f, "kernel `{kernel}` is not in the device code linked into this binary")?;

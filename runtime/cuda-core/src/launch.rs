@@ -20,8 +20,12 @@ pub use oxide_contract::limits::{MAX_CLUSTER_SIZE, MAX_PORTABLE_CLUSTER_SIZE, MA
 /// The shape of a launch: blocks in the grid, threads per block, dynamic shared memory per block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LaunchConfig {
+    /// Blocks in x, y, z (`gridDim`).
     pub grid_dim: (u32, u32, u32),
+    /// Threads per block in x, y, z (`blockDim`); at most 1024 in all.
     pub block_dim: (u32, u32, u32),
+    /// Dynamic shared memory per block in bytes (`cuda_device::shared::dynamic`); over 48 KiB
+    /// the launch opts the kernel in, up to the GPU's limit.
     pub shared_mem_bytes: u32,
 }
 
@@ -127,6 +131,7 @@ impl Default for KernelParams<'_> {
 }
 
 impl<'a> KernelParams<'a> {
+    /// No parameters yet: push them in the kernel's parameter order.
     pub fn new() -> KernelParams<'a> {
         KernelParams { ptrs: Vec::with_capacity(8), shapes: Vec::with_capacity(8), _borrows: PhantomData }
     }
@@ -168,7 +173,7 @@ impl<'a> KernelParams<'a> {
     /// Compares the packet with the kernel's parameters from the manifest, when the function has them.
     fn check_against(&self, f: &Function) -> Result<(), DriverError> {
         let Some(info) = f.info() else { return Ok(()) };
-        let mismatch = |message: String| Err(DriverError::ArgumentMismatch { entry: f.entry().to_string(), message });
+        let mismatch = |message: String| Err(DriverError::ArgumentMismatch { kernel: f.name().to_string(), message });
         let params: Vec<_> = info.params.iter().filter(|p| p.kind != ParamKind::Zst).collect();
         if params.len() != self.shapes.len() {
             let names: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
@@ -242,7 +247,7 @@ pub unsafe fn launch(
     params: &mut [*mut c_void],
 ) -> Result<(), DriverError> {
     config.validate()?;
-    let entry = f.entry();
+    let entry = f.name();
     let ctx = stream.context();
     if !std::sync::Arc::ptr_eq(ctx, f.context()) && ctx.ordinal() != f.context().ordinal() {
         return Err(DriverError::invalid_config(format!(
@@ -259,7 +264,7 @@ pub unsafe fn launch(
         let slots = info.launch_slots();
         if slots != params.len() {
             return Err(DriverError::ArgumentMismatch {
-                entry: entry.to_string(),
+                kernel: entry.to_string(),
                 message: format!("the kernel has {slots} PTX parameters, the launch passes {}", params.len()),
             });
         }

@@ -10,6 +10,7 @@
 //! ```
 //! Kernels are usually launched through the methods `#[cuda_module]` generates; [`launch`] and
 //! [`KernelParams`] are the layer beneath them.
+#![warn(missing_docs)]
 #![feature(f16)]
 
 pub mod bundle;

@@ -268,6 +268,12 @@ impl Function {
         &self.entry
     }
 
+    /// The kernel's name for people: `combine::<f32, Add>` from its manifest entry
+    /// ([`KernelInfo::display_name`]), or the PTX entry name when no manifest describes it.
+    pub fn name(&self) -> &str {
+        self.info.as_deref().map_or(&self.entry, KernelInfo::display_name)
+    }
+
     /// The kernel's manifest entry (parameters, launch bounds, cluster dims), when known.
     pub fn info(&self) -> Option<&KernelInfo> {
         self.info.as_deref()
@@ -304,7 +310,7 @@ impl Function {
     pub(crate) fn set_attribute(&self, attr: sys::CUfunction_attribute, value: i32) -> Result<(), DriverError> {
         // SAFETY: the function is live and its context bound by the caller.
         check(unsafe { sys::cuFuncSetAttribute(self.raw, attr, value) }, "cuFuncSetAttribute")
-            .map_err(|e| e.context(format!("configuring kernel `{}`", self.entry)))
+            .map_err(|e| e.context(format!("configuring kernel `{}`", self.name())))
     }
 }
 

@@ -41,7 +41,7 @@ impl Function {
             let mut value = 0i32;
             // SAFETY: the function is live and its context bound.
             check(unsafe { sys::cuFuncGetAttribute(&mut value, attr, self.raw()) }, "cuFuncGetAttribute")
-                .map_err(|e| e.context(format!("reading the attributes of kernel `{}`", self.entry())))?;
+                .map_err(|e| e.context(format!("reading the attributes of kernel `{}`", self.name())))?;
             Ok(value.max(0) as u32)
         };
         Ok(FunctionAttributes {
@@ -98,7 +98,7 @@ pub(crate) fn prepare(f: &Function) -> Result<(), DriverError> {
     // Round up, so kernels of similar size do not raise the limit one after the other.
     f.context().ensure_stack_size((local as usize).next_multiple_of(4096)).map_err(|cuda| {
         DriverError::LaunchResources {
-            entry: f.entry().to_string(),
+            kernel: f.name().to_string(),
             cuda: Box::new(cuda),
             cause: format!(
                 "the kernel needs {local} bytes of local memory per thread (per-thread arrays, spills), more than \
@@ -111,7 +111,7 @@ pub(crate) fn prepare(f: &Function) -> Result<(), DriverError> {
 
 fn local_too_large(f: &Function, local: u32) -> DriverError {
     DriverError::LaunchResources {
-        entry: f.entry().to_string(),
+        kernel: f.name().to_string(),
         cuda: Box::new(DriverError::from_cuda(CUresult::CUDA_ERROR_INVALID_VALUE, "cuLaunchKernel")),
         cause: format!(
             "the kernel needs {local} bytes of local memory per thread (per-thread arrays, spills); a thread \
@@ -171,5 +171,5 @@ pub(crate) fn explain(f: &Function, config: &LaunchConfig, error: DriverError) -
     } else {
         return error;
     };
-    DriverError::LaunchResources { entry: f.entry().to_string(), cuda: Box::new(error), cause, fix }
+    DriverError::LaunchResources { kernel: f.name().to_string(), cuda: Box::new(error), cause, fix }
 }

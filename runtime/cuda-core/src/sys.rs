@@ -20,7 +20,8 @@ pub use generated::bindgen_names::*;
 
 mod generated {
     //! Code generated from cudarc's bindings; see each file's header.
-    #[allow(non_upper_case_globals)]
+    // Aliases of cudarc's items under bindgen's names: their docs are cudarc's.
+    #[allow(non_upper_case_globals, missing_docs)]
     pub mod bindgen_names;
 }
 

@@ -6,12 +6,33 @@
 //!
 //! The function names follow NVIDIA's cuda-oxide (`cp_async_ca_16`, `cp_async_commit_group`, …).
 //!
-//! ```ignore
-//! // Double buffering: tile t + 1 is in flight while tile t is used.
-//! unsafe { async_copy::cp_async_cg_16(dst_next, src_next) };
-//! async_copy::cp_async_commit_group();
-//! async_copy::wait_group::<1>(); // all but the newest group have landed
-//! sync_threads();
+//! ```no_run
+//! # use cuda_device::{SharedArray, async_copy, cuda_module, kernel, launch_bounds, sync_threads, thread, vector::F32x4};
+//! #[cuda_module]
+//! mod kernels {
+//!     use super::*;
+//!
+//!     /// Stages 16 bytes per thread in shared memory with `cp.async`, then reads a neighbour's.
+//!     #[kernel]
+//!     #[launch_bounds(256)]
+//!     pub fn staged(src: &[F32x4], out: &mut [F32x4]) {
+//!         static mut TILE: SharedArray<F32x4, 256> = SharedArray::UNINIT;
+//!         let t = thread::threadIdx_x() as usize;
+//!         let g = thread::index_1d().get();
+//!         if g < src.len() {
+//!             let dst = SharedArray::as_raw_mut_ptr(&raw mut TILE).wrapping_add(t).cast::<u32>();
+//!             // SAFETY: `dst` is this thread's slot of the tile, `src[g]` exists.
+//!             unsafe { async_copy::cp_async_cg_16(dst, src.as_ptr().wrapping_add(g).cast()) };
+//!         }
+//!         async_copy::cp_async_commit_group();
+//!         async_copy::wait_group::<0>(); // this thread's copies have landed
+//!         sync_threads(); // and every other thread's
+//!         if g < out.len() && g < src.len() {
+//!             out[g] = unsafe { TILE[255 - t] };
+//!         }
+//!     }
+//! }
+//! # fn main() {}
 //! ```
 
 use crate::intrinsics;

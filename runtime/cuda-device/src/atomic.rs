@@ -10,9 +10,34 @@
 //! For orderings other than relaxed, and for atomic loads and stores, use the cell types
 //! (`DeviceAtomicU32`, `BlockAtomicI64`, `SystemAtomicF32`, … with [`AtomicOrdering`]):
 //!
-//! ```ignore
-//! let flag = unsafe { DeviceAtomicU32::from_ptr(flags.as_mut_ptr()) };
-//! flag.store(1, AtomicOrdering::Release);
+//! ```no_run
+//! # use cuda_device::{atomic, cuda_module, kernel, thread};
+//! #[cuda_module]
+//! mod kernels {
+//!     use super::*;
+//!
+//!     /// Counts the positive elements: one device-scoped atomic add per positive element.
+//!     #[kernel]
+//!     pub fn count_positive(x: &[f32], count: &mut [u32]) {
+//!         let i = thread::index_1d().get();
+//!         if i < x.len() && x[i] > 0.0 && !count.is_empty() {
+//!             // SAFETY: `count[0]` exists and is only updated atomically while the kernel runs.
+//!             unsafe { atomic::add(count.as_mut_ptr(), 1u32) };
+//!         }
+//!     }
+//!
+//!     /// The same publication pattern with a typed cell and acquire/release ordering.
+//!     #[kernel]
+//!     pub fn publish(flags: &mut [u32]) {
+//!         if flags.is_empty() {
+//!             return;
+//!         }
+//!         // SAFETY: `flags[0]` is accessed only through this cell while the kernel runs.
+//!         let flag = unsafe { atomic::DeviceAtomicU32::from_ptr(flags.as_mut_ptr()) };
+//!         flag.store(1, atomic::AtomicOrdering::Release);
+//!     }
+//! }
+//! # fn main() {}
 //! ```
 //! `core::sync::atomic` types work in kernels too, with system scope.
 

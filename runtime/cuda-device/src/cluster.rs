@@ -1,6 +1,35 @@
 //! Thread block clusters (sm_90+): a kernel marked `#[cluster_launch(x, y, z)]` runs its blocks in
 //! groups that are scheduled together and can read and write each other's shared memory
 //! (distributed shared memory). Build such kernels with `--arch sm_90` or newer.
+//!
+//! ```no_run
+//! # use cuda_device::{DisjointSlice, SharedArray, cluster, cluster_launch, cuda_module, kernel, thread};
+//! #[cuda_module]
+//! mod kernels {
+//!     use super::*;
+//!
+//!     /// Each block reads its neighbour's shared memory (128 threads per block, clusters of 4).
+//!     #[kernel]
+//!     #[cluster_launch(4, 1, 1)]
+//!     pub fn neighbour(x: &[u32], mut out: DisjointSlice<u32>) {
+//!         static mut MINE: SharedArray<u32, 128> = SharedArray::UNINIT;
+//!         let idx = thread::index_1d();
+//!         let tid = thread::threadIdx_x() as usize;
+//!         // SAFETY: own slot, read by others only after the cluster barrier.
+//!         unsafe { MINE[tid] = if idx.get() < x.len() { x[idx.get()] } else { 0 } };
+//!         cluster::sync();
+//!         let next = (cluster::block_rank() + 1) % cluster::num_blocks();
+//!         let remote = cluster::map_shared_rank(SharedArray::as_raw_mut_ptr(&raw mut MINE), next);
+//!         // SAFETY: `tid < 128`; the neighbour keeps its shared memory until the second barrier.
+//!         let theirs = unsafe { remote.add(tid).read() };
+//!         cluster::sync();
+//!         if let Some(o) = out.get_mut(idx) {
+//!             *o = theirs;
+//!         }
+//!     }
+//! }
+//! # fn main() {}
+//! ```
 
 use crate::intrinsics;
 

@@ -15,6 +15,26 @@
 //! assert_eq!(COEFFS.get()[1], 0.25);
 //! assert_eq!(COEFFS.get_ref()[3], 0.0625);
 //! ```
+//!
+//! ```no_run
+//! # use cuda_device::{ConstantMemory, DisjointSlice, cuda_module, kernel, thread};
+//! static WEIGHTS: ConstantMemory<[f32; 4]> = ConstantMemory::new([0.1, 0.2, 0.3, 0.4]);
+//!
+//! #[cuda_module]
+//! mod kernels {
+//!     use super::*;
+//!
+//!     #[kernel]
+//!     pub fn weigh(x: &[f32], mut out: DisjointSlice<f32>) {
+//!         let idx = thread::index_1d();
+//!         let i = idx.get();
+//!         if let Some(o) = out.get_mut(idx) {
+//!             *o = x[i] * WEIGHTS.get_ref()[i % 4];
+//!         }
+//!     }
+//! }
+//! # fn main() {}
+//! ```
 
 use core::cell::UnsafeCell;
 

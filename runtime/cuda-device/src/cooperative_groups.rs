@@ -5,12 +5,26 @@
 //! ([`WarpCollective`]). On top: reductions and scans over a tile or a block with an operation of
 //! [`ops`].
 //!
-//! ```ignore
-//! use cuda_device::cooperative_groups::{this_thread_block, ThreadGroup, WarpCollective, warp_reduce, ops::Sum};
-//! let block = this_thread_block();
-//! let tile = block.tiled_partition::<16>();       // lanes 0..16 and 16..32 of each warp
-//! let hits = tile.ballot(x > 0);                   // bits 0..16: ranks in the tile
-//! let total = warp_reduce::<u32, Sum, 16>(&tile, x);
+//! ```no_run
+//! # use cuda_device::{SharedArray, cuda_module, kernel, thread, cooperative_groups::{block_reduce, ops::Sum, this_thread_block}};
+//! #[cuda_module]
+//! mod kernels {
+//!     use super::*;
+//!
+//!     /// `sums[b]` = the sum of block `b` (256 threads: 8 warps).
+//!     #[kernel]
+//!     pub fn block_sums(x: &[u32], sums: &mut [u32]) {
+//!         static mut SMEM: SharedArray<u32, 8> = SharedArray::UNINIT;
+//!         let i = thread::index_1d().get();
+//!         let v = if i < x.len() { x[i] } else { 0 };
+//!         let total = block_reduce::<u32, Sum, 8>(&this_thread_block(), v, &raw mut SMEM);
+//!         let b = thread::blockIdx_x() as usize;
+//!         if thread::threadIdx_x() == 0 && b < sums.len() {
+//!             sums[b] = total;
+//!         }
+//!     }
+//! }
+//! # fn main() {}
 //! ```
 //! Ranks and shuffle sources of a tile are relative to the tile; a shuffle whose source would lie
 //! outside the group returns the caller's own value.

@@ -1,5 +1,28 @@
 //! Debugging and timing on the device: [`gpu_printf!`](crate::gpu_printf),
 //! [`gpu_assert!`](crate::gpu_assert), [`trap`], [`clock64`].
+//!
+//! ```no_run
+//! # use cuda_device::{DisjointSlice, cuda_module, gpu_assert, gpu_printf, kernel, thread};
+//! #[cuda_module]
+//! mod kernels {
+//!     use super::*;
+//!
+//!     #[kernel]
+//!     pub fn inspect(x: &[f32], mut out: DisjointSlice<f32>) {
+//!         let idx = thread::index_1d();
+//!         if idx.get() == 0 {
+//!             // Checked against the arguments at compile time; printed when the host synchronises.
+//!             gpu_printf!("block %u: x[0] = %f\n", thread::blockIdx_x(), x[0]);
+//!         }
+//!         // Fails the launch with CUDA_ERROR_ASSERT, printing the condition and the message.
+//!         gpu_assert!(x.len() == out.len(), "lengths differ: %lu vs %lu", x.len(), out.len());
+//!         if let Some(o) = out.get_mut(idx) {
+//!             *o = x[idx.get()];
+//!         }
+//!     }
+//! }
+//! # fn main() {}
+//! ```
 
 use crate::intrinsics;
 

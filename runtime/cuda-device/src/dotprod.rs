@@ -1,9 +1,23 @@
 //! Integer dot products with accumulation (`dp4a`, `dp2a`): four 8-bit products, or two 16×8-bit
 //! products, summed into a 32-bit accumulator in one instruction (quantised inference).
 //!
-//! ```ignore
-//! // c + a.byte0*b.byte0 + a.byte1*b.byte1 + a.byte2*b.byte2 + a.byte3*b.byte3
-//! let acc = dotprod::dp4a_s32(a_bytes, b_bytes, acc);
+//! ```no_run
+//! # use cuda_device::{DisjointSlice, cuda_module, dotprod, kernel, thread};
+//! #[cuda_module]
+//! mod kernels {
+//!     use super::*;
+//!
+//!     /// Dot products of rows of 4 signed bytes, packed in u32s, in one instruction each.
+//!     #[kernel]
+//!     pub fn dots(a: &[u32], b: &[u32], mut out: DisjointSlice<i32>) {
+//!         let idx = thread::index_1d();
+//!         let i = idx.get();
+//!         if let Some(o) = out.get_mut(idx) {
+//!             *o = dotprod::dp4a_s32(a[i], b[i], 0);
+//!         }
+//!     }
+//! }
+//! # fn main() {}
 //! ```
 
 use crate::intrinsics;

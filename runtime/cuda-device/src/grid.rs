@@ -1,13 +1,29 @@
-//! The grid barrier of cooperative launches: [`sync`] waits for every thread of every block.
+//! The grid barrier of cooperative launches: [`sync()`] waits for every thread of every block.
 //!
 //! The kernel must be launched cooperatively (all blocks resident at once; the driver then gives
 //! it a barrier counter, whose address it passes in `%envreg1`/`%envreg2`). In a launch that is
-//! not cooperative there is no counter, and [`sync`] traps rather than hang or write at random.
+//! not cooperative there is no counter, and [`sync()`] traps rather than hang or write at random.
 //!
-//! ```ignore
-//! phase_one(&data);
-//! grid::sync();        // every block has finished phase one
-//! phase_two(&data);
+//! ```no_run
+//! # use cuda_device::{cuda_module, grid, kernel, thread};
+//! #[cuda_module]
+//! mod kernels {
+//!     use super::*;
+//!
+//!     /// Two phases over the whole grid (launched cooperatively).
+//!     #[kernel]
+//!     pub fn two_phases(data: &mut [u32]) {
+//!         let i = thread::index_1d().get();
+//!         if i < data.len() {
+//!             data[i] += 1;
+//!         }
+//!         grid::sync(); // every block has finished phase one
+//!         if i < data.len() {
+//!             data[i] *= 2;
+//!         }
+//!     }
+//! }
+//! # fn main() {}
 //! ```
 
 use crate::atomic::{AtomicOrdering, DeviceAtomicU32};

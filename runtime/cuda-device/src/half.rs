@@ -18,6 +18,35 @@
 //! assert_eq!((pair * pair).hi(), 4.0);
 //! assert_eq!(Bf16x2::from_f32(0.5, 8.0).lo().to_f32(), 0.5);
 //! ```
+//!
+//! ```no_run
+//! # use cuda_device::{DisjointSlice, cuda_module, kernel, thread, half::{Bf16x2, F16x2, bf16}};
+//! #[cuda_module]
+//! mod kernels {
+//!     use super::*;
+//!
+//!     /// `y = a * x + y` on pairs of bf16, one `fma.rn.bf16x2` per pair.
+//!     #[kernel]
+//!     pub fn axpy_bf16(a: f32, x: &[Bf16x2], mut y: DisjointSlice<Bf16x2>) {
+//!         let idx = thread::index_1d();
+//!         let a2 = Bf16x2::splat(bf16::from_f32(a));
+//!         if let Some(y2) = y.get_mut(idx) {
+//!             *y2 = a2.mul_add(x[idx.get()], *y2);
+//!         }
+//!     }
+//!
+//!     /// Pairs of f32 packed into f16 pairs.
+//!     #[kernel]
+//!     pub fn pack(f: &[f32], mut out: DisjointSlice<F16x2>) {
+//!         let idx = thread::index_1d();
+//!         let i = idx.get();
+//!         if let Some(o) = out.get_mut(idx) {
+//!             *o = F16x2::from_f32(f[2 * i], f[2 * i + 1]);
+//!         }
+//!     }
+//! }
+//! # fn main() {}
+//! ```
 
 use core::cmp::Ordering;
 use core::ops::{Add, AddAssign, Div, Mul, MulAssign, Neg, Sub, SubAssign};
@@ -31,9 +60,13 @@ use crate::intrinsics;
 pub struct bf16(u16);
 
 impl bf16 {
+    /// `0.0`.
     pub const ZERO: bf16 = bf16(0);
+    /// `1.0`.
     pub const ONE: bf16 = bf16(0x3f80);
+    /// Positive infinity.
     pub const INFINITY: bf16 = bf16(0x7f80);
+    /// A quiet NaN.
     pub const NAN: bf16 = bf16(0x7fc0);
 
     /// The value with these bits.
@@ -204,11 +237,13 @@ impl F16x2 {
         (self.lo() as f32, self.hi() as f32)
     }
 
+    /// The pair with these bits: low half `lo`, high half `hi`.
     #[inline(always)]
     pub const fn from_bits(bits: u32) -> F16x2 {
         F16x2(bits)
     }
 
+    /// The 32 bits of the pair.
     #[inline(always)]
     pub const fn to_bits(self) -> u32 {
         self.0
@@ -276,11 +311,13 @@ impl Bf16x2 {
         (f32::from_bits(self.0 << 16), f32::from_bits(self.0 & 0xffff_0000))
     }
 
+    /// The pair with these bits: low half `lo`, high half `hi`.
     #[inline(always)]
     pub const fn from_bits(bits: u32) -> Bf16x2 {
         Bf16x2(bits)
     }
 
+    /// The 32 bits of the pair.
     #[inline(always)]
     pub const fn to_bits(self) -> u32 {
         self.0

@@ -28,6 +28,40 @@
 //!
 //! Code generation hints: [`fast_math`] on a function, `#[unroll]`/`#[unroll(N)]` on loops in
 //! kernels, [`unroll!`] anywhere.
+//!
+//! A kernel and its host side (`#[cuda_module]` generates `kernels::load` and `module.vecadd`;
+//! `cargo oxide build` compiles the kernel for the GPU; the guide in `docs/book` has the rest):
+//!
+//! ```no_run
+//! use cuda_core::{CudaContext, DeviceBuffer, LaunchConfig};
+//! use cuda_device::{DisjointSlice, cuda_module, kernel, thread};
+//!
+//! #[cuda_module]
+//! mod kernels {
+//!     use super::*;
+//!
+//!     #[kernel]
+//!     pub fn vecadd(a: &[f32], b: &[f32], mut c: DisjointSlice<f32>) {
+//!         let idx = thread::index_1d();
+//!         let i = idx.get();
+//!         if let Some(c_elem) = c.get_mut(idx) {
+//!             *c_elem = a[i] + b[i];
+//!         }
+//!     }
+//! }
+//!
+//! fn main() -> Result<(), cuda_core::DriverError> {
+//!     let ctx = CudaContext::new(0)?;
+//!     let stream = ctx.default_stream();
+//!     let module = kernels::load(&ctx)?;
+//!     let a = DeviceBuffer::from_host(&stream, &[1.0f32; 1024])?;
+//!     let mut c = DeviceBuffer::<f32>::zeroed(&stream, 1024)?;
+//!     module.vecadd(&stream, LaunchConfig::for_num_elems(1024), &a, &a, &mut c)?;
+//!     assert_eq!(c.to_host_vec(&stream)?[0], 2.0);
+//!     Ok(())
+//! }
+//! ```
+#![warn(missing_docs)]
 #![no_std]
 // `f16` (half types, `DeviceAtomicF16`); the pinned nightly compiles every cuda-oxide crate.
 #![feature(f16)]

@@ -14,6 +14,26 @@
 //! // In a kernel: `if x < w && y < h { tile.write(.., m[(y, x)]) }` — the guard is the check.
 //! assert_eq!(m[(0, 1)], 2.0);
 //! ```
+//!
+//! ```no_run
+//! # use cuda_device::{DisjointSlice, cuda_module, kernel, matrix::Matrix, thread};
+//! #[cuda_module]
+//! mod kernels {
+//!     use super::*;
+//!
+//!     /// `out[r]` = the sum of row `r`: the shape is checked once, each access against it only.
+//!     #[kernel]
+//!     pub fn row_sums(a: &[f32], rows: usize, cols: usize, mut out: DisjointSlice<f32>) {
+//!         let Some(m) = Matrix::new(a, rows, cols) else { return };
+//!         let idx = thread::index_1d();
+//!         let r = idx.get();
+//!         if let Some(o) = out.get_mut(idx) {
+//!             *o = (0..cols).map(|c| m[(r, c)]).sum();
+//!         }
+//!     }
+//! }
+//! # fn main() {}
+//! ```
 
 use core::ops::Index;
 
@@ -41,11 +61,13 @@ impl<'a, T> Matrix<'a, T> {
         (cols <= pitch && needed <= data.len()).then_some(Matrix { data, rows, cols, pitch })
     }
 
+    /// Number of rows.
     #[inline(always)]
     pub fn rows(&self) -> usize {
         self.rows
     }
 
+    /// Number of columns.
     #[inline(always)]
     pub fn cols(&self) -> usize {
         self.cols

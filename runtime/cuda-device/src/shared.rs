@@ -2,11 +2,39 @@
 //! shared memory sized at launch by `LaunchConfig::shared_mem_bytes` ([`dynamic`],
 //! [`DynamicSharedArray`]).
 //!
-//! ```ignore
-//! static mut TILE: SharedArray<f32, 256> = SharedArray::UNINIT;
-//! unsafe { TILE[tid] = x };
-//! sync_threads();
-//! let y = unsafe { TILE[255 - tid] };
+//! ```no_run
+//! # use cuda_device::{SharedArray, cuda_module, kernel, launch_bounds, shared, sync_threads, thread};
+//! #[cuda_module]
+//! mod kernels {
+//!     use super::*;
+//!
+//!     /// Reverses each block of 256 elements through a static tile.
+//!     #[kernel]
+//!     #[launch_bounds(256)]
+//!     pub fn reverse(x: &[u32], out: &mut [u32]) {
+//!         static mut TILE: SharedArray<u32, 256> = SharedArray::UNINIT;
+//!         let (t, i) = (thread::threadIdx_x() as usize, thread::index_1d().get());
+//!         // SAFETY: each thread writes its own slot before the barrier.
+//!         unsafe { TILE[t] = if i < x.len() { x[i] } else { 0 } };
+//!         sync_threads();
+//!         if i < out.len() {
+//!             out[i] = unsafe { TILE[255 - t] }; // read after the barrier
+//!         }
+//!     }
+//!
+//!     /// A tile sized at launch by `LaunchConfig::shared_mem_bytes`.
+//!     #[kernel]
+//!     pub fn stage(x: &[f32], out: &mut [f32]) {
+//!         let tile = shared::dynamic::<f32>();
+//!         let (t, i) = (thread::threadIdx_x() as usize, thread::index_1d().get());
+//!         // SAFETY: one slot per thread, read back by the same thread.
+//!         unsafe { tile.write(t, if i < x.len() { x[i] } else { 0.0 }) };
+//!         if i < out.len() {
+//!             out[i] = unsafe { tile.read(t) };
+//!         }
+//!     }
+//! }
+//! # fn main() {}
 //! ```
 //! Shared memory is shared by the threads of one block: a write by one thread and an access to
 //! the same element by another without a [`crate::sync_threads`] (or an atomic) between them is

@@ -1,4 +1,27 @@
 //! Barriers and memory fences.
+//!
+//! ```no_run
+//! # use cuda_device::{SharedArray, cuda_module, kernel, launch_bounds, sync, thread};
+//! #[cuda_module]
+//! mod kernels {
+//!     use super::*;
+//!
+//!     /// `flags[b]` = whether every element of block `b` is positive.
+//!     #[kernel]
+//!     #[launch_bounds(256)]
+//!     pub fn all_positive(x: &[f32], flags: &mut [u32]) {
+//!         let i = thread::index_1d().get();
+//!         let ok = i >= x.len() || x[i] > 0.0;
+//!         let all = sync::sync_threads_and(ok); // a barrier that also combines a predicate
+//!         let b = thread::blockIdx_x() as usize;
+//!         if thread::threadIdx_x() == 0 && b < flags.len() {
+//!             flags[b] = all as u32;
+//!             sync::fence_device(); // the flag is visible to the whole GPU before what follows
+//!         }
+//!     }
+//! }
+//! # fn main() {}
+//! ```
 
 use crate::intrinsics;
 

@@ -1,5 +1,32 @@
 //! Thread and block indices: raw registers, the index values that `DisjointSlice` accepts (and
 //! their index spaces), 2D/3D positions, lane and warp ids, and the grid-stride loop.
+//!
+//! ```no_run
+//! # use cuda_device::{DisjointSlice, cuda_module, kernel, thread};
+//! #[cuda_module]
+//! mod kernels {
+//!     use super::*;
+//!
+//!     /// One thread per element, and a grid-stride loop that covers any length.
+//!     #[kernel]
+//!     pub fn scale(k: f32, x: &[f32], mut y: DisjointSlice<f32>) {
+//!         let idx = thread::index_1d(); // blockIdx.x * blockDim.x + threadIdx.x
+//!         if let Some(y_i) = y.get_mut(idx) {
+//!             *y_i = k * x[idx.get()];
+//!         }
+//!     }
+//!
+//!     #[kernel]
+//!     pub fn fill(v: u32, mut out: DisjointSlice<u32>) {
+//!         for i in thread::grid_stride(out.len()) {
+//!             if let Some(o) = out.get_mut(i) {
+//!                 *o = v + thread::lane_id();
+//!             }
+//!         }
+//!     }
+//! }
+//! # fn main() {}
+//! ```
 #![allow(non_snake_case)]
 
 use core::marker::PhantomData;

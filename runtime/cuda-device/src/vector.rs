@@ -20,6 +20,36 @@
 //! assert_eq!(as_vectors::<F32x4>(&data.0).map(|v| v.len()), Some(2));
 //! assert!(as_vectors::<F32x4>(&data.0[1..]).is_none()); // misaligned
 //! ```
+//!
+//! ```no_run
+//! # use cuda_device::{DisjointSlice, cuda_module, kernel, thread, vector::{F32x4, as_vectors}};
+//! #[cuda_module]
+//! mod kernels {
+//!     use super::*;
+//!
+//!     /// Four floats per thread: 16-byte loads and stores.
+//!     #[kernel]
+//!     pub fn vecadd4(a: &[F32x4], b: &[F32x4], mut c: DisjointSlice<F32x4>) {
+//!         let idx = thread::index_1d();
+//!         let i = idx.get();
+//!         if let Some(c4) = c.get_mut(idx) {
+//!             *c4 = a[i] + b[i];
+//!         }
+//!     }
+//!
+//!     /// A scalar slice viewed as vectors when it is aligned and its length divides.
+//!     #[kernel]
+//!     pub fn first_lanes(x: &[f32], out: &mut [f32]) {
+//!         let i = thread::index_1d().get();
+//!         if let Some(x4) = as_vectors::<F32x4>(x) {
+//!             if i < x4.len() && i < out.len() {
+//!                 out[i] = x4[i].x();
+//!             }
+//!         }
+//!     }
+//! }
+//! # fn main() {}
+//! ```
 
 use core::mem::{align_of, size_of};
 use core::ops::{Add, AddAssign, Index, IndexMut, Mul, Sub};
@@ -30,7 +60,9 @@ use core::ops::{Add, AddAssign, Index, IndexMut, Mul, Sub};
 /// `size_of::<Self>() == LANES * size_of::<Elem>()`, `align_of::<Self>() == size_of::<Self>()`,
 /// and the lanes are laid out in order like `[Elem; LANES]`.
 pub unsafe trait Vector: Copy {
+    /// The lane type (`f32` for `F32x4`).
     type Elem: Copy;
+    /// Lanes per vector (4 for `F32x4`).
     const LANES: usize;
 }
 
@@ -210,6 +242,7 @@ pub fn as_lanes<V: Vector>(vectors: &[V]) -> &[V::Elem] {
 /// Lane-by-lane access to a [`SharedArray`](crate::SharedArray) of vectors: for tiles that are
 /// written one element at a time (a transposed load) and read a whole vector at a time.
 pub trait SharedLanes {
+    /// The lane type of the array's vectors.
     type Elem;
 
     /// Element `i` of the array seen as `N * LANES` scalars (bounds-checked).

@@ -6,9 +6,26 @@
 //! [`shfl_sync`] family, and the type-named `shuffle_*` functions NVIDIA's cuda-oxide spells
 //! (`shuffle_xor_f32(v, 1)` = `shfl_xor_sync(FULL_MASK, v, 1)`).
 //!
-//! ```ignore
-//! let total = warp::reduce_sum(x);                  // every lane gets the warp's sum
-//! let leader = warp::ballot(x > 0.0).trailing_zeros();
+//! ```no_run
+//! # use cuda_device::{atomic, cuda_module, kernel, thread, warp};
+//! #[cuda_module]
+//! mod kernels {
+//!     use super::*;
+//!
+//!     /// `total[0] += sum(x)` with one atomic per warp (blocks of a multiple of 32 threads).
+//!     #[kernel]
+//!     pub fn sum(x: &[f32], total: &mut [f32]) {
+//!         let i = thread::index_1d().get();
+//!         let v = if i < x.len() { x[i] } else { 0.0 };
+//!         let warp_sum = warp::reduce_sum(v); // shuffles: every lane gets the sum
+//!         let positive = warp::ballot_sync(warp::FULL_MASK, v > 0.0).count_ones();
+//!         if thread::lane_id() == 0 && positive > 0 && !total.is_empty() {
+//!             // SAFETY: `total[0]` exists; every update is atomic.
+//!             unsafe { atomic::add(total.as_mut_ptr(), warp_sum) };
+//!         }
+//!     }
+//! }
+//! # fn main() {}
 //! ```
 
 use crate::intrinsics;

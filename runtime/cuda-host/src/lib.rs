@@ -22,6 +22,7 @@
 //! }?;
 //! # Ok::<(), cuda_core::DriverError>(())
 //! ```
+#![warn(missing_docs)]
 
 pub mod embedded;
 mod generic_kernel;
@@ -125,7 +126,9 @@ impl<S: KernelSource + ?Sized> KernelSource for std::sync::Arc<S> {
 /// `slice(x)` in `cuda_launch!`: called as a method, so `x` may be a `DeviceBuffer` or any
 /// reference to one (auto-deref).
 pub trait SliceArg {
+    /// The element type of the buffer.
     type Elem;
+    /// The buffer.
     fn as_buffer(&self) -> &DeviceBuffer<Self::Elem>;
 }
 
@@ -138,7 +141,9 @@ impl<T> SliceArg for DeviceBuffer<T> {
 
 /// `slice_mut(x)` in `cuda_launch!`: `x` may be a mutable `DeviceBuffer` or a `&mut` to one.
 pub trait SliceMutArg {
+    /// The element type of the buffer.
     type Elem;
+    /// The buffer, mutably.
     fn as_buffer_mut(&mut self) -> &mut DeviceBuffer<Self::Elem>;
 }
 

@@ -108,6 +108,7 @@ fn manifest() -> Manifest {
     let mut m = Manifest::new("gputest");
     m.kernels.push(KernelInfo {
         name: "gputest::vecadd".into(),
+        display_name: String::new(),
         key: 1,
         entry: "vecadd".into(),
         params: vec![slice("a", ParamKind::Slice), slice("b", ParamKind::Slice), slice("c", ParamKind::DisjointSlice)],
@@ -116,6 +117,7 @@ fn manifest() -> Manifest {
     });
     m.kernels.push(KernelInfo {
         name: "gputest::scale".into(),
+        display_name: String::new(),
         key: 2,
         entry: "scale".into(),
         params: vec![

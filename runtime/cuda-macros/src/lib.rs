@@ -4,6 +4,7 @@
 //! Used through `cuda_device`, which re-exports them. They mark device code with tool attributes
 //! behind `cfg(cuda_oxide)` (contract §2), so a plain `cargo build` still compiles the host side,
 //! and `#[cuda_module]` generates the loader and one typed launch method per kernel.
+#![warn(missing_docs)]
 
 use proc_macro::TokenStream;
 

@@ -158,7 +158,7 @@ macro_rules! int_cells {
         /// ```ignore
         #[doc = concat!("let cell = unsafe { ", stringify!($name), "::from_ptr(buf.as_mut_ptr()) };")]
         /// let before = cell.fetch_add(1, AtomicOrdering::Relaxed);
-        /// if cell.compare_exchange(0, 7, AtomicOrdering::AcqRel, AtomicOrdering::Acquire).is_ok() { … }
+        /// if cell.compare_exchange(0, 7, AtomicOrdering::AcqRel, AtomicOrdering::Acquire).is_ok() { /* … */ }
         /// ```
         #[repr(transparent)]
         pub struct $name {

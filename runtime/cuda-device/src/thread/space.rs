@@ -26,7 +26,7 @@ pub enum Index2D<const ROW_STRIDE: usize> {}
 /// of each warp ([`warp_index`]).
 ///
 /// ```ignore
-/// if let Some(w) = thread::warp_index() { sums[w.get()] … }
+/// if let Some(w) = thread::warp_index() { sums[w.get()] = sum }
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WarpIndex {}
@@ -45,7 +45,7 @@ fn axis(block: u32, dim: u32, thread: u32) -> Option<usize> {
 /// ```ignore
 /// if let Some(idx) = thread::index_2d::<WIDTH>() {
 ///     let i = idx.get();
-///     …
+///     // …
 /// }
 /// ```
 #[inline(always)]
