@@ -6,10 +6,12 @@
 // Shared arrays are `static mut` (one per block); their accessors take `&self`.
 #![allow(static_mut_refs)]
 
-use cuda_device::half::Bf16x2;
+use cuda_device::half::{Bf16x2, bf16};
+use cuda_device::mma::{self, Accumulator, FragA, FragB};
 use cuda_device::vector::{F32x4, SharedLanes, U32x4};
 use cuda_device::{
-    DisjointSlice, SharedArray, atomic, cuda_module, fast_math, kernel, launch_bounds, sync_threads, thread, warp,
+    DisjointSlice, SharedArray, async_copy, atomic, cuda_module, fast_math, kernel, launch_bounds, sync_threads,
+    thread, warp,
 };
 
 /// Edge of the transpose and SGEMM tiles.
@@ -27,6 +29,19 @@ pub const SCAN_TILE: usize = 1024;
 /// Register-blocked SGEMM: 128 × 128 block tile, 8-deep k tile, 8 × 8 outputs per thread.
 pub const BM: usize = 128;
 pub const BK: usize = 8;
+/// Tensor-core GEMM (`gemm_mma`, as `examples/gemm-mma`): 128 × 128 block tile, 32-deep k tile,
+/// 3 `cp.async` stages of swizzled shared tiles.
+pub const MMA_BM: usize = 128;
+const MMA_BK: usize = 32;
+const MMA_STAGES: usize = 3;
+const MMA_TILE: usize = MMA_BM * MMA_BK;
+
+/// Element offset of (row, col) in a swizzled 128 × 32 shared tile: 16-byte chunk `c` of row `r`
+/// at `c ^ (r / 2 % 4)`, so the 8 rows one `ldmatrix` reads are in different banks.
+#[inline(always)]
+fn mma_swz(row: usize, col: usize) -> usize {
+    row * MMA_BK + (((col / 8) ^ ((row >> 1) & 3)) * 8) + (col % 8)
+}
 
 /// The sum of `v` over a block of 256 threads (all of them must call it), in every thread.
 #[inline(always)]
@@ -537,6 +552,102 @@ pub mod kernels {
                 let v =
                     F32x4::new([acc[i][4 * half], acc[i][4 * half + 1], acc[i][4 * half + 2], acc[i][4 * half + 3]]);
                 c[(row * n + col) / 4] = v;
+            }
+        }
+    }
+
+    /// bf16 GEMM on the tensor cores (`mma.sync` + `ldmatrix` + `cp.async`), A row-major, B
+    /// column-major (N × K), f32 accumulation, bf16 C: `examples/gemm-mma`'s kernel.
+    #[kernel]
+    #[launch_bounds(256)]
+    pub fn gemm_mma(a: &[bf16], b: &[bf16], c: &mut [Bf16x2], m: u32, n: u32, k: u32) {
+        static mut AS: SharedArray<bf16, { MMA_STAGES * MMA_TILE }, 128> = SharedArray::UNINIT;
+        static mut BS: SharedArray<bf16, { MMA_STAGES * MMA_TILE }, 128> = SharedArray::UNINIT;
+        let (_m, n, k) = (m as usize, n as usize, k as usize);
+        let tid = thread::threadIdx_x() as usize;
+        let lane = (tid % 32) as u32;
+        let warp = tid / 32;
+        let (wm, wn) = (warp / 4, warp % 4);
+        let (bm, bn) = (thread::blockIdx_y() as usize * MMA_BM, thread::blockIdx_x() as usize * MMA_BM);
+        let (a_s, b_s) = unsafe { (AS.as_mut_ptr(), BS.as_mut_ptr()) };
+        let ktiles = k / MMA_BK;
+        // Tile `kt` into stage `s`: 512 16-byte chunks of A and of B, two of each per thread.
+        let load = |kt: usize, s: usize| {
+            let mut h = 0;
+            while h < 2 {
+                let id = tid + 256 * h;
+                let (row, col) = (id / 4, (id % 4) * 8);
+                let k0 = kt * MMA_BK + col;
+                unsafe {
+                    let da = a_s.add(s * MMA_TILE + mma_swz(row, col));
+                    let db = b_s.add(s * MMA_TILE + mma_swz(row, col));
+                    async_copy::cp_async_cg_16(da.cast(), a.as_ptr().add((bm + row) * k + k0).cast());
+                    async_copy::cp_async_cg_16(db.cast(), b.as_ptr().add((bn + row) * k + k0).cast());
+                }
+                h += 1;
+            }
+        };
+        let mut acc = [[Accumulator::ZERO; 4]; 4];
+        let mut s = 0;
+        while s < MMA_STAGES - 1 {
+            if s < ktiles {
+                load(s, s);
+            }
+            async_copy::cp_async_commit_group();
+            s += 1;
+        }
+        let mut kt = 0;
+        while kt < ktiles {
+            async_copy::wait_group::<{ (MMA_STAGES - 2) as u32 }>();
+            sync_threads();
+            // Every warp is past tile kt - 1: its stage can be refilled.
+            let next = kt + MMA_STAGES - 1;
+            if next < ktiles {
+                load(next, next % MMA_STAGES);
+            }
+            async_copy::cp_async_commit_group();
+            let (at, bt) = unsafe { (a_s.add((kt % MMA_STAGES) * MMA_TILE), b_s.add((kt % MMA_STAGES) * MMA_TILE)) };
+            let l = lane as usize;
+            #[unroll]
+            for kq in 0..2 {
+                let kk = kq * 16;
+                let mut fa = [FragA::<bf16>::from_regs([0; 4]); 4];
+                let mut fb = [FragB::<bf16>::from_regs([0; 2]); 4];
+                #[unroll]
+                for i in 0..4 {
+                    let row = wm * 64 + i * 16 + l % 16;
+                    let p = unsafe { at.add(mma_swz(row, kk + (l / 16) * 8)) };
+                    fa[i] = FragA::from_regs(unsafe { mma::ldmatrix_x4(p.cast()) });
+                }
+                #[unroll]
+                for jp in 0..2 {
+                    let row = wn * 32 + jp * 16 + l % 8 + 8 * (l / 16);
+                    let p = unsafe { bt.add(mma_swz(row, kk + ((l / 8) % 2) * 8)) };
+                    let r = unsafe { mma::ldmatrix_x4(p.cast()) };
+                    fb[2 * jp] = FragB::from_regs([r[0], r[1]]);
+                    fb[2 * jp + 1] = FragB::from_regs([r[2], r[3]]);
+                }
+                #[unroll]
+                for i in 0..4 {
+                    #[unroll]
+                    for j in 0..4 {
+                        unsafe { mma::mma_sync(&fa[i], &fb[j], &mut acc[i][j]) };
+                    }
+                }
+            }
+            kt += 1;
+        }
+        // Registers 0,1 of tile (i, j) are C[g][2t..2t+2], registers 2,3 C[g + 8][..].
+        let (g, t) = ((lane / 4) as usize, (lane % 4) as usize);
+        #[unroll]
+        for i in 0..4 {
+            #[unroll]
+            for j in 0..4 {
+                let row = bm + wm * 64 + i * 16 + g;
+                let col = bn + wn * 32 + j * 8 + 2 * t;
+                let d = acc[i][j].d;
+                c[(row * n + col) / 2] = Bf16x2::from_f32(d[0], d[1]);
+                c[((row + 8) * n + col) / 2] = Bf16x2::from_f32(d[2], d[3]);
             }
         }
     }

@@ -137,3 +137,10 @@ fn perf_types() {
 fn bounds_traps() {
     build_and_run("bounds-traps");
 }
+
+/// mma.sync fragments, ldmatrix/stmatrix, mbarrier phases, elect.sync, TMA + wgmma (sm_90a).
+#[test]
+#[ignore = "needs a Hopper GPU (sm_90a)"]
+fn tensor_ops() {
+    build_and_run("tensor-ops");
+}

@@ -21,6 +21,7 @@ mod memory;
 mod module;
 pub mod registry;
 mod resources;
+pub mod tma;
 
 pub use bundle::{LoadedBundle, load_bundle};
 pub use context::{CudaContext, CudaEvent, CudaStream};

@@ -1,5 +1,5 @@
 //! Tensor memory accelerator (sm_90): whole 2D tiles copied between global and shared memory by
-//! one thread, described by a [`TensorMap`] that the host encodes (`cuda_core::tma`, through
+//! one thread, described by a [`TensorMap`] that the host encodes (`cuda_core::tma::TensorMap::tiled_2d`, through
 //! `cuTensorMapEncodeTiled`). Loads complete on an [`MBarrier`] (as transaction bytes:
 //! [`MBarrier::arrive_expect_tx`] first); stores are grouped with [`commit_group`].
 //!
@@ -10,16 +10,7 @@
 use crate::intrinsics;
 use crate::mbarrier::MBarrier;
 
-/// An encoded `CUtensorMap`: 128 opaque bytes, 64-byte aligned.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(C, align(64))]
-pub struct TensorMap {
-    /// The driver's encoding.
-    pub opaque: [u64; 16],
-}
-
-// SAFETY: plain bytes, no pointers to host memory.
-unsafe impl cuda_core::DeviceCopy for TensorMap {}
+pub use cuda_core::tma::TensorMap;
 
 /// Starts loading the tile at element coordinates (`x` innermost, `y`) of `map` into `dst`,
 /// counting its bytes on `bar` (`cp.async.bulk.tensor.2d…mbarrier::complete_tx::bytes`).
