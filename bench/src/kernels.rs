@@ -7,11 +7,14 @@
 #![allow(static_mut_refs)]
 
 use cuda_device::half::{Bf16x2, bf16};
+use cuda_device::mbarrier::{self, MBarrier, Ring};
 use cuda_device::mma::{self, Accumulator, FragA, FragB};
+use cuda_device::tma::{self, TensorMap};
 use cuda_device::vector::{F32x4, SharedLanes, U32x4};
+use cuda_device::wgmma;
 use cuda_device::{
-    DisjointSlice, SharedArray, async_copy, atomic, cuda_module, fast_math, kernel, launch_bounds, sync_threads,
-    thread, warp,
+    DisjointSlice, DynamicSharedArray, SharedArray, async_copy, atomic, cuda_module, fast_math, kernel, launch_bounds,
+    sync_threads, thread, warp,
 };
 
 /// Edge of the transpose and SGEMM tiles.
@@ -35,6 +38,14 @@ pub const MMA_BM: usize = 128;
 const MMA_BK: usize = 32;
 const MMA_STAGES: usize = 3;
 const MMA_TILE: usize = MMA_BM * MMA_BK;
+
+/// TMA + wgmma GEMM (`gemm_wgmma`, as `examples/gemm-wgmma-tma`): 128 × 128 block tile, 64-deep
+/// k tile (one 128-byte swizzled row), 4 stages; dynamic shared memory of `WG_SMEM_BYTES`.
+pub const WG_BM: usize = 128;
+pub const WG_BK: usize = 64;
+const WG_STAGES: usize = 4;
+const WG_TILE_BYTES: usize = WG_BM * WG_BK * 2;
+pub const WG_SMEM_BYTES: usize = 2 * WG_STAGES * WG_TILE_BYTES + 2 * WG_STAGES * 8;
 
 /// Element offset of (row, col) in a swizzled 128 × 32 shared tile: 16-byte chunk `c` of row `r`
 /// at `c ^ (r / 2 % 4)`, so the 8 rows one `ldmatrix` reads are in different banks.
@@ -649,6 +660,94 @@ pub mod kernels {
                 c[(row * n + col) / 2] = Bf16x2::from_f32(d[0], d[1]);
                 c[((row + 8) * n + col) / 2] = Bf16x2::from_f32(d[2], d[3]);
             }
+        }
+    }
+
+    /// bf16 GEMM with TMA and wgmma (sm_90a): `examples/gemm-wgmma-tma`'s kernel — a TMA producer
+    /// warpgroup and two wgmma consumer warpgroups over a 4-stage mbarrier ring.
+    #[kernel]
+    #[launch_bounds(384, 1)]
+    pub fn gemm_wgmma(maps: &[TensorMap], c: &mut [Bf16x2], m: u32, n: u32, k: u32) {
+        let (_m, n, k) = (m as usize, n as usize, k as usize);
+        let smem = DynamicSharedArray::<u8, 1024>::get_raw();
+        let (a_ring, b_ring) = (smem, unsafe { smem.add(WG_STAGES * WG_TILE_BYTES) });
+        let bars = unsafe { smem.add(2 * WG_STAGES * WG_TILE_BYTES) } as *mut u64;
+        // full[s]: the producer's expect_tx arrival + the TMA bytes; empty[s]: one arrival per
+        // consumer warpgroup.
+        let full = |s: usize| unsafe { MBarrier::new(bars.add(s)) };
+        let empty = |s: usize| unsafe { MBarrier::new(bars.add(WG_STAGES + s)) };
+        let t = thread::threadIdx_x() as usize;
+        let (a_map, b_map) = (&maps[0] as *const TensorMap, &maps[1] as *const TensorMap);
+        if t == 0 {
+            for s in 0..WG_STAGES {
+                unsafe {
+                    full(s).init(1);
+                    empty(s).init(2);
+                }
+            }
+            mbarrier::fence_init();
+            unsafe {
+                tma::prefetch(a_map);
+                tma::prefetch(b_map);
+            }
+        }
+        sync_threads();
+        let (bm, bn) = (thread::blockIdx_y() as usize * WG_BM, thread::blockIdx_x() as usize * WG_BM);
+        let ktiles = k / WG_BK;
+        let wg = t / 128;
+        if wg == 0 {
+            unsafe { mbarrier::setmaxnreg_dec::<40>() };
+            if t == 0 {
+                let mut ring = Ring::<WG_STAGES>::new();
+                for kt in 0..ktiles {
+                    let s = ring.stage();
+                    if kt >= WG_STAGES {
+                        // The consumers' release of this stage's previous round.
+                        empty(s).wait_parity(ring.parity() ^ 1);
+                    }
+                    full(s).arrive_expect_tx(2 * WG_TILE_BYTES as u32);
+                    let x = (kt * WG_BK) as i32;
+                    unsafe {
+                        tma::load_2d(a_ring.add(s * WG_TILE_BYTES), a_map, x, bm as i32, full(s));
+                        tma::load_2d(b_ring.add(s * WG_TILE_BYTES), b_map, x, bn as i32, full(s));
+                    }
+                    ring.advance();
+                }
+            }
+            return;
+        }
+        unsafe { mbarrier::setmaxnreg_inc::<232>() };
+        // Consumer warpgroup 1 takes rows 0..64 of the tile, 2 rows 64..128 (8 KiB further).
+        let half = (wg - 1) * 64;
+        let mut acc = wgmma::Accumulator::<64>::ZERO;
+        let mut ring = Ring::<WG_STAGES>::new();
+        for _ in 0..ktiles {
+            let s = ring.stage();
+            full(s).wait_parity(ring.parity());
+            let (a_tile, b_tile) =
+                unsafe { (a_ring.add(s * WG_TILE_BYTES + half * WG_BK * 2), b_ring.add(s * WG_TILE_BYTES)) };
+            unsafe {
+                wgmma::fence();
+                #[unroll]
+                for kk in 0..4u32 {
+                    let da = wgmma::descriptor_k_major_128b(a_tile, kk * 16);
+                    let db = wgmma::descriptor_k_major_128b(b_tile, kk * 16);
+                    wgmma::mma_bf16(&mut acc, da, db, true);
+                }
+                wgmma::commit_group();
+                wgmma::wait_group::<0, 64>(&mut acc);
+            }
+            if t % 128 == 0 {
+                empty(s).arrive();
+            }
+            ring.advance();
+        }
+        let tw = (t % 128) as u32;
+        #[unroll]
+        for i in 0..32 {
+            let (r, col) = wgmma::Accumulator::<64>::coord(tw, 2 * i);
+            let row = bm + half + r;
+            c[(row * n + bn + col) / 2] = Bf16x2::from_f32(acc.d[2 * i], acc.d[2 * i + 1]);
         }
     }
 }
