@@ -304,3 +304,27 @@ fn gemm_mma_example_uses_the_tensor_cores() {
         ptxas_ok(&path, arch);
     }
 }
+
+/// `examples/gemm-wgmma-tma` (sm_90a): TMA loads onto mbarriers, wgmma on shared-memory
+/// descriptors, register reallocation; its accumulators stay in registers.
+#[test]
+fn gemm_wgmma_tma_example_uses_tma_and_wgmma() {
+    let dir = checkout_root().join("examples/gemm-wgmma-tma");
+    let out = cargo_oxide(&dir, &["build", "--release", "--arch", "sm_90a"]);
+    assert_success(&out, "cargo oxide build --release --arch sm_90a examples/gemm-wgmma-tma");
+    let path = ptx_path("gemm_wgmma_tma", "sm_90a");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    let body = entry(&text, "gemm_wgmma");
+    for needle in [
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+        "mbarrier.arrive.expect_tx.shared::cta.b64",
+        "mbarrier.try_wait.parity.shared::cta.b64",
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16",
+        "wgmma.wait_group.sync.aligned 0",
+        "setmaxnreg.inc.sync.aligned.u32 232",
+    ] {
+        assert!(body.contains(needle), "`.entry gemm_wgmma` has no `{needle}`");
+    }
+    assert!(!body.contains(".local"), "gemm_wgmma spills to local memory");
+    ptxas_ok(&path, "sm_90a");
+}
