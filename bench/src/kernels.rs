@@ -737,7 +737,7 @@ pub mod kernels {
                 wgmma::commit_group();
                 wgmma::wait_group::<0, 64>(&mut acc);
             }
-            if t % 128 == 0 {
+            if t.is_multiple_of(128) {
                 empty(s).arrive();
             }
             ring.advance();

@@ -8,6 +8,8 @@
 //! so that the 8 rows one `ldmatrix` reads hit different banks. M and N multiples of 128,
 //! K of 32.
 #![allow(static_mut_refs)]
+// Register arrays indexed by unrolled loop counters, as the CUDA C++ version writes them.
+#![allow(clippy::needless_range_loop)]
 use cuda_core::{CudaContext, DeviceBuffer, LaunchConfig};
 use cuda_device::half::{Bf16x2, bf16};
 use cuda_device::mma::{self, Accumulator, FragA, FragB};
@@ -153,7 +155,7 @@ fn reference(a: &[bf16], b: &[bf16], k: usize, i: usize, j: usize) -> (f64, f64)
 fn main() {
     let mut args = std::env::args().skip(1);
     let dim: usize = args.next().map(|s| s.parse().expect("size: a multiple of 128")).unwrap_or(4096);
-    assert!(dim % BM == 0 && dim >= BM, "size must be a positive multiple of {BM}");
+    assert!(dim.is_multiple_of(BM) && dim >= BM, "size must be a positive multiple of {BM}");
     let (m, n, k) = (dim, dim, dim);
     let ctx = CudaContext::new(0).expect("CUDA context");
     let stream = ctx.default_stream();

@@ -98,7 +98,7 @@ pub mod kernels {
                 wgmma::commit_group();
                 wgmma::wait_group::<0, 64>(&mut acc);
             }
-            if t % 128 == 0 {
+            if t.is_multiple_of(128) {
                 empty(s).arrive();
             }
             ring.advance();
@@ -130,7 +130,7 @@ impl Rng {
 
 fn main() {
     let dim: usize = std::env::args().nth(1).map(|s| s.parse().expect("size: a multiple of 128")).unwrap_or(4096);
-    assert!(dim % BM == 0 && dim >= BM, "size must be a positive multiple of {BM}");
+    assert!(dim.is_multiple_of(BM) && dim >= BM, "size must be a positive multiple of {BM}");
     let (m, n, k) = (dim, dim, dim);
     let ctx = CudaContext::new(0).expect("CUDA context");
     let stream = ctx.default_stream();

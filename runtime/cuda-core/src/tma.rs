@@ -84,16 +84,16 @@ impl TensorMap {
             TmaSwizzle::B64 => 64,
             TmaSwizzle::B128 => 128,
         };
-        if base % 16 != 0 {
+        if !base.is_multiple_of(16) {
             return bad(format!("the tensor's address {base:#x} is not 16-byte aligned"));
         }
-        if row_bytes % 16 != 0 || rows == 0 || cols == 0 {
+        if !row_bytes.is_multiple_of(16) || rows == 0 || cols == 0 {
             return bad(format!("a row of {cols} elements is {row_bytes} bytes, not a positive multiple of 16"));
         }
         if !(1..=256).contains(&box_rows) || !(1..=256).contains(&box_cols) {
             return bad(format!("box {box_rows}×{box_cols}: each side must be 1..=256"));
         }
-        if box_row_bytes % 16 != 0 || box_row_bytes > span {
+        if !box_row_bytes.is_multiple_of(16) || box_row_bytes > span {
             return bad(format!(
                 "a box row of {box_row_bytes} bytes must be a multiple of 16 and at most the swizzle span ({swizzle:?})"
             ));

@@ -199,7 +199,7 @@ pub unsafe fn elect_one() -> bool {
 }
 
 const fn check_regs(n: u32) {
-    assert!(n >= 24 && n <= 256 && n % 8 == 0, "setmaxnreg takes 24..=256 registers in steps of 8");
+    assert!(n >= 24 && n <= 256 && n.is_multiple_of(8), "setmaxnreg takes 24..=256 registers in steps of 8");
 }
 
 /// `setmaxnreg.inc.sync.aligned.u32 N` (sm_90a): raises this warp's register limit to `N`

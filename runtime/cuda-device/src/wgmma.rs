@@ -69,7 +69,7 @@ impl<const R: usize> Default for Accumulator<R> {
 }
 
 const fn check_r(r: usize) {
-    assert!(r >= 4 && r <= 128 && r % 4 == 0, "wgmma m64nNk16: N = 2 R must be a multiple of 8 in 8..=256");
+    assert!(r >= 4 && r <= 128 && r.is_multiple_of(4), "wgmma m64nNk16: N = 2 R must be a multiple of 8 in 8..=256");
 }
 
 impl<const R: usize> Accumulator<R> {
