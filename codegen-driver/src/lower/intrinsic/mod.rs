@@ -49,6 +49,13 @@ pub fn define_device_intrinsic<'tcx>(cx: &CodegenCx<'tcx>, instance: Instance<'t
     }
     let name = tcx.item_name(def_id);
     let name = name.as_str();
+    if let Some(need) = oxide_contract::arch::intrinsic_need(name) {
+        let lacking: Vec<String> = cx.archs.iter().filter(|a| !need.met_by(**a)).map(|a| a.to_string()).collect();
+        if !lacking.is_empty() {
+            let op = name.to_string();
+            super::errors::report(cx, DeviceError::NeedsArch { op, need: need.to_string(), archs: lacking.join(", ") });
+        }
+    }
     let f = cx.get_fn(instance);
     let start = Builder::append_block(cx, f, "start");
     let mut bx = Builder::build(cx, start);
