@@ -233,7 +233,13 @@ pub fn intrinsic_need(name: &str) -> Option<ArchNeed> {
     if name.starts_with("stmatrix_")
         || name.starts_with("cp_async_bulk_")
         || name.starts_with("mbarrier_")
-        || matches!(name, "fence_proxy_async_shared_cta" | "fence_mbarrier_init_release_cluster" | "elect_sync" | "prefetch_tensormap")
+        || matches!(
+            name,
+            "fence_proxy_async_shared_cta"
+                | "fence_mbarrier_init_release_cluster"
+                | "elect_sync"
+                | "prefetch_tensormap"
+        )
     {
         return need(90, false);
     }

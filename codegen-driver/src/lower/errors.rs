@@ -132,9 +132,9 @@ impl DeviceError {
             ),
             ConfigInvalid { error } => format!("{error}; rebuild with `cargo oxide build`"),
             BuildFailed { crate_name, message } => format!("device build of `{crate_name}` failed: {message}"),
-            NeedsArch { op, need, archs } => format!(
-                "`cuda_device::intrinsics::{op}` needs {need}, but this build targets {archs}"
-            ),
+            NeedsArch { op, need, archs } => {
+                format!("`cuda_device::intrinsics::{op}` needs {need}, but this build targets {archs}")
+            }
             ClusterNeedsNewerArch { kernel, min_sm, archs } => format!(
                 "kernel `{kernel}` uses #[cluster_launch], which needs sm_{min_sm} or newer, but this build targets {archs}"
             ),
