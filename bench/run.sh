@@ -76,7 +76,7 @@ if [ -z "$BIN" ]; then
 fi
 if [ -z "$BIN" ]; then
     echo "error: no oxide-bench binary; build it with" >&2
-    echo "  cargo oxide build --release --arch sm_90 --manifest-path bench/Cargo.toml" >&2
+    echo "  cargo oxide build --release --arch sm_90a --manifest-path bench/Cargo.toml" >&2
     exit 1
 fi
 exec "$BIN" --cubin-dir "$CUBIN_DIR" "$@"

@@ -46,8 +46,11 @@ done
 for dir in "$ROOT"/examples/*/; do
     [ -f "$dir/Cargo.toml" ] || continue
     name="$(basename "$dir")"
-    echo "==> examples/$name" >&2
-    "$CARGO_OXIDE" oxide build --release --quiet --arch "$ARCH" --manifest-path "$dir/Cargo.toml"
+    # An example for one arch (wgmma: sm_90a) names it in `oxide-arch`, as the GPU tests do.
+    arch="$ARCH"
+    [ -f "$dir/oxide-arch" ] && arch="$(tr -d '[:space:]' < "$dir/oxide-arch")"
+    echo "==> examples/$name (--arch $arch)" >&2
+    "$CARGO_OXIDE" oxide build --release --quiet --arch "$arch" --manifest-path "$dir/Cargo.toml"
     add "$RELEASE/$name" "example-$name"
     artifacts "${name//-/_}"
 done
@@ -65,8 +68,8 @@ rm -rf "$(dirname "$book_crate")"
 
 # The Rust-vs-nvcc benchmark goes to bench/ (binary, runner, CUDA sources, cubins when built
 # here): run it with gpu-bundle/bench/run.sh; the bundle's run.sh does not.
-echo "==> bench (--arch sm_90)" >&2
-"$CARGO_OXIDE" oxide build --release --quiet --arch sm_90 --manifest-path "$ROOT/bench/Cargo.toml"
+echo "==> bench (--arch sm_90a: the wgmma GEMM needs it)" >&2
+"$CARGO_OXIDE" oxide build --release --quiet --arch sm_90a --manifest-path "$ROOT/bench/Cargo.toml"
 mkdir -p "$OUT/bench/cuda"
 cp "$RELEASE/oxide-bench" "$ROOT/bench/run.sh" "$OUT/bench/"
 if command -v strip >/dev/null; then strip --strip-all "$OUT/bench/oxide-bench"; fi

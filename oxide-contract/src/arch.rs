@@ -193,6 +193,59 @@ impl Arch {
     }
 }
 
+/// What an instruction family needs from the target: an SM at least `min_sm`, and with
+/// `arch_specific` exactly that SM's arch-specific target (`sm_90a`: wgmma and setmaxnreg exist
+/// on sm_90a only, not on sm_90 nor on sm_100a).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArchNeed {
+    /// Lowest SM (`major * 10 + minor`).
+    pub min_sm: u32,
+    /// Only the arch-specific target of `min_sm`.
+    pub arch_specific: bool,
+}
+
+impl ArchNeed {
+    /// `true` when code for `arch` may use the instruction.
+    pub fn met_by(self, arch: Arch) -> bool {
+        if self.arch_specific { arch.is_arch_specific() && arch.sm() == self.min_sm } else { arch.sm() >= self.min_sm }
+    }
+}
+
+impl fmt::Display for ArchNeed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.arch_specific { write!(f, "sm_{}a", self.min_sm) } else { write!(f, "sm_{} or newer", self.min_sm) }
+    }
+}
+
+/// The target a `cuda_device::intrinsics` function named `name` needs, for the tensor-core
+/// families (`None`: any target, or checked elsewhere).
+pub fn intrinsic_need(name: &str) -> Option<ArchNeed> {
+    let need = |min_sm, arch_specific| Some(ArchNeed { min_sm, arch_specific });
+    if name.starts_with("wgmma_") || name.starts_with("setmaxnreg_") {
+        return need(90, true);
+    }
+    if name.starts_with("ldmatrix_") {
+        return need(75, false);
+    }
+    if name.starts_with("mma_") || matches!(name, "mbarrier_init" | "mbarrier_inval" | "mbarrier_arrive") {
+        return need(80, false);
+    }
+    if name.starts_with("stmatrix_")
+        || name.starts_with("cp_async_bulk_")
+        || name.starts_with("mbarrier_")
+        || matches!(
+            name,
+            "fence_proxy_async_shared_cta"
+                | "fence_mbarrier_init_release_cluster"
+                | "elect_sync"
+                | "prefetch_tensormap"
+        )
+    {
+        return need(90, false);
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -230,6 +283,20 @@ mod tests {
         }
         assert_eq!(Arch::parse("sm_90a").unwrap().code(), 90 | ARCH_SPECIFIC_FLAG);
         assert!(Arch::from_code(91).is_err());
+    }
+
+    #[test]
+    fn tensor_core_needs() {
+        let a = |s: &str| Arch::parse(s).unwrap();
+        let wgmma = intrinsic_need("wgmma_m64k16_f32").unwrap();
+        assert!(wgmma.met_by(a("sm_90a")) && !wgmma.met_by(a("sm_90")) && !wgmma.met_by(a("sm_100a")));
+        assert_eq!(wgmma.to_string(), "sm_90a");
+        let mma = intrinsic_need("mma_m16n8k16_bf16_f32").unwrap();
+        assert!(mma.met_by(a("sm_80")) && mma.met_by(a("sm_90a")) && !mma.met_by(a("sm_75")));
+        assert_eq!(mma.to_string(), "sm_80 or newer");
+        assert!(!intrinsic_need("mbarrier_try_wait_parity").unwrap().met_by(a("sm_80")));
+        assert!(intrinsic_need("mbarrier_arrive").unwrap().met_by(a("sm_80")));
+        assert_eq!(intrinsic_need("sync_threads"), None);
     }
 
     #[test]

@@ -143,3 +143,10 @@ fn bounds_traps() {
 fn host_compat() {
     build_and_run("host-compat");
 }
+
+/// mma.sync fragments, ldmatrix/stmatrix, mbarrier phases, elect.sync, TMA + wgmma (sm_90a).
+#[test]
+#[ignore = "needs a Hopper GPU (sm_90a)"]
+fn tensor_ops() {
+    build_and_run("tensor-ops");
+}

@@ -58,6 +58,8 @@ pub struct CodegenCx<'tcx> {
     pub pending_asserts: RefCell<Vec<super::bounds::PendingAssert>>,
     /// The deferred bounds checks of the function being lowered.
     pub deferred_checks: RefCell<Vec<super::bounds::DeferredCheck>>,
+    /// The archs this build targets (instructions some of them lack are errors at the call).
+    pub archs: Vec<oxide_contract::arch::Arch>,
 }
 
 impl<'tcx> CodegenCx<'tcx> {
@@ -78,6 +80,7 @@ impl<'tcx> CodegenCx<'tcx> {
             unavailable: Default::default(),
             reports: Default::default(),
             deferred_bounds: true,
+            archs: Vec::new(),
             fast_math: false,
             fast: Cell::new(false),
             pending_asserts: Default::default(),

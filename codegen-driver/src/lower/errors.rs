@@ -35,6 +35,12 @@ pub enum DeviceError {
         min_sm: u32,
         archs: String,
     },
+    /// A device instruction (`cuda_device::intrinsics::<op>`) that some target archs lack.
+    NeedsArch {
+        op: String,
+        need: String,
+        archs: String,
+    },
     /// `#[kernel]`'s classification of a parameter (by syntax) disagrees with its type.
     LaunchArgMismatch {
         param: String,
@@ -126,6 +132,9 @@ impl DeviceError {
             ),
             ConfigInvalid { error } => format!("{error}; rebuild with `cargo oxide build`"),
             BuildFailed { crate_name, message } => format!("device build of `{crate_name}` failed: {message}"),
+            NeedsArch { op, need, archs } => {
+                format!("`cuda_device::intrinsics::{op}` needs {need}, but this build targets {archs}")
+            }
             ClusterNeedsNewerArch { kernel, min_sm, archs } => format!(
                 "kernel `{kernel}` uses #[cluster_launch], which needs sm_{min_sm} or newer, but this build targets {archs}"
             ),
@@ -193,6 +202,10 @@ impl DeviceError {
     pub fn help(&self) -> Option<&'static str> {
         use DeviceError::*;
         Some(match self {
+            NeedsArch { .. } => {
+                "build only for targets that have it (`cargo oxide build --arch sm_90a` for wgmma and setmaxnreg), \
+                 or keep this code in a crate built for them"
+            }
             ClusterNeedsNewerArch { .. } => {
                 "thread block clusters need Hopper or newer: build with `cargo oxide build --arch sm_90`"
             }

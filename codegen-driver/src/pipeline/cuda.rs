@@ -29,7 +29,9 @@ pub fn ptxas(
 }
 
 /// `fatbinary` over every cubin and the PTX of the newest arch (so newer GPUs can JIT the
-/// kernels) → `<crate>.fatbin`.
+/// kernels) → `<crate>.fatbin`. Arch-specific images are labelled as such (`sm=90a`), and the
+/// PTX is the newest portable one when there is one: `sm_90a` PTX cannot be JIT-compiled for a
+/// later GPU.
 pub fn fatbinary(
     tools: &ToolPaths,
     work: &WorkDir,
@@ -39,10 +41,13 @@ pub fn fatbinary(
 ) -> Result<PathBuf, ToolError> {
     let fatbinary = require(&tools.fatbinary, "fatbinary", "to package several architectures")?;
     let fatbin = work.path(&files::fatbin(crate_name));
+    // `sm_90a` → `90a`: fatbinary's name for the arch.
+    let sm = |a: &Arch| a.to_string().trim_start_matches("sm_").to_string();
     let mut images: Vec<String> =
-        cubins.iter().map(|(a, p)| format!("--image3=kind=elf,sm={},file={}", a.sm(), p.display())).collect();
-    if let Some((a, p)) = ptx.iter().max_by_key(|(a, _)| a.sm()) {
-        images.push(format!("--image3=kind=ptx,sm={},file={}", a.sm(), p.display()));
+        cubins.iter().map(|(a, p)| format!("--image3=kind=elf,sm={},file={}", sm(a), p.display())).collect();
+    let newest = ptx.iter().filter(|(a, _)| !a.is_arch_specific()).max_by_key(|(a, _)| a.sm());
+    if let Some((a, p)) = newest.or_else(|| ptx.iter().max_by_key(|(a, _)| a.sm())) {
+        images.push(format!("--image3=kind=ptx,sm={},file={}", sm(a), p.display()));
     }
     let create = format!("--create={}", fatbin.display());
     let mut args: Vec<&OsStr> = vec!["--64".as_ref(), create.as_ref()];

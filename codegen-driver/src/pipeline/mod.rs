@@ -146,6 +146,7 @@ pub fn compile_crate(tcx: TyCtxt<'_>) -> Option<DeviceOutput> {
     // Under the debugger a failed bounds check should stop at the check itself.
     cx.deferred_bounds = !config.debug;
     cx.fast_math = config.fast_math;
+    cx.archs = config.archs.clone();
     match run(&cx, &config, &crate_name, &kernels, &tasks, &progress) {
         Ok((bundle, bitcode)) => {
             let millis = started.elapsed().as_millis() as u64;

@@ -25,6 +25,7 @@ mod module_file;
 pub mod registry;
 mod resources;
 pub mod sys;
+pub mod tma;
 pub mod vmm;
 
 pub use bundle::{LoadedBundle, load_bundle};

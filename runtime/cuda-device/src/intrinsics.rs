@@ -588,3 +588,120 @@ intrinsics! {
 #[inline(never)]
 #[cfg_attr(cuda_oxide, oxide::intrinsic)]
 pub fn loop_unroll<const N: u32>() {}
+
+intrinsics! {
+    // --- mma.rs: warp-level matrix multiply-accumulate and ldmatrix/stmatrix ----------------
+    // Fragments travel through pointers to the caller's registers (arrays the optimiser keeps
+    // in registers once the intrinsic is inlined): `a`, `b` and `c` are read, `d` written.
+    /// `mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32` (sm_80): `a` 4 regs, `b` 2, `c`/`d` 4.
+    fn mma_m16n8k16_bf16_f32(d: *mut f32, a: *const u32, b: *const u32, c: *const f32);
+    /// `mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32` (sm_80).
+    fn mma_m16n8k16_f16_f32(d: *mut f32, a: *const u32, b: *const u32, c: *const f32);
+    /// `mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32` (sm_80): `a` 4 regs, `b` 2, `c`/`d` 4.
+    fn mma_m16n8k8_tf32_f32(d: *mut f32, a: *const u32, b: *const u32, c: *const f32);
+    /// `ldmatrix.sync.aligned.m8n8.x1.shared.b16`: one register to `out[0]`.
+    fn ldmatrix_x1(out: *mut u32, addr: *const u8);
+    /// `ldmatrix.sync.aligned.m8n8.x2.shared.b16`.
+    fn ldmatrix_x2(out: *mut u32, addr: *const u8);
+    /// `ldmatrix.sync.aligned.m8n8.x4.shared.b16`.
+    fn ldmatrix_x4(out: *mut u32, addr: *const u8);
+    /// `ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16`.
+    fn ldmatrix_x1_trans(out: *mut u32, addr: *const u8);
+    /// `ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16`.
+    fn ldmatrix_x2_trans(out: *mut u32, addr: *const u8);
+    /// `ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16`.
+    fn ldmatrix_x4_trans(out: *mut u32, addr: *const u8);
+    /// `stmatrix.sync.aligned.m8n8.x1.shared.b16` (sm_90): `v[0]` to the row at `addr`.
+    fn stmatrix_x1(addr: *mut u8, v: *const u32);
+    /// `stmatrix.sync.aligned.m8n8.x2.shared.b16` (sm_90).
+    fn stmatrix_x2(addr: *mut u8, v: *const u32);
+    /// `stmatrix.sync.aligned.m8n8.x4.shared.b16` (sm_90).
+    fn stmatrix_x4(addr: *mut u8, v: *const u32);
+    /// `stmatrix.sync.aligned.m8n8.x1.trans.shared.b16` (sm_90).
+    fn stmatrix_x1_trans(addr: *mut u8, v: *const u32);
+    /// `stmatrix.sync.aligned.m8n8.x2.trans.shared.b16` (sm_90).
+    fn stmatrix_x2_trans(addr: *mut u8, v: *const u32);
+    /// `stmatrix.sync.aligned.m8n8.x4.trans.shared.b16` (sm_90).
+    fn stmatrix_x4_trans(addr: *mut u8, v: *const u32);
+
+    // --- mbarrier.rs: shared-memory barriers with transaction counts (sm_80 / sm_90) -----------
+    /// `mbarrier.init.shared::cta.b64 [bar], count`.
+    fn mbarrier_init(bar: *mut u64, count: u32);
+    /// `mbarrier.inval.shared::cta.b64 [bar]`.
+    fn mbarrier_inval(bar: *mut u64);
+    /// `mbarrier.arrive.shared::cta.b64 state, [bar]`.
+    fn mbarrier_arrive(bar: *mut u64) -> u64;
+    /// `mbarrier.arrive.expect_tx.shared::cta.b64 state, [bar], bytes` (sm_90).
+    fn mbarrier_arrive_expect_tx(bar: *mut u64, bytes: u32) -> u64;
+    /// `mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [bar], bytes` (sm_90).
+    fn mbarrier_expect_tx(bar: *mut u64, bytes: u32);
+    /// `mbarrier.try_wait.parity.shared::cta.b64 p, [bar], parity` (sm_90): 1 when the phase
+    /// with that parity has completed.
+    fn mbarrier_try_wait_parity(bar: *mut u64, parity: u32) -> u32;
+    /// `fence.proxy.async.shared::cta`: orders this thread's generic-proxy shared-memory accesses
+    /// with later async-proxy ones (TMA, wgmma) (sm_90).
+    fn fence_proxy_async_shared_cta();
+    /// `fence.mbarrier_init.release.cluster` (sm_90).
+    fn fence_mbarrier_init_release_cluster();
+    /// `elect.sync _|p, mask` (sm_90): 1 in exactly one active lane of `mask`.
+    fn elect_sync(mask: u32) -> u32;
+
+    // --- wgmma.rs: warpgroup MMA (sm_90a) -----------------------------------------------------
+    /// `wgmma.fence.sync.aligned`.
+    fn wgmma_fence();
+    /// `wgmma.commit_group.sync.aligned`.
+    fn wgmma_commit_group();
+
+    // --- tma.rs: bulk tensor copies (sm_90) ----------------------------------------------------
+    /// `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+    /// [dst], [map, {x, y}], [bar]`: `map` the generic address of a 128-byte `CUtensorMap`.
+    fn cp_async_bulk_tensor_2d_g2s(dst: *mut u8, map: *const u8, x: i32, y: i32, bar: *mut u64);
+    /// `cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [map, {x, y}], [src]`.
+    fn cp_async_bulk_tensor_2d_s2g(map: *const u8, x: i32, y: i32, src: *const u8);
+    /// `cp.async.bulk.commit_group`.
+    fn cp_async_bulk_commit_group();
+    /// `cp.async.bulk.wait_group.read 0`: the sources of every committed bulk store were read.
+    fn cp_async_bulk_wait_group_read0();
+    /// `cp.async.bulk.wait_group 0`: every committed bulk store is complete.
+    fn cp_async_bulk_wait_group0();
+    /// `prefetch.tensormap [map]`.
+    fn prefetch_tensormap(map: *const u8);
+}
+
+/// `setmaxnreg.inc.sync.aligned.u32 N` (sm_90a): raises this warp's register limit to `N`.
+#[inline(never)]
+#[cfg_attr(cuda_oxide, oxide::intrinsic)]
+pub fn setmaxnreg_inc<const N: u32>() {
+    device_only("setmaxnreg_inc")
+}
+
+/// `setmaxnreg.dec.sync.aligned.u32 N` (sm_90a): lowers this warp's register limit to `N`.
+#[inline(never)]
+#[cfg_attr(cuda_oxide, oxide::intrinsic)]
+pub fn setmaxnreg_dec<const N: u32>() {
+    device_only("setmaxnreg_dec")
+}
+
+/// `wgmma.wait_group.sync.aligned PENDING`, tying the `NACC` accumulator registers at `acc` to
+/// the wait so that no read of them moves above it.
+#[inline(never)]
+#[cfg_attr(cuda_oxide, oxide::intrinsic)]
+#[allow(unused_variables)]
+pub fn wgmma_wait_group<const PENDING: u32, const NACC: usize>(acc: *mut f32) {
+    device_only("wgmma_wait_group")
+}
+
+/// `wgmma.mma_async.sync.aligned.m64n<2 NACC>k16.f32.<bf16|f16>` (sm_90a) with A and B from
+/// shared-memory descriptors: the `NACC` registers at `acc` are read and written; `scale_d` 0
+/// ignores them. `F16`: 0 bf16, 1 f16; `TRANS_B`: 1 when B is N-major in shared memory.
+#[inline(never)]
+#[cfg_attr(cuda_oxide, oxide::intrinsic)]
+#[allow(unused_variables)]
+pub fn wgmma_m64k16_f32<const NACC: usize, const F16: u32, const TRANS_B: u32>(
+    acc: *mut f32,
+    desc_a: u64,
+    desc_b: u64,
+    scale_d: u32,
+) {
+    device_only("wgmma_m64k16_f32")
+}

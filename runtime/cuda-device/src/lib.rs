@@ -24,6 +24,10 @@
 //! | [`half`] | `bf16`, packed `F16x2`/`Bf16x2` (Rust's `f16` needs `#![feature(f16)]`) |
 //! | [`async_copy`] | `cp.async` global → shared copies with commit/wait groups (sm_80) |
 //! | [`constant`] | [`ConstantMemory`] statics in `.const` |
+//! | [`mma`] | tensor cores per warp: `mma.sync` (bf16/f16 m16n8k16, tf32 m16n8k8) with typed fragments, `ldmatrix`/`stmatrix` |
+//! | [`wgmma`] | tensor cores per warpgroup (sm_90a): `wgmma.mma_async`, shared-memory matrix descriptors |
+//! | [`mbarrier`] | shared-memory barriers with transaction counts, phase tracking, `fence.proxy.async`, `elect.sync`, `setmaxnreg` |
+//! | [`tma`] | tensor memory accelerator: 2D tile loads/stores with a host-encoded [`tma::TensorMap`] (sm_90) |
 //! | [`f16x2`], [`bf16x2`], [`convert`] | NVIDIA cuda-oxide's names for packed-half operations |
 //!
 //! Code generation hints: [`fast_math`] on a function, `#[unroll]`/`#[unroll(N)]` on loops in
@@ -85,14 +89,18 @@ pub mod grid;
 pub mod half;
 pub mod intrinsics;
 pub mod matrix;
+pub mod mbarrier;
+pub mod mma;
 mod packed;
 pub mod shared;
 pub mod swizzle;
 pub mod sync;
 pub mod thread;
+pub mod tma;
 pub mod uniform;
 pub mod vector;
 pub mod warp;
+pub mod wgmma;
 
 pub use constant::ConstantMemory;
 /// `#[derive(DeviceCopy)]` (the trait is `cuda_core::DeviceCopy`).

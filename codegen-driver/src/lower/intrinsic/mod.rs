@@ -1,9 +1,11 @@
 //! Intrinsics: rustc's own (`core::intrinsics`, called by codegen_ssa) mapped to LLVM intrinsics
 //! or libdevice, and ours (`cuda_device::intrinsics`: one file per family, `thread.rs`, `sync.rs`,
 //! `atomic.rs`, `warp.rs`, `shared.rs`, `cluster.rs`, `debug.rs`, `arith.rs`, `bounds.rs`, `half.rs`,
-//! `async_copy.rs`).
+//! `async_copy.rs`, the tensor-core families `mma.rs`, `mbarrier.rs`, `wgmma.rs`, `tma.rs` over
+//! `asm.rs`).
 
 mod arith;
+mod asm;
 mod async_copy;
 mod atomic;
 mod bounds;
@@ -11,11 +13,15 @@ mod cluster;
 mod debug;
 mod half;
 mod math;
+mod mbarrier;
 mod mem;
+mod mma;
 mod shared;
 mod sync;
 mod thread;
+mod tma;
 mod warp;
+mod wgmma;
 
 pub use atomic::{core_load_store, core_rmw};
 pub use shared::shared_static;
@@ -43,6 +49,13 @@ pub fn define_device_intrinsic<'tcx>(cx: &CodegenCx<'tcx>, instance: Instance<'t
     }
     let name = tcx.item_name(def_id);
     let name = name.as_str();
+    if let Some(need) = oxide_contract::arch::intrinsic_need(name) {
+        let lacking: Vec<String> = cx.archs.iter().filter(|a| !need.met_by(**a)).map(|a| a.to_string()).collect();
+        if !lacking.is_empty() {
+            let op = name.to_string();
+            super::errors::report(cx, DeviceError::NeedsArch { op, need: need.to_string(), archs: lacking.join(", ") });
+        }
+    }
     let f = cx.get_fn(instance);
     let start = Builder::append_block(cx, f, "start");
     let mut bx = Builder::build(cx, start);
@@ -57,6 +70,10 @@ pub fn define_device_intrinsic<'tcx>(cx: &CodegenCx<'tcx>, instance: Instance<'t
         || arith::build(&mut bx, name)
         || half::build(&mut bx, name)
         || async_copy::build(&mut bx, name)
+        || mma::build(&mut bx, name)
+        || mbarrier::build(&mut bx, name, instance)
+        || wgmma::build(&mut bx, name, instance)
+        || tma::build(&mut bx, name)
         // `#[unroll]`'s marker: its calls are dropped (`loop_hints.rs`); the body is empty.
         || (name == "loop_unroll" && {
             bx.ret_void();

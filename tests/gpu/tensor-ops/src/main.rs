@@ -1,0 +1,296 @@
+//! GPU test of the tensor-core API (issue 14), each against a CPU reference on random inputs
+//! with the output poisoned first: `mma.sync` m16n8k16 (bf16, f16) and m16n8k8 (tf32) with
+//! fragments built through the documented layouts; `ldmatrix` x4 (plain and `.trans`) and a
+//! `stmatrix` round trip; an mbarrier's phases and `elect.sync`; and one 64×64×64 bf16 product
+//! with TMA loads (128-byte swizzle) into shared memory, an mbarrier, and four
+//! `wgmma.mma_async` m64n64k16 on shared-memory descriptors (sm_90a).
+#![feature(f16)]
+#![allow(static_mut_refs)]
+
+use cuda_core::tma::{TensorMap, TmaElement, TmaSwizzle};
+use cuda_core::{DeviceBuffer, LaunchConfig};
+use cuda_device::half::bf16;
+use cuda_device::mbarrier::{self, MBarrier, Phase};
+use cuda_device::mma::{self, Accumulator, FragA, FragB, Tf32};
+use cuda_device::{SharedArray, atomic, cuda_module, kernel, sync_threads, thread, tma, wgmma};
+
+#[path = "../../harness.rs"]
+mod harness;
+use harness::{Lcg, Report, ck};
+
+#[cuda_module]
+mod kernels {
+    use super::*;
+
+    /// One warp: D (16×8) = A (16×16, row-major) · B (16×8, given as 8 rows of 16 k) + C.
+    #[kernel]
+    pub fn mma_bf16(a: &[bf16], b: &[bf16], c: &[f32], d: &mut [f32]) {
+        let lane = thread::threadIdx_x();
+        let fa = FragA::<bf16>::from_fn(lane, |r, k| a[r * 16 + k]);
+        let fb = FragB::<bf16>::from_fn(lane, |k, n| b[n * 16 + k]);
+        let mut acc = Accumulator::ZERO;
+        for i in 0..4 {
+            let (r, n) = Accumulator::coord(lane, i);
+            acc.d[i] = c[r * 8 + n];
+        }
+        unsafe { mma::mma_sync(&fa, &fb, &mut acc) };
+        for i in 0..4 {
+            let (r, n) = Accumulator::coord(lane, i);
+            d[r * 8 + n] = acc.d[i];
+        }
+    }
+
+    #[kernel]
+    pub fn mma_f16(a: &[f16], b: &[f16], d: &mut [f32]) {
+        let lane = thread::threadIdx_x();
+        let fa = FragA::<f16>::from_fn(lane, |r, k| a[r * 16 + k]);
+        let fb = FragB::<f16>::from_fn(lane, |k, n| b[n * 16 + k]);
+        let mut acc = Accumulator::ZERO;
+        unsafe { mma::mma_sync(&fa, &fb, &mut acc) };
+        for i in 0..4 {
+            let (r, n) = Accumulator::coord(lane, i);
+            d[r * 8 + n] = acc.d[i];
+        }
+    }
+
+    /// D (16×8) = A (16×8) · B (8×8, 8 rows of 8 k), tf32 (inputs already representable).
+    #[kernel]
+    pub fn mma_tf32(a: &[f32], b: &[f32], d: &mut [f32]) {
+        let lane = thread::threadIdx_x();
+        let fa = FragA::<Tf32>::from_fn(lane, |r, k| Tf32(a[r * 8 + k]));
+        let fb = FragB::<Tf32>::from_fn(lane, |k, n| Tf32(b[n * 8 + k]));
+        let mut acc = Accumulator::ZERO;
+        unsafe { mma::mma_sync(&fa, &fb, &mut acc) };
+        for i in 0..4 {
+            let (r, n) = Accumulator::coord(lane, i);
+            d[r * 8 + n] = acc.d[i];
+        }
+    }
+
+    /// A 16×16 tile of u16 in shared memory; lane l gives row l % 16, column 8 (l / 16):
+    /// out[reg * 32 + lane] for x4, then x4.trans; then stmatrix.x4 of the x4 registers into
+    /// a second tile, copied to `back`.
+    #[kernel]
+    pub fn ldst(tile: &[u16], out: &mut [u32], back: &mut [u16]) {
+        static mut T: SharedArray<u16, 256, 16> = SharedArray::UNINIT;
+        static mut U: SharedArray<u16, 256, 16> = SharedArray::UNINIT;
+        let l = thread::threadIdx_x() as usize;
+        for i in 0..8 {
+            unsafe { T.write(l * 8 + i, tile[l * 8 + i]) };
+        }
+        sync_threads();
+        let p = unsafe { T.as_mut_ptr().add((l % 16) * 16 + (l / 16) * 8) };
+        let r = unsafe { mma::ldmatrix_x4(p.cast()) };
+        let t = unsafe { mma::ldmatrix_x4_trans(p.cast()) };
+        for i in 0..4 {
+            out[i * 32 + l] = r[i];
+            out[128 + i * 32 + l] = t[i];
+        }
+        let q = unsafe { U.as_mut_ptr().add((l % 16) * 16 + (l / 16) * 8) };
+        unsafe { mma::stmatrix_x4(q.cast(), r) };
+        sync_threads();
+        for i in 0..8 {
+            back[l * 8 + i] = unsafe { U.read(l * 8 + i) };
+        }
+    }
+
+    /// 256 threads: three phases of one barrier expecting every thread; after each, thread 0
+    /// of each warp records the phase parity it waits for next. `elected` counts elected lanes.
+    #[kernel]
+    pub fn phases(parities: &mut [u32], elected: &mut [u32]) {
+        static mut BAR: SharedArray<u64, 1, 8> = SharedArray::UNINIT;
+        let t = thread::threadIdx_x();
+        let bar = unsafe { MBarrier::new(BAR.as_mut_ptr()) };
+        if t == 0 {
+            unsafe { bar.init(thread::blockDim_x()) };
+            mbarrier::fence_init();
+        }
+        sync_threads();
+        let mut phase = Phase::new(bar);
+        for round in 0..3 {
+            bar.arrive();
+            phase.wait();
+            if t % 32 == 0 {
+                parities[(t / 32 * 3 + round) as usize] = phase.parity();
+            }
+        }
+        if unsafe { mbarrier::elect_one() } {
+            unsafe { atomic::add(elected.as_mut_ptr(), 1u32) };
+        }
+    }
+
+    /// One warpgroup: D (64×64 f32) = A (64×64, K-major) · B (64 n × 64 k, K-major) with both
+    /// tiles loaded by TMA (128-byte swizzle) from `maps[0]` (A) and `maps[1]` (B).
+    #[kernel]
+    pub fn wgmma_tile(maps: &[TensorMap], d: &mut [f32]) {
+        static mut A: SharedArray<bf16, { 64 * 64 }, 1024> = SharedArray::UNINIT;
+        static mut B: SharedArray<bf16, { 64 * 64 }, 1024> = SharedArray::UNINIT;
+        static mut BAR: SharedArray<u64, 1, 8> = SharedArray::UNINIT;
+        let t = thread::threadIdx_x();
+        let bar = unsafe { MBarrier::new(BAR.as_mut_ptr()) };
+        if t == 0 {
+            unsafe { bar.init(1) };
+            mbarrier::fence_init();
+        }
+        sync_threads();
+        if t == 0 {
+            bar.arrive_expect_tx(2 * 64 * 64 * 2);
+            unsafe {
+                tma::load_2d(A.as_mut_ptr().cast(), &maps[0], 0, 0, bar);
+                tma::load_2d(B.as_mut_ptr().cast(), &maps[1], 0, 0, bar);
+            }
+        }
+        Phase::new(bar).wait();
+        let mut acc = wgmma::Accumulator::<32>::ZERO;
+        unsafe {
+            wgmma::fence();
+            for k in 0..4u32 {
+                let da = wgmma::descriptor_k_major_128b(A.as_mut_ptr(), k * 16);
+                let db = wgmma::descriptor_k_major_128b(B.as_mut_ptr(), k * 16);
+                wgmma::mma_bf16(&mut acc, da, db, k > 0);
+            }
+            wgmma::commit_group();
+            wgmma::wait_group::<0, 32>(&mut acc);
+        }
+        for i in 0..32 {
+            let (r, c) = wgmma::Accumulator::<32>::coord(t, i);
+            d[r * 64 + c] = acc.d[i];
+        }
+    }
+}
+
+fn cfg(threads: u32) -> LaunchConfig {
+    LaunchConfig { grid_dim: (1, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 }
+}
+
+/// Small integers times 2^-3: products and sums of 16–64 of them are exact in f32, so the
+/// GPU must match the CPU bit for bit whatever its summation order.
+fn small(rng: &mut Lcg) -> f32 {
+    ((rng.next_u32() % 17) as i32 - 8) as f32 / 8.0
+}
+
+fn close(what: &str, got: &[f32], want: &[f32]) -> Result<(), String> {
+    match (0..want.len()).find(|&i| got[i].to_bits() != want[i].to_bits()) {
+        None => Ok(()),
+        Some(i) => Err(format!("{what}: element {i} gpu {} cpu {}", got[i], want[i])),
+    }
+}
+
+fn main() {
+    let mut report = Report::new("tensor-ops");
+    let mut rng = Lcg::from_env_or_clock();
+    let (_ctx, s, m) = report.load(kernels::load);
+
+    report.check("mma_m16n8k16_bf16", || {
+        let a: Vec<f32> = (0..256).map(|_| small(&mut rng)).collect();
+        let b: Vec<f32> = (0..128).map(|_| small(&mut rng)).collect();
+        let c: Vec<f32> = (0..128).map(|_| small(&mut rng)).collect();
+        let (ab, bb): (Vec<bf16>, Vec<bf16>) =
+            (a.iter().map(|&x| bf16::from_f32(x)).collect(), b.iter().map(|&x| bf16::from_f32(x)).collect());
+        let (ad, bd, cd) = (
+            ck(DeviceBuffer::from_host(&s, &ab), "copy a")?,
+            ck(DeviceBuffer::from_host(&s, &bb), "copy b")?,
+            ck(DeviceBuffer::from_host(&s, &c), "copy c")?,
+        );
+        let mut dd = ck(DeviceBuffer::from_host(&s, &vec![f32::NAN; 128]), "poison d")?;
+        ck(m.mma_bf16(&s, cfg(32), &ad, &bd, &cd, &mut dd), "launch mma_bf16")?;
+        let want: Vec<f32> =
+            (0..128).map(|e| (0..16).map(|k| a[(e / 8) * 16 + k] * b[(e % 8) * 16 + k]).sum::<f32>() + c[e]).collect();
+        close("mma_bf16", &ck(dd.to_host_vec(&s), "copy d back")?, &want)
+    });
+
+    report.check("mma_m16n8k16_f16", || {
+        let a: Vec<f32> = (0..256).map(|_| small(&mut rng)).collect();
+        let b: Vec<f32> = (0..128).map(|_| small(&mut rng)).collect();
+        let (ah, bh): (Vec<f16>, Vec<f16>) =
+            (a.iter().map(|&x| x as f16).collect(), b.iter().map(|&x| x as f16).collect());
+        let (ad, bd) =
+            (ck(DeviceBuffer::from_host(&s, &ah), "copy a")?, ck(DeviceBuffer::from_host(&s, &bh), "copy b")?);
+        let mut dd = ck(DeviceBuffer::from_host(&s, &vec![f32::NAN; 128]), "poison d")?;
+        ck(m.mma_f16(&s, cfg(32), &ad, &bd, &mut dd), "launch mma_f16")?;
+        let want: Vec<f32> =
+            (0..128).map(|e| (0..16).map(|k| a[(e / 8) * 16 + k] * b[(e % 8) * 16 + k]).sum::<f32>()).collect();
+        close("mma_f16", &ck(dd.to_host_vec(&s), "copy d back")?, &want)
+    });
+
+    report.check("mma_m16n8k8_tf32", || {
+        let a: Vec<f32> = (0..128).map(|_| small(&mut rng)).collect();
+        let b: Vec<f32> = (0..64).map(|_| small(&mut rng)).collect();
+        let (ad, bd) = (ck(DeviceBuffer::from_host(&s, &a), "copy a")?, ck(DeviceBuffer::from_host(&s, &b), "copy b")?);
+        let mut dd = ck(DeviceBuffer::from_host(&s, &vec![f32::NAN; 128]), "poison d")?;
+        ck(m.mma_tf32(&s, cfg(32), &ad, &bd, &mut dd), "launch mma_tf32")?;
+        let want: Vec<f32> =
+            (0..128).map(|e| (0..8).map(|k| a[(e / 8) * 8 + k] * b[(e % 8) * 8 + k]).sum::<f32>()).collect();
+        close("mma_tf32", &ck(dd.to_host_vec(&s), "copy d back")?, &want)
+    });
+
+    report.check("ldmatrix_x4_trans_and_stmatrix", || {
+        let tile: Vec<u16> = (0..256).map(|_| rng.next_u32() as u16).collect();
+        let td = ck(DeviceBuffer::from_host(&s, &tile), "copy tile")?;
+        let mut od = ck(DeviceBuffer::from_host(&s, &vec![0xdead_beefu32; 256]), "poison out")?;
+        let mut bd = ck(DeviceBuffer::from_host(&s, &vec![0xbeefu16; 256]), "poison back")?;
+        ck(m.ldst(&s, cfg(32), &td, &mut od, &mut bd), "launch ldst")?;
+        let out = ck(od.to_host_vec(&s), "copy out back")?;
+        // Matrix i (rows 8 (i % 2).., columns 8 (i / 2)..): lane l holds row l / 4, columns
+        // 2 (l % 4) and +1; transposed, the same of the matrix's transpose.
+        let at = |i: usize, r: usize, c: usize| tile[(8 * (i % 2) + r) * 16 + 8 * (i / 2) + c] as u32;
+        for i in 0..4 {
+            for l in 0..32 {
+                let (r, c) = (l / 4, 2 * (l % 4));
+                let plain = at(i, r, c) | at(i, r, c + 1) << 16;
+                let trans = at(i, c, r) | at(i, c + 1, r) << 16;
+                if out[i * 32 + l] != plain {
+                    return Err(format!("ldmatrix.x4 reg {i} lane {l}: {:#x}, want {plain:#x}", out[i * 32 + l]));
+                }
+                if out[128 + i * 32 + l] != trans {
+                    return Err(format!(
+                        "ldmatrix.x4.trans reg {i} lane {l}: {:#x}, want {trans:#x}",
+                        out[128 + i * 32 + l]
+                    ));
+                }
+            }
+        }
+        let back = ck(bd.to_host_vec(&s), "copy back")?;
+        if back != tile {
+            return Err("stmatrix.x4 of ldmatrix.x4's registers did not give the tile back".into());
+        }
+        Ok(())
+    });
+
+    report.check("mbarrier_phases_and_elect", || {
+        let mut pd = ck(DeviceBuffer::from_host(&s, &vec![7u32; 24]), "poison parities")?;
+        let mut ed = ck(DeviceBuffer::from_host(&s, &vec![0u32; 1]), "zero elected")?;
+        ck(m.phases(&s, cfg(256), &mut pd, &mut ed), "launch phases")?;
+        let want: Vec<u32> = (0..8).flat_map(|_| [1, 0, 1]).collect();
+        let got = ck(pd.to_host_vec(&s), "copy parities back")?;
+        if got != want {
+            return Err(format!("parities {got:?}, want {want:?}"));
+        }
+        let e = ck(ed.to_host_vec(&s), "copy elected back")?[0];
+        if e != 8 {
+            return Err(format!("{e} lanes elected in 8 warps, want 8"));
+        }
+        Ok(())
+    });
+
+    report.check("tma_wgmma_m64n64k64_bf16", || {
+        let a: Vec<f32> = (0..64 * 64).map(|_| small(&mut rng)).collect();
+        let b: Vec<f32> = (0..64 * 64).map(|_| small(&mut rng)).collect();
+        let (ab, bb): (Vec<bf16>, Vec<bf16>) =
+            (a.iter().map(|&x| bf16::from_f32(x)).collect(), b.iter().map(|&x| bf16::from_f32(x)).collect());
+        let (ad, bd) =
+            (ck(DeviceBuffer::from_host(&s, &ab), "copy a")?, ck(DeviceBuffer::from_host(&s, &bb), "copy b")?);
+        let map = |buf: &DeviceBuffer<bf16>| {
+            TensorMap::tiled_2d(buf.as_device_ptr(), TmaElement::Bf16, 64, 64, 64, 64, TmaSwizzle::B128)
+        };
+        let maps = [ck(map(&ad), "encode A's map")?, ck(map(&bd), "encode B's map")?];
+        let md = ck(DeviceBuffer::from_host(&s, &maps), "copy maps")?;
+        let mut dd = ck(DeviceBuffer::from_host(&s, &vec![f32::NAN; 64 * 64]), "poison d")?;
+        ck(m.wgmma_tile(&s, cfg(128), &md, &mut dd), "launch wgmma_tile")?;
+        let want: Vec<f32> =
+            (0..64 * 64).map(|e| (0..64).map(|k| a[(e / 64) * 64 + k] * b[(e % 64) * 64 + k]).sum::<f32>()).collect();
+        close("wgmma_tile", &ck(dd.to_host_vec(&s), "copy d back")?, &want)
+    });
+
+    report.finish()
+}

@@ -1,0 +1,330 @@
+//! Golden PTX checks of the tensor-core API (issue 14, no GPU needed): one crate built with
+//! `cargo oxide build --release --arch sm_90a` — `mma.sync` for bf16/f16/tf32, `ldmatrix` and
+//! `stmatrix` (x1/x2/x4, `.trans`), mbarriers, `elect.sync`, `setmaxnreg`, `wgmma.mma_async` with
+//! its fence/commit/wait, and TMA tile copies — each PTX accepted by `ptxas`, and for
+//! `examples/gemm-mma` (sm_80 and sm_90) the instructions its algorithm is made of.
+use std::sync::OnceLock;
+
+use oxide_contract::arch::Arch;
+use oxide_contract::naming::files;
+use oxide_tests::*;
+
+const ARCH: &str = "sm_90a";
+
+const TENSOR: &str = r#"
+#![feature(f16)]
+#![allow(static_mut_refs)]
+use cuda_device::half::bf16;
+use cuda_device::mbarrier::{self, MBarrier, Phase};
+use cuda_device::mma::{self, Accumulator, FragA, FragB, Tf32};
+use cuda_device::tma::{self, TensorMap};
+use cuda_device::wgmma;
+use cuda_device::{cuda_module, kernel, sync_threads, thread, SharedArray};
+
+#[cuda_module]
+mod kernels {
+    use super::*;
+
+    #[kernel]
+    pub fn mma_kinds(a: &[u32], b: &[u32], out: &mut [f32]) {
+        let lane = thread::threadIdx_x();
+        let l = lane as usize;
+        let fa = FragA::<bf16>::from_regs([a[l], a[l + 32], a[l + 64], a[l + 96]]);
+        let fb = FragB::<bf16>::from_regs([b[l], b[l + 32]]);
+        let mut acc = Accumulator::ZERO;
+        unsafe { mma::mma_sync(&fa, &fb, &mut acc) };
+        let ha = FragA::<f16>::from_regs(fa.regs);
+        let hb = FragB::<f16>::from_regs(fb.regs);
+        unsafe { mma::mma_sync(&ha, &hb, &mut acc) };
+        let ta = FragA::<Tf32>::from_regs(fa.regs);
+        let tb = FragB::<Tf32>::from_regs(fb.regs);
+        unsafe { mma::mma_sync(&ta, &tb, &mut acc) };
+        for i in 0..4 {
+            out[l * 4 + i] = acc.d[i];
+        }
+    }
+
+    #[kernel]
+    pub fn ld_st_matrix(src: &[u32], out: &mut [u32]) {
+        static mut T: SharedArray<u32, 1024, 16> = SharedArray::UNINIT;
+        let l = thread::threadIdx_x() as usize;
+        let mut i = l;
+        while i < 1024 {
+            unsafe { T.write(i, src[i]) };
+            i += 32;
+        }
+        sync_threads();
+        let row = unsafe { T.as_mut_ptr().add((l % 32) * 4) as *mut u8 };
+        let x1 = unsafe { mma::ldmatrix_x1(row) };
+        let x2 = unsafe { mma::ldmatrix_x2(row) };
+        let x4 = unsafe { mma::ldmatrix_x4(row) };
+        let t1 = unsafe { mma::ldmatrix_x1_trans(row) };
+        let t2 = unsafe { mma::ldmatrix_x2_trans(row) };
+        let t4 = unsafe { mma::ldmatrix_x4_trans(row) };
+        sync_threads();
+        let dst = unsafe { T.as_mut_ptr().add(512 + (l % 32) * 4) as *mut u8 };
+        unsafe { mma::stmatrix_x4(dst, x4) };
+        unsafe { mma::stmatrix_x2_trans(dst, x2) };
+        unsafe { mma::stmatrix_x1(dst, t1) };
+        sync_threads();
+        out[l] = x1[0] ^ x2[1] ^ t2[0] ^ t4[3] ^ unsafe { T.read(512 + l) };
+    }
+
+    #[kernel]
+    pub fn barriers(out: &mut [u32]) {
+        static mut BAR: SharedArray<u64, 1, 8> = SharedArray::UNINIT;
+        let bar = unsafe { MBarrier::new(BAR.as_mut_ptr()) };
+        if thread::threadIdx_x() == 0 {
+            unsafe { bar.init(thread::blockDim_x()) };
+            mbarrier::fence_init();
+        }
+        sync_threads();
+        let mut phase = Phase::new(bar);
+        bar.arrive();
+        phase.wait();
+        bar.arrive_expect_tx(0);
+        phase.wait();
+        mbarrier::fence_proxy_async();
+        let elected = unsafe { mbarrier::elect_one() };
+        let l = thread::threadIdx_x() as usize;
+        out[l] = elected as u32 + phase.parity();
+    }
+
+    #[kernel]
+    pub fn regs_and_wgmma(a_map: &[TensorMap], out: &mut [f32]) {
+        static mut A: SharedArray<bf16, { 64 * 64 }, 1024> = SharedArray::UNINIT;
+        static mut B: SharedArray<bf16, { 64 * 64 }, 1024> = SharedArray::UNINIT;
+        static mut BAR: SharedArray<u64, 1, 8> = SharedArray::UNINIT;
+        let t = thread::threadIdx_x();
+        if t >= 128 {
+            unsafe { mbarrier::setmaxnreg_dec::<40>() };
+            return;
+        }
+        unsafe { mbarrier::setmaxnreg_inc::<232>() };
+        let bar = unsafe { MBarrier::new(BAR.as_mut_ptr()) };
+        let map = a_map.as_ptr();
+        if t == 0 {
+            unsafe { bar.init(1) };
+            mbarrier::fence_init();
+            unsafe { tma::prefetch(map) };
+        }
+        sync_threads();
+        if t == 0 {
+            bar.arrive_expect_tx(2 * 64 * 64 * 2);
+            unsafe {
+                tma::load_2d(A.as_mut_ptr().cast(), map, 0, 0, bar);
+                tma::load_2d(B.as_mut_ptr().cast(), map, 0, 64, bar);
+            }
+        }
+        Phase::new(bar).wait();
+        let mut acc = wgmma::Accumulator::<32>::ZERO;
+        unsafe {
+            wgmma::fence();
+            for k in 0..4u32 {
+                let da = wgmma::descriptor_k_major_128b(A.as_mut_ptr(), k * 16);
+                let db = wgmma::descriptor_k_major_128b(B.as_mut_ptr(), k * 16);
+                wgmma::mma_bf16(&mut acc, da, db, k > 0);
+            }
+            wgmma::commit_group();
+            wgmma::wait_group::<0, 32>(&mut acc);
+        }
+        let mut i = 0;
+        while i < 32 {
+            let (r, c) = wgmma::Accumulator::<32>::coord(t, i);
+            unsafe { A.write(r * 64 + c, bf16::from_f32(acc.d[i])) };
+            i += 1;
+        }
+        mbarrier::fence_proxy_async();
+        sync_threads();
+        if t == 0 {
+            unsafe { tma::store_2d(map, 0, 0, A.as_mut_ptr().cast()) };
+            tma::commit_group();
+            tma::wait_group_read();
+            tma::wait_group();
+        }
+        out[t as usize] = acc.d[0];
+    }
+}
+
+fn main() {}
+"#;
+
+struct Built {
+    project: TempProject,
+}
+
+fn built() -> &'static Built {
+    static BUILT: OnceLock<Built> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let project = TempProject::new("e2e-tensor-codegen", TENSOR);
+        remove_artifacts("release", &project.crate_name());
+        let out = cargo_oxide(project.path(), &["build", "--release", "--arch", ARCH]);
+        assert_success(&out, "cargo oxide build --release --arch sm_90a (tensor codegen)");
+        Built { project }
+    })
+}
+
+fn ptx_path(crate_name: &str, arch: &str) -> std::path::PathBuf {
+    device_dir("release").join(crate_name).join(files::ptx(crate_name, Arch::parse(arch).expect("known arch")))
+}
+
+fn ptx() -> String {
+    let path = ptx_path(&built().project.crate_name(), ARCH);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+}
+
+/// The text of entry `name`: from its `.entry` line to the next entry.
+fn entry(ptx: &str, name: &str) -> String {
+    let start = ptx.find(&format!(".entry {name}(")).unwrap_or_else(|| panic!("no `.entry {name}` in the PTX"));
+    let rest = &ptx[start..];
+    let end = rest[1..].find(".entry ").map_or(rest.len(), |e| e + 1);
+    rest[..end].to_string()
+}
+
+fn assert_has(ptx: &str, kernel: &str, needles: &[&str]) {
+    let body = entry(ptx, kernel);
+    for needle in needles {
+        assert!(body.contains(needle), "`.entry {kernel}` has no `{needle}`:\n{body}");
+    }
+}
+
+fn ptxas_ok(path: &std::path::Path, arch: &str) {
+    let cubin = std::env::temp_dir().join(format!("tensor-check-{}-{arch}.cubin", std::process::id()));
+    let out = std::process::Command::new(ptxas())
+        .arg(format!("-arch={arch}"))
+        .arg(path)
+        .arg("-o")
+        .arg(&cubin)
+        .output()
+        .expect("run ptxas");
+    assert!(out.status.success(), "ptxas -arch={arch} {} failed:\n{}", path.display(), stderr(&out));
+}
+
+#[test]
+fn sm_90a_ptx_targets_sm_90a_and_passes_ptxas() {
+    let text = ptx();
+    assert!(text.contains(".target sm_90a"), "no `.target sm_90a`:\n{}", &text[..text.len().min(400)]);
+    ptxas_ok(&ptx_path(&built().project.crate_name(), ARCH), ARCH);
+    // The bundle carries the arch-specific cubin.
+    let crate_name = built().project.crate_name();
+    let cubin = device_dir("release").join(&crate_name).join(files::cubin(&crate_name, Arch::parse(ARCH).unwrap()));
+    assert!(cubin.exists(), "no {}", cubin.display());
+}
+
+#[test]
+fn mma_sync_for_each_element_type() {
+    assert_has(
+        &ptx(),
+        "mma_kinds",
+        &[
+            "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
+            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+            "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32",
+        ],
+    );
+    // Fragments stay in registers.
+    assert!(!entry(&ptx(), "mma_kinds").contains(".local"), "fragments spilled to local memory");
+}
+
+#[test]
+fn ldmatrix_and_stmatrix_shapes() {
+    assert_has(
+        &ptx(),
+        "ld_st_matrix",
+        &[
+            "ldmatrix.sync.aligned.m8n8.x1.shared.b16",
+            "ldmatrix.sync.aligned.m8n8.x2.shared.b16",
+            "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+            "ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16",
+            "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16",
+            "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
+            "stmatrix.sync.aligned.m8n8.x4.shared.b16",
+            "stmatrix.sync.aligned.m8n8.x2.trans.shared.b16",
+            "stmatrix.sync.aligned.m8n8.x1.shared.b16",
+        ],
+    );
+}
+
+#[test]
+fn mbarrier_fences_and_elect() {
+    assert_has(
+        &ptx(),
+        "barriers",
+        &[
+            "mbarrier.init.shared::cta.b64",
+            "fence.mbarrier_init.release.cluster",
+            "mbarrier.arrive.shared::cta.b64",
+            "mbarrier.arrive.expect_tx.shared::cta.b64",
+            "mbarrier.try_wait.parity.shared::cta.b64",
+            "fence.proxy.async.shared::cta",
+            "elect.sync",
+        ],
+    );
+}
+
+#[test]
+fn wgmma_tma_and_setmaxnreg() {
+    let text = ptx();
+    assert_has(
+        &text,
+        "regs_and_wgmma",
+        &[
+            "setmaxnreg.dec.sync.aligned.u32 40",
+            "setmaxnreg.inc.sync.aligned.u32 232",
+            "prefetch.tensormap",
+            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+            "wgmma.fence.sync.aligned",
+            "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16",
+            "wgmma.commit_group.sync.aligned",
+            "wgmma.wait_group.sync.aligned 0",
+            "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group",
+            "cp.async.bulk.commit_group",
+            "cp.async.bulk.wait_group.read 0",
+        ],
+    );
+    assert_eq!(entry(&text, "regs_and_wgmma").matches("wgmma.mma_async").count(), 4, "one wgmma per k step");
+}
+
+/// `examples/gemm-mma`: the tensor-core GEMM is made of `mma.sync`, `ldmatrix` and `cp.async`,
+/// with its fragments and accumulators in registers, for sm_80 and sm_90.
+#[test]
+fn gemm_mma_example_uses_the_tensor_cores() {
+    let dir = checkout_root().join("examples/gemm-mma");
+    let out = cargo_oxide(&dir, &["build", "--release", "--arch", "sm_80,sm_90"]);
+    assert_success(&out, "cargo oxide build --release examples/gemm-mma");
+    for arch in ["sm_80", "sm_90"] {
+        let path = ptx_path("gemm_mma", arch);
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+        let body = entry(&text, "gemm_mma");
+        // 2 k16 steps × 4×4 warp tiles; 2 × (4 A + 2 B) ldmatrix.x4; 4 cp.async per stage load.
+        assert_eq!(body.matches("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32").count(), 32, "{arch}");
+        assert_eq!(body.matches("ldmatrix.sync.aligned.m8n8.x4.shared.b16").count(), 12, "{arch}");
+        assert!(body.contains("cp.async.cg.shared.global"), "{arch}: no cp.async");
+        assert!(!body.contains(".local"), "{arch}: gemm_mma spills to local memory");
+        ptxas_ok(&path, arch);
+    }
+}
+
+/// `examples/gemm-wgmma-tma` (sm_90a): TMA loads onto mbarriers, wgmma on shared-memory
+/// descriptors, register reallocation; its accumulators stay in registers.
+#[test]
+fn gemm_wgmma_tma_example_uses_tma_and_wgmma() {
+    let dir = checkout_root().join("examples/gemm-wgmma-tma");
+    let out = cargo_oxide(&dir, &["build", "--release", "--arch", "sm_90a"]);
+    assert_success(&out, "cargo oxide build --release --arch sm_90a examples/gemm-wgmma-tma");
+    let path = ptx_path("gemm_wgmma_tma", "sm_90a");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    let body = entry(&text, "gemm_wgmma");
+    for needle in [
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+        "mbarrier.arrive.expect_tx.shared::cta.b64",
+        "mbarrier.try_wait.parity.shared::cta.b64",
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16",
+        "wgmma.wait_group.sync.aligned 0",
+        "setmaxnreg.inc.sync.aligned.u32 232",
+    ] {
+        assert!(body.contains(needle), "`.entry gemm_wgmma` has no `{needle}`");
+    }
+    assert!(!body.contains(".local"), "gemm_wgmma spills to local memory");
+    ptxas_ok(&path, "sm_90a");
+}
