@@ -75,7 +75,7 @@ fn device_config(
         archs,
         emit,
         fmad: !args.no_fmad,
-        debug: args.device_debug,
+        debuginfo: args.device_debug.unwrap_or_default(),
         progress_file: Some(artifact_dir.join("progress.jsonl")),
         artifact_dir,
         tools: Default::default(),

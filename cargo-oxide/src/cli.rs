@@ -3,6 +3,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{ArgAction, Args, Parser, Subcommand};
+use oxide_contract::config::DeviceDebugInfo;
 
 /// Build, run and inspect cuda-oxide crates: Rust host code and GPU kernels in one crate.
 #[derive(Debug, Parser)]
@@ -81,9 +82,10 @@ pub struct BuildArgs {
     /// No progress bars and no summary.
     #[arg(short, long)]
     pub quiet: bool,
-    /// Compile device code for the debugger (set by `cargo oxide debug`).
-    #[arg(skip)]
-    pub device_debug: bool,
+    /// Device debug information: none, lines (the default: source lines for profilers and
+    /// sanitizers, same machine code) or full (variables for cuda-gdb, unoptimised device code).
+    #[arg(long, value_name = "LEVEL", value_parser = DeviceDebugInfo::parse)]
+    pub device_debug: Option<DeviceDebugInfo>,
 }
 
 impl BuildArgs {

@@ -21,7 +21,7 @@ pub fn sanitize(args: &SanitizeArgs) -> Result<ExitCode> {
 pub fn debug(args: &RunArgs) -> Result<ExitCode> {
     let gdb = find_cuda_tool("cuda-gdb", &["bin"])?;
     let mut args = args.clone();
-    args.build.device_debug = true;
+    args.build.device_debug = Some(oxide_contract::config::DeviceDebugInfo::Full);
     run_under(&args, Some(vec![gdb.into(), "--args".into()]))
 }
 

@@ -4,7 +4,7 @@ use std::ffi::OsStr;
 use std::path::PathBuf;
 
 use oxide_contract::arch::Arch;
-use oxide_contract::config::ToolPaths;
+use oxide_contract::config::{DeviceDebugInfo, ToolPaths};
 use oxide_contract::limits;
 use oxide_contract::naming::files;
 
@@ -17,6 +17,12 @@ pub struct Optimized {
     pub text: String,
 }
 
+/// The optimisation level of `opt` and `llc`: none for full debug information (a debugger then
+/// sees every variable where the source has it), else `-O3`.
+fn opt_level(debuginfo: DeviceDebugInfo) -> &'static str {
+    if debuginfo == DeviceDebugInfo::Full { "-O0" } else { "-O3" }
+}
+
 /// Writes `<crate>.ll`, links libdevice when the module calls into it, and optimises once for
 /// `lowest` (target-independent work; `llc` specialises per arch). Publishes the IR before and
 /// after `opt`, so it is there to read even if the build stops at an error later.
@@ -26,6 +32,7 @@ pub fn optimize(
     crate_name: &str,
     triple: &str,
     lowest: Arch,
+    debuginfo: DeviceDebugInfo,
     ll: &str,
 ) -> Result<Optimized, ToolError> {
     let ll_path = work.path(&files::llvm_ir(crate_name));
@@ -48,7 +55,7 @@ pub fn optimize(
     let args: [&OsStr; 7] = [
         triple.as_ref(),
         cpu.as_ref(),
-        "-O3".as_ref(),
+        opt_level(debuginfo).as_ref(),
         "-S".as_ref(),
         linked.as_os_str(),
         "-o".as_ref(),
@@ -70,6 +77,7 @@ pub fn llc(
     optimized: &Optimized,
     arch: Arch,
     large_params: bool,
+    debuginfo: DeviceDebugInfo,
 ) -> Result<PathBuf, ToolError> {
     let ptx = work.path(&files::ptx(crate_name, arch));
     let cpu = format!("-mcpu={arch}");
@@ -79,7 +87,7 @@ pub fn llc(
     let contract = "-fp-contract=on";
     let input = optimized.path.as_os_str();
     let args: [&OsStr; 7] =
-        ["-O3".as_ref(), cpu.as_ref(), isa.as_ref(), contract.as_ref(), input, "-o".as_ref(), ptx.as_os_str()];
+        [opt_level(debuginfo).as_ref(), cpu.as_ref(), isa.as_ref(), contract.as_ref(), input, "-o".as_ref(), ptx.as_os_str()];
     run(&tools.llc, &args, &optimized.path)?;
     Ok(ptx)
 }

@@ -141,7 +141,7 @@ pub fn compile_crate(tcx: TyCtxt<'_>) -> Option<DeviceOutput> {
         kernels: kernels.len() as u32,
         steps: tasks.len() as u32,
     });
-    let cx = CodegenCx::new(tcx, config.fmad);
+    let cx = CodegenCx::new(tcx, config.fmad, config.debuginfo);
     match run(&cx, &config, &crate_name, &kernels, &tasks, &progress) {
         Ok((bundle, bitcode)) => {
             let millis = started.elapsed().as_millis() as u64;
@@ -183,8 +183,15 @@ fn run<'tcx>(
             return Err(Stop::Unsupported);
         }
         let work = WorkDir::create(config, &object::crate_dir(cx.tcx))?;
-        let optimized =
-            llvm::optimize(tools, &work, crate_name, lower::TRIPLE, config.lowest_arch(), &lower::print(cx))?;
+        let optimized = llvm::optimize(
+            tools,
+            &work,
+            crate_name,
+            lower::TRIPLE,
+            config.lowest_arch(),
+            config.debuginfo,
+            &lower::print(cx),
+        )?;
         lower::report_unavailable(cx, &optimized.text);
         if cx.failed() {
             work.remove();
@@ -200,11 +207,11 @@ fn run<'tcx>(
             match task {
                 Task::Lower => {}
                 Task::Ptx(arch) => {
-                    built.ptx.push((arch, llvm::llc(tools, &work, crate_name, &optimized, arch, large_params)?))
+                    built.ptx.push((arch, llvm::llc(tools, &work, crate_name, &optimized, arch, large_params, config.debuginfo)?))
                 }
                 Task::Cubin(arch) => {
                     let ptx = built.ptx_for(arch).cloned().unwrap_or_default();
-                    built.cubins.push((arch, cuda::ptxas(tools, &work, crate_name, &ptx, arch, config.debug)?));
+                    built.cubins.push((arch, cuda::ptxas(tools, &work, crate_name, &ptx, arch, config.debuginfo)?));
                 }
                 Task::Fatbin => {
                     let fatbin = cuda::fatbinary(tools, &work, crate_name, &built.cubins, &built.ptx)?;
@@ -239,7 +246,7 @@ mod tests {
             archs: Arch::parse_list(archs).unwrap(),
             emit: emit.to_vec(),
             fmad: true,
-            debug: false,
+            debuginfo: Default::default(),
             artifact_dir: "/t".into(),
             tools: Default::default(),
             progress_file: None,
