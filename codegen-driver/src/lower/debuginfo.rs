@@ -87,14 +87,7 @@ impl<'tcx> DebugCx<'tcx> {
         module.named_meta.push(format!("!llvm.module.flags = !{{{dwarf}, {version}}}"));
         let fn_type = module.meta("!DISubroutineType(types: !{null})".into());
         let files = RefCell::new(FxHashMap::from_iter([(format!("{dir}\0{name}"), file)]));
-        Some(DebugCx {
-            level,
-            unit,
-            fn_type,
-            files,
-            namespaces: Default::default(),
-            types: Default::default(),
-        })
+        Some(DebugCx { level, unit, fn_type, files, namespaces: Default::default(), types: Default::default() })
     }
 }
 
@@ -339,7 +332,8 @@ impl<'tcx> DebugInfoCodegenMethods<'tcx> for CodegenCx<'tcx> {
             return None;
         }
         let root = self.dbg_scope_fn(instance, fn_abi, Some(llfn));
-        let empty = DebugScope { dbg_scope: root, inlined_at: None, file_start_pos: BytePos(0), file_end_pos: BytePos(0) };
+        let empty =
+            DebugScope { dbg_scope: root, inlined_at: None, file_start_pos: BytePos(0), file_end_pos: BytePos(0) };
         let mut context = FunctionDebugContext {
             scopes: IndexVec::from_elem(empty, &mir.source_scopes),
             inlined_function_scopes: Default::default(),

@@ -4,6 +4,7 @@
 
 mod artifacts;
 mod cuda;
+mod deferred_traps;
 pub mod llvm;
 pub mod object;
 mod tools;
@@ -13,7 +14,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use oxide_contract::arch::Arch;
-use oxide_contract::config::{CONFIG_ENV, DeviceConfig, Emit};
+use oxide_contract::config::{CONFIG_ENV, DeviceConfig, DeviceDebugInfo, Emit};
 use oxide_contract::progress::{ProgressEvent, Step};
 use rustc_middle::ty::TyCtxt;
 
@@ -141,7 +142,10 @@ pub fn compile_crate(tcx: TyCtxt<'_>) -> Option<DeviceOutput> {
         kernels: kernels.len() as u32,
         steps: tasks.len() as u32,
     });
-    let cx = CodegenCx::new(tcx, config.fmad, config.debuginfo);
+    let mut cx = CodegenCx::new(tcx, config.fmad, config.debuginfo);
+    // Under the debugger a failed bounds check should stop at the check itself.
+    cx.deferred_bounds = config.debuginfo != DeviceDebugInfo::Full;
+    cx.fast_math = config.fast_math;
     match run(&cx, &config, &crate_name, &kernels, &tasks, &progress) {
         Ok((bundle, bitcode)) => {
             let millis = started.elapsed().as_millis() as u64;
@@ -206,9 +210,10 @@ fn run<'tcx>(
         progress.run(task, || -> Result<(), Stop> {
             match task {
                 Task::Lower => {}
-                Task::Ptx(arch) => {
-                    built.ptx.push((arch, llvm::llc(tools, &work, crate_name, &optimized, arch, large_params, config.debuginfo)?))
-                }
+                Task::Ptx(arch) => built.ptx.push((
+                    arch,
+                    llvm::llc(tools, &work, crate_name, &optimized, arch, large_params, config.debuginfo)?,
+                )),
                 Task::Cubin(arch) => {
                     let ptx = built.ptx_for(arch).cloned().unwrap_or_default();
                     built.cubins.push((arch, cuda::ptxas(tools, &work, crate_name, &ptx, arch, config.debuginfo)?));
@@ -246,6 +251,7 @@ mod tests {
             archs: Arch::parse_list(archs).unwrap(),
             emit: emit.to_vec(),
             fmad: true,
+            fast_math: false,
             debuginfo: Default::default(),
             artifact_dir: "/t".into(),
             tools: Default::default(),

@@ -56,8 +56,9 @@ impl<'tcx> CodegenCx<'tcx> {
             }
             ty::Adt(def, _) if def.is_struct() => {
                 let variant = def.non_enum_variant();
-                let names: Vec<String> =
-                    (0..layout.fields.count()).map(|i| variant.fields[FieldIdx::from_usize(i)].name.to_string()).collect();
+                let names: Vec<String> = (0..layout.fields.count())
+                    .map(|i| variant.fields[FieldIdx::from_usize(i)].name.to_string())
+                    .collect();
                 self.struct_type(ty, &name, layout, &names)
             }
             ty::Tuple(_) | ty::Closure(..) => {
