@@ -131,11 +131,30 @@ fn text_sizes(cubin: &[u8]) -> BTreeMap<String, u64> {
     elf.sections().filter_map(|s| Some((s.name().ok()?.strip_prefix(".text.")?.to_string(), s.size()))).collect()
 }
 
-#[test]
-fn line_info_leaves_bench_sass_unchanged() {
-    let project = TempProject::new("e2e-debuginfo-bench", "mod kernels;\nfn main() {}\n");
+/// A crate whose `src/kernels.rs` is the bench's kernels: vector and half types, shared arrays,
+/// `cp.async`, closures, `#[unroll]`, `#[fast_math]`.
+fn bench_kernels_project(name: &str) -> TempProject {
+    let project = TempProject::new(name, "mod kernels;\nfn main() {}\n");
     std::fs::write(project.path().join("src/kernels.rs"), include_str!("../../bench/src/kernels.rs"))
         .expect("write src/kernels.rs");
+    project
+}
+
+#[test]
+fn full_debug_information_describes_every_bench_kernel() {
+    let project = bench_kernels_project("e2e-debuginfo-bench-full");
+    let crate_name = project.crate_name();
+    remove_artifacts("dev", &crate_name);
+    let out = cargo_oxide(project.path(), &["build", "--device-debug", "full", "--arch", ARCH]);
+    assert_success(&out, "cargo oxide build --device-debug full (bench kernels)");
+    let cubin = artifact("dev", &crate_name, &files::cubin(&crate_name, Arch::parse(ARCH).unwrap()));
+    let elf = object::File::parse(&*cubin).expect("cubin is ELF");
+    assert!(elf.section_by_name(".debug_info").is_some(), "no .debug_info in the -G cubin");
+}
+
+#[test]
+fn line_info_leaves_bench_sass_unchanged() {
+    let project = bench_kernels_project("e2e-debuginfo-bench");
     let crate_name = project.crate_name();
     let cubin_name = files::cubin(&crate_name, Arch::parse(ARCH).unwrap());
     let mut sizes = Vec::new();

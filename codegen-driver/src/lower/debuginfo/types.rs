@@ -3,7 +3,7 @@
 //! gdb's Rust support prints as a slice), arrays, structs, tuples and closures with their fields;
 //! anything else (enums, unions, trait objects) as an opaque type of the right size.
 
-use rustc_abi::{BackendRepr, FieldIdx};
+use rustc_abi::{BackendRepr, FieldIdx, FieldsShape};
 use rustc_codegen_ssa::debuginfo::type_names;
 use rustc_middle::ty::layout::{LayoutOf, TyAndLayout};
 use rustc_middle::ty::{self, Ty};
@@ -46,7 +46,7 @@ impl<'tcx> CodegenCx<'tcx> {
             ty::Array(elem, _) => {
                 let base = self.debug_type(*elem);
                 let count = match layout.fields {
-                    rustc_abi::FieldsShape::Array { count, .. } => count,
+                    FieldsShape::Array { count, .. } => count,
                     _ => 0,
                 };
                 self.meta(format!(
@@ -54,14 +54,20 @@ impl<'tcx> CodegenCx<'tcx> {
                      elements: !{{!DISubrange(count: {count})}})"
                 ))
             }
-            ty::Adt(def, _) if def.is_struct() => {
+            // Fields by name where the layout has exactly the declared fields (not SIMD types,
+            // whose layout is an array of lanes); else opaque, never a wrong description.
+            ty::Adt(def, _)
+                if def.is_struct()
+                    && matches!(layout.fields, FieldsShape::Arbitrary { .. })
+                    && def.non_enum_variant().fields.len() == layout.fields.count() =>
+            {
                 let variant = def.non_enum_variant();
                 let names: Vec<String> = (0..layout.fields.count())
                     .map(|i| variant.fields[FieldIdx::from_usize(i)].name.to_string())
                     .collect();
                 self.struct_type(ty, &name, layout, &names)
             }
-            ty::Tuple(_) | ty::Closure(..) => {
+            ty::Tuple(_) | ty::Closure(..) if matches!(layout.fields, FieldsShape::Arbitrary { .. }) => {
                 let names: Vec<String> = (0..layout.fields.count()).map(|i| format!("__{i}")).collect();
                 self.struct_type(ty, &name, layout, &names)
             }
