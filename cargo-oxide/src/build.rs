@@ -233,8 +233,13 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
 
 /// Builds, then runs the binary, through `wrapper` (a debugger or sanitizer command) if given.
 pub fn run_under(args: &RunArgs, wrapper: Option<Vec<std::ffi::OsString>>) -> Result<ExitCode> {
-    let built = build(&args.build)?;
-    let exe = pick_executable(&built.artifacts, &args.build)?;
+    let exe = match &args.exe {
+        Some(exe) if exe.is_file() => exe.clone(),
+        Some(exe) => {
+            bail!("--exe {}: no such file; give the path of a binary built by `cargo oxide build`", exe.display())
+        }
+        None => pick_executable(&build(&args.build)?.artifacts, &args.build)?,
+    };
     if !args.build.quiet {
         eprintln!("{:>12} `{}`", "Running", exe.display());
     }
@@ -260,6 +265,9 @@ fn exit_code(status: std::process::ExitStatus) -> ExitCode {
 
 /// `cargo oxide test`: `cargo test` with the same device build settings as `cargo oxide build`.
 pub fn test(args: &RunArgs) -> Result<ExitCode> {
+    if args.exe.is_some() {
+        bail!("`cargo oxide test` builds its test binaries itself; drop --exe");
+    }
     let Prepared { mut cmd, .. } = prepare(&args.build, "test")?;
     if !args.args.is_empty() {
         cmd.arg("--").args(&args.args);

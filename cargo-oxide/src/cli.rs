@@ -113,6 +113,9 @@ impl BuildArgs {
 pub struct RunArgs {
     #[command(flatten)]
     pub build: BuildArgs,
+    /// Do not build: run this binary, built earlier (e.g. copied to a GPU host without Rust).
+    #[arg(long, value_name = "PATH")]
+    pub exe: Option<PathBuf>,
     /// Arguments for the program.
     #[arg(last = true, value_name = "ARGS")]
     pub args: Vec<OsString>,
@@ -144,6 +147,10 @@ pub struct ProfileArgs {
     /// Profile only kernels whose name contains this (ncu --kernel-name regex:...).
     #[arg(long, value_name = "NAME")]
     pub kernel: Option<String>,
+    /// Where ncu finds the Rust sources when they are not at the paths the build recorded
+    /// (a binary built on another machine; ncu --source-folders).
+    #[arg(long, value_name = "DIR,...")]
+    pub source_folders: Option<String>,
     #[command(flatten)]
     pub run: RunArgs,
 }

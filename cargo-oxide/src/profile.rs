@@ -81,11 +81,12 @@ pub fn profile(args: &ProfileArgs) -> Result<ExitCode> {
             continue;
         }
         seen.push(k.name.clone());
-        let source = ncu_csv(
-            &ncu,
-            &report,
-            &["--page", "source", "--print-source", "cuda", "--kernel-name", &k.name, "--launch-count", "1"],
-        );
+        let mut source_args =
+            vec!["--page", "source", "--print-source", "cuda", "--kernel-name", &k.name, "--launch-count", "1"];
+        if let Some(folders) = &args.source_folders {
+            source_args.extend(["--source-folders", folders]);
+        }
+        let source = ncu_csv(&ncu, &report, &source_args);
         match source.map(|text| hot_lines(&text, args.lines)) {
             Ok(lines) if !lines.is_empty() => {
                 println!("\nhottest lines of {} (warp samples):", k.name);
