@@ -15,6 +15,7 @@ pub mod new;
 pub mod profile;
 pub mod progress;
 pub mod project;
+pub mod ptx_file;
 pub mod setup;
 pub mod summary;
 pub mod tools;

@@ -145,3 +145,9 @@ fn bounds_traps() {
 fn debugging() {
     build_and_run("debugging");
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn host_compat() {
+    build_and_run("host-compat");
+}
