@@ -178,3 +178,19 @@ fn line_info_leaves_bench_sass_unchanged() {
     // ptxas made a line table from them (`-lineinfo`), and none without them.
     assert_eq!(line_tables, [false, true], "`.debug_line` in the cubins of none, lines");
 }
+
+/// Every corpus kernel (iterators, closures, asserts, chars, i128, …) gets a valid description:
+/// `llc` and `ptxas --device-debug` accept the module. At `-O0` the panic paths that `-O3`
+/// removes still call functions without a device body; they trap, as the release build would.
+#[test]
+fn corpus_builds_with_full_debug_information() {
+    let dir = checkout_root().join("tests/gpu/corpus");
+    seed_lockfile(&dir);
+    let out = cargo_oxide(&dir, &["build", "--device-debug", "full", "--arch", ARCH]);
+    assert_success(&out, "cargo oxide build --device-debug full (tests/gpu/corpus)");
+    let cubin = artifact("dev", "gpu_corpus", &files::cubin("gpu_corpus", Arch::parse(ARCH).unwrap()));
+    let elf = object::File::parse(&*cubin).expect("cubin is ELF");
+    assert!(elf.section_by_name(".debug_info").is_some(), "no .debug_info in the corpus's -G cubin");
+    let ll = String::from_utf8(artifact("dev", "gpu_corpus", "gpu_corpus.ll")).expect("IR is text");
+    assert!(ll.matches("!DILocalVariable(").count() > 100, "few variables described in the corpus");
+}

@@ -187,7 +187,7 @@ fn run<'tcx>(
             return Err(Stop::Unsupported);
         }
         let work = WorkDir::create(config, &object::crate_dir(cx.tcx))?;
-        let optimized = llvm::optimize(
+        let mut optimized = llvm::optimize(
             tools,
             &work,
             crate_name,
@@ -196,10 +196,15 @@ fn run<'tcx>(
             config.debuginfo,
             &lower::print(cx),
         )?;
-        lower::report_unavailable(cx, &optimized.text);
+        lower::report_unavailable(cx, optimized.liveness_text());
         if cx.failed() {
             work.remove();
             return Err(Stop::Unsupported);
+        }
+        if optimized.optimized_reference.is_some() {
+            let unavailable = cx.unavailable.borrow();
+            let names: Vec<&str> = unavailable.iter().map(|(name, _)| name.as_str()).collect();
+            optimized.stub_dead_calls(&names)?;
         }
         Ok((optimized, infos, work))
     })?;
