@@ -46,8 +46,8 @@ timeout 600 "$OXIDE" oxide sanitize --tool racecheck --exe "$BIN" -- race >"$LOG
 expect racecheck_shared_race "$LOGS/racecheck.log" \
     "[Hh]azard|[Rr]ace reported" "main.rs:$(line race-write)" "main.rs:$(line race-read)"
 
-# synccheck: the barrier half a warp reaches.
-timeout 600 "$OXIDE" oxide sanitize --tool synccheck --exe "$BIN" -- divergent-barrier >"$LOGS/synccheck.log" 2>&1
+# synccheck: the barrier 16 of 64 threads reach (bounded: a divergent barrier may hang without it).
+timeout 180 "$OXIDE" oxide sanitize --tool synccheck --exe "$BIN" -- divergent-barrier >"$LOGS/synccheck.log" 2>&1
 expect synccheck_divergent_barrier "$LOGS/synccheck.log" "Barrier error|[Dd]ivergent"
 
 # cuda-gdb in batch mode: break on a kernel line, step, print a local and a slice element, backtrace.

@@ -4,7 +4,7 @@
 //! and cuda-gdb and looks for the lines marked `// MARK: <tag>` below in their reports:
 //!   oob                a raw-pointer write one element past the buffer (memcheck)
 //!   race               a shared-memory read of a slot another warp writes, no barrier (racecheck)
-//!   divergent-barrier  `sync_threads()` reached by half a warp (synccheck)
+//!   divergent-barrier  `sync_threads()` reached by 16 of a block's 64 threads (synccheck)
 //!   debug-target       `weighted_sum` once, for a cuda-gdb breakpoint in its loop
 // Shared arrays are `static mut` (one per block); their accessors take `&self`.
 #![allow(static_mut_refs)]
@@ -69,7 +69,8 @@ mod kernels {
         }
     }
 
-    /// A barrier that only the first half of the warp reaches (the planted bug).
+    /// A barrier that only half of the first warp reaches, and no thread of the second (the
+    /// planted bug).
     #[kernel]
     pub fn divergent_barrier(mut out: DisjointSlice<f32>) {
         let idx = thread::index_1d();
@@ -129,8 +130,8 @@ fn main() {
         }
         Some("divergent-barrier") => {
             report.check("planted_divergent_barrier", || {
-                let mut od = ck(DeviceBuffer::<f32>::zeroed(&s, 32), "alloc out")?;
-                let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 };
+                let mut od = ck(DeviceBuffer::<f32>::zeroed(&s, 64), "alloc out")?;
+                let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (64, 1, 1), shared_mem_bytes: 0 };
                 ck(m.divergent_barrier(&s, cfg, &mut od), "launch divergent_barrier")?;
                 let _ = s.synchronize();
                 Ok(())
