@@ -43,6 +43,16 @@ for dir in "$ROOT"/tests/gpu/*/; do
     artifacts "gpu_${name//-/_}"
 done
 
+# Issue 13's debugging checks (gpu-bundle/debugging/check.sh): the same crate again with full
+# device debug information for cuda-gdb (not stripped), its source for the marked lines, and
+# cargo-oxide itself, whose sanitize/debug/profile take the prebuilt binaries (--exe).
+echo "==> tests/gpu/debugging (--device-debug full, for cuda-gdb)" >&2
+"$CARGO_OXIDE" oxide build --quiet --device-debug full --arch sm_90 --manifest-path "$ROOT/tests/gpu/debugging/Cargo.toml"
+mkdir -p "$OUT/debugging"
+cp "$CARGO_TARGET_DIR/oxide/debug/gpu-debugging" "$OUT/debugging/gpu-debugging-G"
+cp "$ROOT/tests/gpu/debugging/src/main.rs" "$ROOT/tests/gpu/debugging/check.sh" "$OUT/debugging/"
+cp "$(command -v "$CARGO_OXIDE")" "$OUT/debugging/cargo-oxide"
+
 for dir in "$ROOT"/examples/*/; do
     [ -f "$dir/Cargo.toml" ] || continue
     name="$(basename "$dir")"
@@ -74,6 +84,9 @@ mkdir -p "$OUT/bench/cuda"
 cp "$RELEASE/oxide-bench" "$ROOT/bench/run.sh" "$OUT/bench/"
 if command -v strip >/dev/null; then strip --strip-all "$OUT/bench/oxide-bench"; fi
 cp "$ROOT"/bench/cuda/*.cu "$OUT/bench/cuda/"
+# The Rust source of the kernels, for `cargo oxide profile --source-folders` (hot lines' text).
+mkdir -p "$OUT/bench/src"
+cp "$ROOT/bench/src/kernels.rs" "$OUT/bench/src/"
 # The CUDA twins are compiled here, fresh, when an nvcc is at hand (the managed CUDA tools have
 # one), so the GPU host only runs; otherwise its run.sh compiles them with the host's nvcc.
 if "$ROOT/bench/run.sh" --cubins-only; then

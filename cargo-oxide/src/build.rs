@@ -78,7 +78,7 @@ fn device_config(
         emit,
         fmad: !args.no_fmad,
         fast_math: args.fast_math,
-        debug: args.device_debug,
+        debuginfo: args.device_debug.unwrap_or_default(),
         progress_file: Some(artifact_dir.join("progress.jsonl")),
         artifact_dir,
         tools: Default::default(),
@@ -236,8 +236,16 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
 
 /// Builds, then runs the binary, through `wrapper` (a debugger or sanitizer command) if given.
 pub fn run_under(args: &RunArgs, wrapper: Option<Vec<std::ffi::OsString>>) -> Result<ExitCode> {
-    let built = build(&args.build)?;
-    let (exe, package_dir) = pick_executable(&built.artifacts, &args.build)?;
+    let (exe, package_dir) = match &args.exe {
+        Some(exe) if exe.is_file() => (exe.clone(), None),
+        Some(exe) => {
+            bail!("--exe {}: no such file; give the path of a binary built by `cargo oxide build`", exe.display())
+        }
+        None => {
+            let (exe, dir) = pick_executable(&build(&args.build)?.artifacts, &args.build)?;
+            (exe, Some(dir))
+        }
+    };
     if !args.build.quiet {
         eprintln!("{:>12} `{}`", "Running", exe.display());
     }
@@ -250,7 +258,10 @@ pub fn run_under(args: &RunArgs, wrapper: Option<Vec<std::ffi::OsString>>) -> Re
         None => Command::new(&exe),
     };
     // As `cargo run` does: programs find files of their package (`<crate>.ptx`) through it.
-    cmd.env("CARGO_MANIFEST_DIR", &package_dir);
+    // (A prebuilt `--exe` runs without: its package may not be on this machine.)
+    if let Some(dir) = &package_dir {
+        cmd.env("CARGO_MANIFEST_DIR", dir);
+    }
     let status = cmd.args(&args.args).status().with_context(|| format!("could not run {}", exe.display()))?;
     Ok(exit_code(status))
 }
@@ -265,6 +276,9 @@ fn exit_code(status: std::process::ExitStatus) -> ExitCode {
 
 /// `cargo oxide test`: `cargo test` with the same device build settings as `cargo oxide build`.
 pub fn test(args: &RunArgs) -> Result<ExitCode> {
+    if args.exe.is_some() {
+        bail!("`cargo oxide test` builds its test binaries itself; drop --exe");
+    }
     let Prepared { mut cmd, .. } = prepare(&args.build, "test")?;
     if !args.args.is_empty() {
         cmd.arg("--").args(&args.args);

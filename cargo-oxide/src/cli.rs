@@ -3,6 +3,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{ArgAction, Args, Parser, Subcommand};
+use oxide_contract::config::DeviceDebugInfo;
 
 /// Build, run and inspect cuda-oxide crates: Rust host code and GPU kernels in one crate.
 #[derive(Debug, Parser)]
@@ -30,10 +31,16 @@ pub enum Command {
     Clean(CleanArgs),
     /// Run `cargo test` with device code compiled, passing the arguments after `--` to the tests.
     Test(RunArgs),
-    /// Build, then run the binary under compute-sanitizer (memcheck unless --tool says otherwise).
+    /// Build, then run the binary under compute-sanitizer (memcheck unless --tool says otherwise);
+    /// reports name the Rust file:line (device line info is on by default).
     Sanitize(SanitizeArgs),
-    /// Build with device debug info (ptxas -G), then start the binary under cuda-gdb.
-    Debug(RunArgs),
+    /// Build with full device debug information and no device optimisation (nvcc's -G), then
+    /// start the binary under cuda-gdb.
+    Debug(DebugArgs),
+    /// Build (release unless --profile says otherwise), run under Nsight Compute and print per
+    /// kernel: time, memory bandwidth and FLOP rate against the GPU's ceilings, occupancy, and
+    /// the hottest Rust source lines.
+    Profile(ProfileArgs),
 }
 
 /// Options shared by `build` and `run`; the cargo ones mean what they mean to `cargo build`.
@@ -85,9 +92,10 @@ pub struct BuildArgs {
     /// No progress bars and no summary.
     #[arg(short, long)]
     pub quiet: bool,
-    /// Compile device code for the debugger (set by `cargo oxide debug`).
-    #[arg(skip)]
-    pub device_debug: bool,
+    /// Device debug information: none, lines (the default: source lines for profilers and
+    /// sanitizers, same machine code) or full (variables for cuda-gdb, unoptimised device code).
+    #[arg(long, value_name = "LEVEL", value_parser = DeviceDebugInfo::parse)]
+    pub device_debug: Option<DeviceDebugInfo>,
 }
 
 impl BuildArgs {
@@ -105,6 +113,9 @@ impl BuildArgs {
 pub struct RunArgs {
     #[command(flatten)]
     pub build: BuildArgs,
+    /// Do not build: run this binary, built earlier (e.g. copied to a GPU host without Rust).
+    #[arg(long, value_name = "PATH")]
+    pub exe: Option<PathBuf>,
     /// Arguments for the program.
     #[arg(last = true, value_name = "ARGS")]
     pub args: Vec<OsString>,
@@ -115,6 +126,31 @@ pub struct SanitizeArgs {
     /// compute-sanitizer tool: memcheck, racecheck, initcheck or synccheck.
     #[arg(long, default_value = "memcheck", value_parser = ["memcheck", "racecheck", "initcheck", "synccheck"])]
     pub tool: String,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct DebugArgs {
+    /// Run the cuda-gdb commands in FILE without a prompt, then exit (cuda-gdb -batch -x FILE).
+    #[arg(long, value_name = "FILE")]
+    pub batch: Option<PathBuf>,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ProfileArgs {
+    /// Hottest source lines to print per kernel.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub lines: usize,
+    /// Profile only kernels whose name contains this (ncu --kernel-name regex:...).
+    #[arg(long, value_name = "NAME")]
+    pub kernel: Option<String>,
+    /// Where ncu finds the Rust sources when they are not at the paths the build recorded
+    /// (a binary built on another machine; ncu --source-folders).
+    #[arg(long, value_name = "DIR,...")]
+    pub source_folders: Option<String>,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -193,5 +229,20 @@ mod tests {
         assert!(s.run.build.release);
         assert_eq!(s.run.args, ["x"]);
         assert!(Cli::try_parse_from(["cargo oxide", "sanitize", "--tool", "nope"]).is_err());
+    }
+
+    #[test]
+    fn debug_takes_a_batch_file_and_profile_a_line_count() {
+        let cli = Cli::parse_from(["cargo oxide", "debug", "--batch", "s.gdb", "--bin", "b", "--", "7"]);
+        let Command::Debug(d) = cli.command else { panic!("not debug") };
+        assert_eq!(d.batch.as_deref(), Some(std::path::Path::new("s.gdb")));
+        assert_eq!((d.run.build.bin.as_deref(), &d.run.args[..]), (Some("b"), &["7".into()][..]));
+        let cli = Cli::parse_from(["cargo oxide", "profile", "--lines", "3", "--example", "e"]);
+        let Command::Profile(p) = cli.command else { panic!("not profile") };
+        assert_eq!((p.lines, p.run.build.example.as_deref()), (3, Some("e")));
+        let cli = Cli::parse_from(["cargo oxide", "build", "--device-debug", "none"]);
+        let Command::Build(b) = cli.command else { panic!("not build") };
+        assert_eq!(b.device_debug, Some(DeviceDebugInfo::None));
+        assert!(Cli::try_parse_from(["cargo oxide", "build", "--device-debug", "-G"]).is_err());
     }
 }

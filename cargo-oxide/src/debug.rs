@@ -1,4 +1,5 @@
-//! `cargo oxide sanitize` and `cargo oxide debug`: the built binary under compute-sanitizer or cuda-gdb.
+//! `cargo oxide sanitize` and `cargo oxide debug`: the built binary under compute-sanitizer or
+//! cuda-gdb. Both find their tool before building, so a missing tool costs no build.
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -6,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 
 use crate::build::run_under;
-use crate::cli::{RunArgs, SanitizeArgs};
+use crate::cli::{DebugArgs, SanitizeArgs};
 use crate::tools::cuda_roots;
 
 /// Builds, then runs the binary under `compute-sanitizer --tool <tool>`; a reported error fails.
@@ -17,16 +18,29 @@ pub fn sanitize(args: &SanitizeArgs) -> Result<ExitCode> {
     run_under(&args.run, Some(wrapper))
 }
 
-/// Builds with device debug info (`ptxas -G`), then starts `cuda-gdb --args <binary> <args>`.
-pub fn debug(args: &RunArgs) -> Result<ExitCode> {
+/// Builds with full device debug information (variables, no device optimisation, `ptxas -G`),
+/// then starts `cuda-gdb --args <binary> <args>`; with `--batch FILE`, `cuda-gdb -batch -x FILE`.
+pub fn debug(args: &DebugArgs) -> Result<ExitCode> {
+    // The cheap argument check first, so a typo is reported before any tool is looked for.
+    if let Some(script) = args.batch.as_ref().filter(|s| !s.is_file()) {
+        bail!(
+            "--batch {}: no such file; give a file of cuda-gdb commands (break, run, next, print, bt)",
+            script.display()
+        );
+    }
     let gdb = find_cuda_tool("cuda-gdb", &["bin"])?;
-    let mut args = args.clone();
-    args.build.device_debug = true;
-    run_under(&args, Some(vec![gdb.into(), "--args".into()]))
+    let mut wrapper: Vec<OsString> = vec![gdb.into()];
+    if let Some(script) = &args.batch {
+        wrapper.extend(["-batch".into(), "-x".into(), script.clone().into()]);
+    }
+    wrapper.push("--args".into());
+    let mut run = args.run.clone();
+    run.build.device_debug = Some(oxide_contract::config::DeviceDebugInfo::Full);
+    run_under(&run, Some(wrapper))
 }
 
 /// A tool of the CUDA toolkit (not part of the wheels that `cargo oxide setup` installs).
-fn find_cuda_tool(name: &str, subdirs: &[&str]) -> Result<PathBuf> {
+pub(crate) fn find_cuda_tool(name: &str, subdirs: &[&str]) -> Result<PathBuf> {
     if let Ok(path) = which::which(name) {
         return Ok(path);
     }

@@ -12,6 +12,7 @@ pub mod doctor;
 pub mod gpu;
 pub mod inspect;
 pub mod new;
+pub mod profile;
 pub mod progress;
 pub mod project;
 pub mod ptx_file;
@@ -44,5 +45,6 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
         Command::Test(args) => build::test(&args),
         Command::Sanitize(args) => debug::sanitize(&args),
         Command::Debug(args) => debug::debug(&args),
+        Command::Profile(args) => profile::profile(&args),
     }
 }

@@ -51,6 +51,48 @@ impl Emit {
     }
 }
 
+/// How much source-level debug information the device code carries.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeviceDebugInfo {
+    /// None: the PTX has no `.loc` lines.
+    None,
+    /// Source lines only (nvcc's `-lineinfo`): `.loc` in the PTX, a line table in the cubin, and
+    /// the same machine code as without them. The default.
+    #[default]
+    Lines,
+    /// Everything a debugger needs (nvcc's `-G`): lines, variables and types, no optimisation,
+    /// `ptxas --device-debug`.
+    Full,
+}
+
+impl DeviceDebugInfo {
+    /// Every level, in the order `--device-debug` lists them.
+    pub const ALL: [DeviceDebugInfo; 3] = [DeviceDebugInfo::None, DeviceDebugInfo::Lines, DeviceDebugInfo::Full];
+
+    /// The spelling on the command line and in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            DeviceDebugInfo::None => "none",
+            DeviceDebugInfo::Lines => "lines",
+            DeviceDebugInfo::Full => "full",
+        }
+    }
+
+    /// Parses `none`, `lines` or `full`.
+    pub fn parse(text: &str) -> Result<DeviceDebugInfo, String> {
+        DeviceDebugInfo::ALL
+            .into_iter()
+            .find(|d| d.name().eq_ignore_ascii_case(text.trim()))
+            .ok_or_else(|| format!("unknown device debug level `{text}`; known levels: none, lines, full"))
+    }
+}
+
+/// Crates whose functions get no debug information of their own: the standard library and the
+/// device library. Their code, once inlined, is attributed to the user's line that called it (as
+/// nvcc does for CUDA's headers), and a debugger steps over their calls.
+pub const NO_DEBUGINFO_CRATES: [&str; 5] = ["core", "alloc", "std", "compiler_builtins", "cuda_device"];
+
 /// Absolute paths of the external tools, resolved by `cargo oxide` (its setup/doctor logic).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolPaths {
@@ -83,9 +125,9 @@ pub struct DeviceConfig {
     /// `#[fast_math]` asks for it per function. Default `false`: IEEE results.
     #[serde(default)]
     pub fast_math: bool,
-    /// Device debug info (`-G`).
+    /// Source-level debug information of the device code.
     #[serde(default)]
-    pub debug: bool,
+    pub debuginfo: DeviceDebugInfo,
     /// `<target>/oxide/<profile>/device` (`crate::naming::device_artifact_dir`); each crate writes
     /// into `<artifact_dir>/<crate dir>/` (`crate::naming::crate_dir_name`).
     pub artifact_dir: PathBuf,
@@ -165,6 +207,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn debug_levels_parse() {
+        assert_eq!(DeviceDebugInfo::parse("FULL").unwrap(), DeviceDebugInfo::Full);
+        assert_eq!(DeviceDebugInfo::parse("none").unwrap(), DeviceDebugInfo::None);
+        assert!(DeviceDebugInfo::parse("-G").unwrap_err().contains("none, lines, full"));
+    }
+
+    #[test]
     fn emit_lists() {
         assert_eq!(Emit::parse_list("ptx, LTOIR").unwrap(), [Emit::Ptx, Emit::Ltoir]);
         assert!(Emit::parse_list("sass").unwrap_err().contains("known kinds"));
@@ -176,7 +225,7 @@ mod tests {
             emit: vec![Emit::Ltoir],
             fmad: false,
             fast_math: true,
-            debug: true,
+            debuginfo: DeviceDebugInfo::Full,
             artifact_dir: "/t/oxide".into(),
             tools: ToolPaths { llc: "/bin/llc".into(), ptxas: Some("/bin/ptxas".into()), ..Default::default() },
             progress_file: Some("/t/progress.jsonl".into()),
@@ -199,7 +248,13 @@ mod tests {
         let json = r#"{"archs":["sm_90"],"artifact_dir":"/t","tools":{"llc":"l","opt":"o","llvm_link":"k",
             "ptxas":null,"fatbinary":null,"libdevice":null,"libnvvm":null}}"#;
         let c = DeviceConfig::from_json(json).unwrap();
-        assert!(c.fmad && !c.fast_math && !c.debug && c.emit.is_empty() && c.progress_file.is_none());
+        assert!(
+            c.fmad
+                && !c.fast_math
+                && c.debuginfo == DeviceDebugInfo::Lines
+                && c.emit.is_empty()
+                && c.progress_file.is_none()
+        );
         assert_eq!(c.emits(), [Emit::Ptx, Emit::Cubin]);
         let bad = json.replace("sm_90", "sm_42");
         assert!(DeviceConfig::from_json(&bad).unwrap_err().to_string().contains("unknown GPU architecture `sm_42`"));

@@ -11,7 +11,7 @@
 //! | [`naming`] | kernel entry names, the bundle symbol and section, artifact file names |
 //! | [`manifest`] | `manifest.json`: kernels, parameters, payloads |
 //! | [`bundle`] | the binary bundle in host binaries: parsing and payload choice (writing: `build`) |
-//! | `config`, `progress` | `build` feature only: the device build config and progress events |
+//! | `config`, `progress` | `build` feature only: the device build config (incl. debug info levels) and progress events |
 //!
 //! User binaries link this crate through the runtime without the `build` feature, so the build
 //! configuration and progress types stay out of them.
@@ -35,7 +35,7 @@ pub use arch::{Arch, ArchError};
 pub use bundle::write_bundle;
 pub use bundle::{Bundle, BundleError, NoPayload, Payload};
 #[cfg(feature = "build")]
-pub use config::{DeviceConfig, Emit, ToolPaths};
+pub use config::{DeviceConfig, DeviceDebugInfo, Emit, ToolPaths};
 pub use manifest::{KernelInfo, LaunchBounds, Manifest, ParamInfo, PayloadInfo, PayloadKind};
 pub use naming::entry_name;
 #[cfg(feature = "build")]

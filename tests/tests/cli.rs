@@ -51,3 +51,39 @@ fn doctor_lists_every_tool() {
     // This machine was set up (`./x test` runs `./x setup` first), so everything needed to build is there.
     assert_success(&out, &format!("cargo oxide doctor:\n{text}"));
 }
+
+#[test]
+fn bad_device_debug_level_is_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = cargo_oxide(dir.path(), &["build", "--device-debug", "max"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("known levels: none, lines, full"), "{}", stderr(&out));
+}
+
+#[test]
+fn debug_batch_file_must_exist() {
+    let err = one_line_error(&["debug", "--batch", "no-such-script.gdb"]);
+    assert!(err.contains("--batch no-such-script.gdb: no such file"), "{err}");
+}
+
+/// `sanitize`, `debug` and `profile` name the missing tool and how to get it, before building.
+#[test]
+fn missing_debugging_tools_are_named() {
+    for (args, tool) in [
+        (&["profile"][..], "`ncu` (Nsight Compute) not found"),
+        (&["debug"][..], "`cuda-gdb` not found"),
+        (&["sanitize"][..], "`compute-sanitizer` not found"),
+    ] {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let out = cargo_oxide(dir.path(), args);
+        assert!(!out.status.success(), "`cargo oxide {}` in an empty dir should fail", args.join(" "));
+        let err = stderr(&out);
+        if err.contains("not found") {
+            assert!(err.contains(tool) && err.contains("install"), "{err}");
+            assert_eq!(err.lines().count(), 1, "{err}");
+        } else {
+            // The tool is installed here: then the empty directory is what is wrong.
+            assert!(err.contains("Cargo.toml"), "{err}");
+        }
+    }
+}

@@ -138,6 +138,14 @@ fn bounds_traps() {
     build_and_run("bounds-traps");
 }
 
+/// The clean run of the debugging crate; its planted bugs are for compute-sanitizer and cuda-gdb
+/// (`tests/gpu/debugging/check.sh`, from the GPU bundle).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn debugging() {
+    build_and_run("debugging");
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn host_compat() {

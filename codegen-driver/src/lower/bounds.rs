@@ -200,8 +200,10 @@ fn defer_branch(cx: &CodegenCx<'_>, a: &PendingAssert) -> ir::Value {
     replacement.push(format!("br label %{ok_label}"));
     let instrs = &mut m.funcs[a.origin.func as usize].blocks[a.origin.idx as usize].instrs;
     let branch = instrs.pop();
-    debug_assert!(branch.is_some_and(|b| b.starts_with("br i1")), "the assert's branch ends its block");
-    instrs.extend(replacement);
+    debug_assert!(branch.as_ref().is_some_and(|(b, _)| b.starts_with("br i1")), "the assert's branch ends its block");
+    // The replacement keeps the source location of the branch it replaces.
+    let loc = branch.and_then(|(_, loc)| loc);
+    instrs.extend(replacement.into_iter().map(|inst| (inst, loc)));
     oob
 }
 

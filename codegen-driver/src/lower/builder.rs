@@ -24,12 +24,24 @@ use super::ir::{self, BlockData, TypeData, ValueKind, int_predicate, ordering, r
 pub struct Builder<'a, 'tcx> {
     pub cx: &'a CodegenCx<'tcx>,
     pub block: ir::Block,
+    /// The source location of the instructions emitted now (`set_dbg_loc`).
+    pub dbg_loc: Option<ir::Meta>,
 }
 
 impl<'a, 'tcx> Builder<'a, 'tcx> {
+    /// Appends an instruction, under the current source location (or the function's first line
+    /// when a function with debug information has none set).
     pub fn emit(&self, inst: String) {
         let mut m = self.cx.module.borrow_mut();
-        m.funcs[self.block.func as usize].blocks[self.block.idx as usize].instrs.push(inst);
+        let f = &mut m.funcs[self.block.func as usize];
+        let loc = self.dbg_loc.or(f.prologue_loc);
+        f.blocks[self.block.idx as usize].instrs.push((inst, loc));
+    }
+
+    /// Appends a debug record (`#dbg_declare(..)`), which names its location itself.
+    pub fn emit_record(&self, record: String) {
+        let mut m = self.cx.module.borrow_mut();
+        m.funcs[self.block.func as usize].blocks[self.block.idx as usize].instrs.push((record, None));
     }
 
     /// Emits `%new = <rhs>` and returns `%new` with type `ty`.
@@ -90,7 +102,7 @@ impl<'a, 'tcx> BuilderMethods<'a, 'tcx> for Builder<'a, 'tcx> {
     type CodegenCx = CodegenCx<'tcx>;
 
     fn build(cx: &'a CodegenCx<'tcx>, llbb: ir::Block) -> Self {
-        Builder { cx, block: llbb }
+        Builder { cx, block: llbb, dbg_loc: None }
     }
 
     fn cx(&self) -> &CodegenCx<'tcx> {
@@ -867,9 +879,9 @@ impl<'a, 'tcx> BackendTypes for Builder<'a, 'tcx> {
     type Value = ir::Value;
     type Type = ir::Type;
     type FunctionSignature = ir::FnSig;
-    type DIScope = ();
-    type DILocation = ();
-    type DIVariable = ();
+    type DIScope = super::debuginfo::DiScope;
+    type DILocation = ir::Meta;
+    type DIVariable = Option<ir::Meta>;
 }
 
 impl<'a, 'tcx> HasTyCtxt<'tcx> for Builder<'a, 'tcx> {

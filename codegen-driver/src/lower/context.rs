@@ -46,6 +46,8 @@ pub struct CodegenCx<'tcx> {
     pub unavailable: RefCell<Vec<(String, Instance<'tcx>)>>,
     /// The errors reported so far (see `errors.rs`).
     pub reports: Reports<'tcx>,
+    /// Debug information state, unless the build asked for none (`debuginfo.rs`).
+    pub debug: Option<super::debuginfo::DebugCx<'tcx>>,
     /// Bounds checks poison the access and defer the trap (`bounds.rs`); off for debug builds.
     pub deferred_bounds: bool,
     /// `--fast-math`: every function uses approximate division, square root and transcendentals.
@@ -63,11 +65,13 @@ pub struct CodegenCx<'tcx> {
 }
 
 impl<'tcx> CodegenCx<'tcx> {
-    pub fn new(tcx: TyCtxt<'tcx>, fmad: bool) -> Self {
+    pub fn new(tcx: TyCtxt<'tcx>, fmad: bool, debuginfo: oxide_contract::config::DeviceDebugInfo) -> Self {
+        let mut module = Module::default();
+        let debug = super::debuginfo::DebugCx::new(tcx, &mut module, debuginfo);
         CodegenCx {
             tcx,
             fmad,
-            module: RefCell::new(Module::default()),
+            module: RefCell::new(module),
             instances: Default::default(),
             statics: Default::default(),
             const_allocs: Default::default(),
@@ -79,6 +83,7 @@ impl<'tcx> CodegenCx<'tcx> {
             inlined_spans: Default::default(),
             unavailable: Default::default(),
             reports: Default::default(),
+            debug,
             deferred_bounds: true,
             archs: Vec::new(),
             fast_math: false,
@@ -181,9 +186,9 @@ impl<'tcx> BackendTypes for CodegenCx<'tcx> {
     type Value = ir::Value;
     type Type = ir::Type;
     type FunctionSignature = ir::FnSig;
-    type DIScope = ();
-    type DILocation = ();
-    type DIVariable = ();
+    type DIScope = super::debuginfo::DiScope;
+    type DILocation = ir::Meta;
+    type DIVariable = Option<ir::Meta>;
 }
 
 impl<'tcx> HasTyCtxt<'tcx> for CodegenCx<'tcx> {

@@ -33,6 +33,8 @@ impl<'tcx> CodegenCx<'tcx> {
             params: vec![],
             allocas: vec![],
             blocks: vec![],
+            subprogram: None,
+            prologue_loc: None,
         });
         m.func_by_name.insert(name.to_string(), idx);
         value

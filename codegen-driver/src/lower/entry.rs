@@ -114,6 +114,7 @@ pub fn define<'tcx>(cx: &CodegenCx<'tcx>, kernel: &KernelRoot<'tcx>) -> KernelIn
         }
     }
 
+    cx.debug_kernel_entry(entry, instance);
     let start = Builder::append_block(cx, entry, "start");
     let mut bx = Builder::build(cx, start);
     if let Some(lb) = &kernel.launch_bounds {

@@ -1,4 +1,5 @@
-//! The LLVM IR module we build as text: interned types, values, functions, globals, and the printer.
+//! The LLVM IR module we build as text: interned types, values, functions, globals, metadata
+//! nodes (debug information), and the printer.
 //!
 //! Every `BuilderMethods` call appends one instruction line; nothing here knows about Rust. At the
 //! end: LLVM's spellings of rustc_codegen_ssa's atomic orderings and comparison predicates.
@@ -17,6 +18,16 @@ pub struct Value(pub u32);
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub struct FnSig(pub u32);
+
+/// A metadata node, `!N`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct Meta(pub u32);
+
+impl std::fmt::Display for Meta {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "!{}", self.0)
+    }
+}
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Block {
@@ -69,7 +80,9 @@ pub struct ValueData {
 #[derive(Default, Debug)]
 pub struct BlockData {
     pub label: String,
-    pub instrs: Vec<String>,
+    /// Instructions, each with the `!dbg` location it was emitted under (if any); debug records
+    /// (`#dbg_declare(..)`) carry their location inside and have none here.
+    pub instrs: Vec<(String, Option<Meta>)>,
 }
 
 #[derive(Debug)]
@@ -86,6 +99,11 @@ pub struct FuncData {
     pub params: Vec<Value>,
     pub allocas: Vec<String>,
     pub blocks: Vec<BlockData>,
+    /// The function's `DISubprogram`, when it has debug information.
+    pub subprogram: Option<Meta>,
+    /// Where instructions emitted outside any statement are placed (the function's first line):
+    /// LLVM requires a location on every inlinable call in a function with debug information.
+    pub prologue_loc: Option<Meta>,
 }
 
 #[derive(Debug)]
@@ -127,6 +145,11 @@ pub struct Module {
     pub global_by_name: HashMap<String, u32>,
     next_local: u32,
     next_private: u32,
+    /// Metadata node bodies by number (`!N = <body>`), and the uniqued ones by body.
+    meta: Vec<String>,
+    meta_ids: HashMap<String, Meta>,
+    /// Named metadata lines (`!llvm.dbg.cu = !{!0}`).
+    pub named_meta: Vec<String>,
 }
 
 impl Module {
@@ -176,6 +199,33 @@ impl Module {
     pub fn fresh_private(&mut self, prefix: &str) -> String {
         self.next_private += 1;
         format!("{prefix}.{}", self.next_private)
+    }
+
+    /// A uniqued metadata node: the same body gives the same node.
+    pub fn meta(&mut self, body: String) -> Meta {
+        if let Some(&m) = self.meta_ids.get(&body) {
+            return m;
+        }
+        let m = Meta(self.meta.len() as u32);
+        self.meta.push(body.clone());
+        self.meta_ids.insert(body, m);
+        m
+    }
+
+    /// A node that is never merged with another (`distinct !DISubprogram(..)`), or whose body is
+    /// set later by [`Module::set_meta`] (nodes that refer to themselves).
+    pub fn meta_distinct(&mut self, body: String) -> Meta {
+        let m = Meta(self.meta.len() as u32);
+        self.meta.push(body);
+        m
+    }
+
+    pub fn meta_body(&self, m: Meta) -> &str {
+        &self.meta[m.0 as usize]
+    }
+
+    pub fn set_meta(&mut self, m: Meta, body: String) {
+        self.meta[m.0 as usize] = body;
     }
 
     pub fn type_str(&self, t: Type) -> String {
@@ -258,6 +308,12 @@ impl Module {
             self.print_func(&mut out, f, &latches);
         }
         out.push_str(trailer);
+        for line in &self.named_meta {
+            let _ = writeln!(out, "{line}");
+        }
+        for (i, body) in self.meta.iter().enumerate() {
+            let _ = writeln!(out, "!{i} = {body}");
+        }
         out.push_str(&metadata);
         out
     }
@@ -272,7 +328,8 @@ impl Module {
             if latches.is_empty() || latches.iter().any(|l| out.iter().any(|(b, _)| b == l)) {
                 continue;
             }
-            let id = metadata.lines().count();
+            // Loop nodes are numbered after the debug information's nodes.
+            let id = self.meta.len() + metadata.lines().count();
             let _ = writeln!(metadata, "!{id} = distinct !{{!{id}, !{}}}", id + 1);
             let _ = writeln!(metadata, "!{} = {}", id + 1, super::loop_hints::properties(hint.count));
             out.extend(latches.into_iter().map(|l| (l, id)));
@@ -312,7 +369,8 @@ impl Module {
             let _ = writeln!(out, "declare {head}\n");
             return;
         }
-        let _ = writeln!(out, "define {}{head} {{", linkage_prefix(f.linkage));
+        let dbg = f.subprogram.map_or(String::new(), |sp| format!(" !dbg {sp}"));
+        let _ = writeln!(out, "define {}{head}{dbg} {{", linkage_prefix(f.linkage));
         for (i, b) in f.blocks.iter().enumerate() {
             let _ = writeln!(out, "{}:", b.label);
             if i == 0 {
@@ -321,19 +379,23 @@ impl Module {
                 }
             }
             let hinted = latches.iter().find(|(l, _)| *l == i).map(|(_, id)| *id);
-            for (k, inst) in b.instrs.iter().enumerate() {
+            for (k, (inst, loc)) in b.instrs.iter().enumerate() {
+                let dbg = loc.map_or(String::new(), |loc| format!(", !dbg {loc}"));
                 match hinted {
                     Some(id) if k + 1 == b.instrs.len() && inst.starts_with("br ") => {
-                        let _ = writeln!(out, "  {inst}, !llvm.loop !{id}");
+                        let _ = writeln!(out, "  {inst}{dbg}, !llvm.loop !{id}");
                     }
                     _ => {
-                        let _ = writeln!(out, "  {inst}");
+                        let _ = writeln!(out, "  {inst}{dbg}");
                     }
                 }
             }
-            if b.instrs.last().is_none_or(|l| !is_terminator(l)) {
+            if b.instrs.last().is_none_or(|(l, _)| !is_terminator(l)) {
                 // codegen_ssa leaves blocks it never filled (e.g. unused cleanup blocks).
-                let _ = writeln!(out, "  unreachable");
+                let _ = match f.prologue_loc {
+                    Some(loc) => writeln!(out, "  unreachable, !dbg {loc}"),
+                    None => writeln!(out, "  unreachable"),
+                };
             }
         }
         let _ = writeln!(out, "}}\n");
@@ -514,11 +576,48 @@ mod tests {
             params: vec![],
             allocas: vec![],
             blocks: vec![
-                BlockData { label: "start".into(), instrs: vec!["ret void".into()] },
+                BlockData { label: "start".into(), instrs: vec![("ret void".into(), None)] },
                 BlockData { label: "cleanup".into(), instrs: vec![] },
             ],
+            subprogram: None,
+            prologue_loc: None,
         });
         let text = m.print("nvptx64-nvidia-cuda", "e", "");
         assert!(text.contains("define internal void @f() {\nstart:\n  ret void\ncleanup:\n  unreachable\n}"));
+    }
+
+    #[test]
+    fn metadata_is_numbered_uniqued_and_attached() {
+        let mut m = Module::default();
+        let file = m.meta("!DIFile(filename: \"a.rs\", directory: \"/p\")".into());
+        assert_eq!(m.meta("!DIFile(filename: \"a.rs\", directory: \"/p\")".into()), file);
+        let sp = m.meta_distinct(String::new());
+        m.set_meta(sp, format!("distinct !DISubprogram(name: \"f\", file: {file})"));
+        let loc = m.meta(format!("!DILocation(line: 3, column: 5, scope: {sp})"));
+        let void = m.ty(TypeData::Void);
+        let sig = m.sig(SigData { params: vec![], ret: void, variadic: false });
+        let fv = m.value(void, "@f".into(), ValueKind::Func(0));
+        m.funcs.push(FuncData {
+            name: "f".into(),
+            sig,
+            value: fv,
+            linkage: "",
+            kernel: false,
+            fn_attrs: vec![],
+            param_attrs: vec![],
+            ret_attrs: String::new(),
+            params: vec![],
+            allocas: vec![],
+            blocks: vec![BlockData { label: "start".into(), instrs: vec![("ret void".into(), Some(loc))] }],
+            subprogram: Some(sp),
+            prologue_loc: Some(loc),
+        });
+        m.named_meta.push("!llvm.dbg.cu = !{!0}".into());
+        let text = m.print("nvptx64-nvidia-cuda", "e", "");
+        assert!(text.contains("define void @f() !dbg !1 {\nstart:\n  ret void, !dbg !2\n}"), "{text}");
+        assert!(text.ends_with(
+            "!llvm.dbg.cu = !{!0}\n!0 = !DIFile(filename: \"a.rs\", directory: \"/p\")\n\
+             !1 = distinct !DISubprogram(name: \"f\", file: !0)\n!2 = !DILocation(line: 3, column: 5, scope: !1)\n"
+        ));
     }
 }

@@ -39,7 +39,7 @@ pub fn latches(blocks: &[BlockData], marker: usize) -> Vec<usize> {
     let index = |label: &str| blocks.iter().position(|b| b.label == label);
     let succ: Vec<Vec<usize>> = blocks
         .iter()
-        .map(|b| b.instrs.last().map(|t| targets(t)).unwrap_or_default().iter().filter_map(|l| index(l)).collect())
+        .map(|b| b.instrs.last().map(|(t, _)| targets(t)).unwrap_or_default().iter().filter_map(|l| index(l)).collect())
         .collect();
     let mut pred: Vec<Vec<usize>> = vec![Vec::new(); blocks.len()];
     for (b, ss) in succ.iter().enumerate() {
@@ -114,7 +114,7 @@ mod tests {
     use super::*;
 
     fn block(label: &str, term: &str) -> BlockData {
-        BlockData { label: label.into(), instrs: vec![term.into()] }
+        BlockData { label: label.into(), instrs: vec![(term.into(), None)] }
     }
 
     #[test]

@@ -4,28 +4,39 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use oxide_contract::arch::Arch;
-use oxide_contract::config::ToolPaths;
+use oxide_contract::config::{DeviceDebugInfo, ToolPaths};
 use oxide_contract::naming::files;
 
 use super::tools::{ToolError, require, run};
 use super::workdir::WorkDir;
 
-/// `ptxas` → `<crate>.<arch>.cubin`; with `debug` (`cargo oxide debug`), `-G` keeps the SASS
-/// debuggable in cuda-gdb.
+/// `ptxas` → `<crate>.<arch>.cubin`.
 pub fn ptxas(
     tools: &ToolPaths,
     work: &WorkDir,
     crate_name: &str,
     ptx: &Path,
     arch: Arch,
-    debug: bool,
+    debuginfo: DeviceDebugInfo,
 ) -> Result<PathBuf, ToolError> {
     let ptxas = require(&tools.ptxas, "ptxas", "to assemble PTX into cubin")?;
     let cubin = work.path(&files::cubin(crate_name, arch));
     let sm = format!("-arch={arch}");
-    let level = if debug { "-G" } else { "-O3" };
-    run(ptxas, &[level.as_ref(), sm.as_ref(), ptx.as_os_str(), "-o".as_ref(), cubin.as_os_str()], ptx)?;
+    let mut args: Vec<&OsStr> = ptxas_flags(debuginfo).iter().map(OsStr::new).collect();
+    args.extend([sm.as_ref(), ptx.as_os_str(), "-o".as_ref(), cubin.as_os_str()]);
+    run(ptxas, &args, ptx)?;
     Ok(cubin)
+}
+
+/// `ptxas`'s debug and optimisation flags (clang's for CUDA, which match nvcc's): line info
+/// keeps `-O3` (nvcc's `-lineinfo`); full debug information is `--device-debug` without
+/// optimisation, with every basic block and return kept for breakpoints (nvcc's `-G`).
+pub fn ptxas_flags(debuginfo: DeviceDebugInfo) -> &'static [&'static str] {
+    match debuginfo {
+        DeviceDebugInfo::None => &["-O3"],
+        DeviceDebugInfo::Lines => &["-O3", "--generate-line-info"],
+        DeviceDebugInfo::Full => &["--device-debug", "--dont-merge-basicblocks", "--return-at-end"],
+    }
 }
 
 /// `fatbinary` over every cubin and the PTX of the newest arch (so newer GPUs can JIT the

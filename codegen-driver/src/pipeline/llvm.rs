@@ -4,7 +4,7 @@ use std::ffi::OsStr;
 use std::path::PathBuf;
 
 use oxide_contract::arch::Arch;
-use oxide_contract::config::ToolPaths;
+use oxide_contract::config::{DeviceDebugInfo, ToolPaths};
 use oxide_contract::limits;
 use oxide_contract::naming::files;
 
@@ -16,6 +16,71 @@ use super::workdir::WorkDir;
 pub struct Optimized {
     pub path: PathBuf,
     pub text: String,
+    /// For full debug information (`-O0`): the same module at `-O3`, which says which functions
+    /// without a device body real code needs (the `-O0` module still calls those that only
+    /// panic paths reach, e.g. formatting an assert's message).
+    pub optimized_reference: Option<String>,
+}
+
+impl Optimized {
+    /// The text that decides which functions without a device body are errors.
+    pub fn liveness_text(&self) -> &str {
+        self.optimized_reference.as_deref().unwrap_or(&self.text)
+    }
+
+    /// Gives the functions that only the `-O0` module still calls (see `optimized_reference`) a
+    /// body that traps, as a device panic does, so the debug build links like the release one.
+    pub fn stub_dead_calls(&mut self, names: &[&str]) -> Result<(), ToolError> {
+        if names.is_empty() {
+            return Ok(());
+        }
+        self.text = stub_declarations(&self.text, names);
+        std::fs::write(&self.path, &self.text).map_err(|e| ToolError::Io(self.path.clone(), e))
+    }
+}
+
+/// `declare <ret> @name(<params>) …` → `define internal <ret> @name(<params>) { trap }`.
+fn stub_declarations(text: &str, names: &[&str]) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let stub = line.strip_prefix("declare ").and_then(|rest| {
+            let name = names.iter().find(|n| rest.contains(&format!("@{n}(")))?;
+            let open = rest.find(&format!("@{name}("))? + name.len() + 1;
+            let mut depth = 0usize;
+            let close = rest[open..].char_indices().find_map(|(i, c)| {
+                match c {
+                    '(' => depth += 1,
+                    ')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(open + i);
+                        }
+                    }
+                    _ => {}
+                }
+                None
+            })?;
+            Some(format!(
+                "define internal {} {{
+  call void @llvm.trap()
+  unreachable
+}}",
+                &rest[..=close]
+            ))
+        });
+        out.push_str(stub.as_deref().unwrap_or(line));
+        out.push('\n');
+    }
+    if !out.contains("declare void @llvm.trap()") {
+        out.push_str("declare void @llvm.trap()\n");
+    }
+    out
+}
+
+/// The optimisation level of `opt` and `llc`: none for full debug information (a debugger then
+/// sees every variable where the source has it), else `-O3`.
+fn opt_level(debuginfo: DeviceDebugInfo) -> &'static str {
+    if debuginfo == DeviceDebugInfo::Full { "-O0" } else { "-O3" }
 }
 
 /// Writes `<crate>.ll`, links libdevice when the module calls into it, and optimises once for
@@ -27,6 +92,7 @@ pub fn optimize(
     crate_name: &str,
     triple: &str,
     lowest: Arch,
+    debuginfo: DeviceDebugInfo,
     ll: &str,
 ) -> Result<Optimized, ToolError> {
     let ll_path = work.path(&files::llvm_ir(crate_name));
@@ -49,13 +115,31 @@ pub fn optimize(
     let args: [&OsStr; 7] = [
         triple.as_ref(),
         cpu.as_ref(),
-        "-O3".as_ref(),
+        opt_level(debuginfo).as_ref(),
         "-S".as_ref(),
         linked.as_os_str(),
         "-o".as_ref(),
         opt_ll.as_os_str(),
     ];
     run(&tools.opt, &args, &linked)?;
+    let optimized_reference = if debuginfo == DeviceDebugInfo::Full {
+        let reference = work.path(&format!("{crate_name}.O3.ll"));
+        let args: [&OsStr; 7] = [
+            triple.as_ref(),
+            cpu.as_ref(),
+            "-O3".as_ref(),
+            "-S".as_ref(),
+            linked.as_os_str(),
+            "-o".as_ref(),
+            reference.as_os_str(),
+        ];
+        run(&tools.opt, &args, &linked)?;
+        let text = std::fs::read_to_string(&reference).map_err(|e| ToolError::Io(reference.clone(), e))?;
+        let _ = std::fs::remove_file(&reference);
+        Some(text)
+    } else {
+        None
+    };
     let _ = std::fs::remove_file(&linked);
     let mut text = std::fs::read_to_string(&opt_ll).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;
     if deferred_traps::needed(&text) {
@@ -85,7 +169,7 @@ pub fn optimize(
     }
     work.publish(&ll_path)?;
     work.publish(&opt_ll)?;
-    Ok(Optimized { path: opt_ll, text })
+    Ok(Optimized { path: opt_ll, text, optimized_reference })
 }
 
 /// `llc` for one arch, at the lowest PTX ISA that targets it → `<crate>.<arch>.ptx`.
@@ -96,6 +180,7 @@ pub fn llc(
     optimized: &Optimized,
     arch: Arch,
     large_params: bool,
+    debuginfo: DeviceDebugInfo,
 ) -> Result<PathBuf, ToolError> {
     let ptx = work.path(&files::ptx(crate_name, arch));
     let cpu = format!("-mcpu={arch}");
@@ -108,7 +193,7 @@ pub fn llc(
     let no_sink = "-disable-machine-sink";
     let input = optimized.path.as_os_str();
     let args: [&OsStr; 8] = [
-        "-O3".as_ref(),
+        opt_level(debuginfo).as_ref(),
         cpu.as_ref(),
         isa.as_ref(),
         contract.as_ref(),
@@ -162,5 +247,16 @@ mod tests {
         let module = "declare void @gone(i32)\ndeclare void @kept()\ndefine void @k() {\n  call void @kept()\n  call void @kept2()\n  ret void\n}\n";
         let names = ["gone", "kept", "kep"];
         assert_eq!(still_referenced(module, names.iter().copied()), vec!["kept"]);
+    }
+
+    #[test]
+    fn dead_declarations_become_trapping_bodies() {
+        let module = "declare noundef i1 @f(ptr dereferenceable(24), i64) unnamed_addr #3\ndeclare void @g()\n";
+        let text = super::stub_declarations(module, &["f"]);
+        assert_eq!(
+            text,
+            "define internal noundef i1 @f(ptr dereferenceable(24), i64) {\n  call void @llvm.trap()\n  unreachable\n}\n\
+             declare void @g()\ndeclare void @llvm.trap()\n"
+        );
     }
 }

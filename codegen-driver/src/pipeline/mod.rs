@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use oxide_contract::arch::Arch;
-use oxide_contract::config::{CONFIG_ENV, DeviceConfig, Emit};
+use oxide_contract::config::{CONFIG_ENV, DeviceConfig, DeviceDebugInfo, Emit};
 use oxide_contract::progress::{ProgressEvent, Step};
 use rustc_middle::ty::TyCtxt;
 
@@ -142,9 +142,9 @@ pub fn compile_crate(tcx: TyCtxt<'_>) -> Option<DeviceOutput> {
         kernels: kernels.len() as u32,
         steps: tasks.len() as u32,
     });
-    let mut cx = CodegenCx::new(tcx, config.fmad);
+    let mut cx = CodegenCx::new(tcx, config.fmad, config.debuginfo);
     // Under the debugger a failed bounds check should stop at the check itself.
-    cx.deferred_bounds = !config.debug;
+    cx.deferred_bounds = config.debuginfo != DeviceDebugInfo::Full;
     cx.fast_math = config.fast_math;
     cx.archs = config.archs.clone();
     match run(&cx, &config, &crate_name, &kernels, &tasks, &progress) {
@@ -188,12 +188,24 @@ fn run<'tcx>(
             return Err(Stop::Unsupported);
         }
         let work = WorkDir::create(config, &object::crate_dir(cx.tcx))?;
-        let optimized =
-            llvm::optimize(tools, &work, crate_name, lower::TRIPLE, config.lowest_arch(), &lower::print(cx))?;
-        lower::report_unavailable(cx, &optimized.text);
+        let mut optimized = llvm::optimize(
+            tools,
+            &work,
+            crate_name,
+            lower::TRIPLE,
+            config.lowest_arch(),
+            config.debuginfo,
+            &lower::print(cx),
+        )?;
+        lower::report_unavailable(cx, optimized.liveness_text());
         if cx.failed() {
             work.remove();
             return Err(Stop::Unsupported);
+        }
+        if optimized.optimized_reference.is_some() {
+            let unavailable = cx.unavailable.borrow();
+            let names: Vec<&str> = unavailable.iter().map(|(name, _)| name.as_str()).collect();
+            optimized.stub_dead_calls(&names)?;
         }
         Ok((optimized, infos, work))
     })?;
@@ -204,12 +216,13 @@ fn run<'tcx>(
         progress.run(task, || -> Result<(), Stop> {
             match task {
                 Task::Lower => {}
-                Task::Ptx(arch) => {
-                    built.ptx.push((arch, llvm::llc(tools, &work, crate_name, &optimized, arch, large_params)?))
-                }
+                Task::Ptx(arch) => built.ptx.push((
+                    arch,
+                    llvm::llc(tools, &work, crate_name, &optimized, arch, large_params, config.debuginfo)?,
+                )),
                 Task::Cubin(arch) => {
                     let ptx = built.ptx_for(arch).cloned().unwrap_or_default();
-                    built.cubins.push((arch, cuda::ptxas(tools, &work, crate_name, &ptx, arch, config.debug)?));
+                    built.cubins.push((arch, cuda::ptxas(tools, &work, crate_name, &ptx, arch, config.debuginfo)?));
                 }
                 Task::Fatbin => {
                     let fatbin = cuda::fatbinary(tools, &work, crate_name, &built.cubins, &built.ptx)?;
@@ -245,7 +258,7 @@ mod tests {
             emit: emit.to_vec(),
             fmad: true,
             fast_math: false,
-            debug: false,
+            debuginfo: Default::default(),
             artifact_dir: "/t".into(),
             tools: Default::default(),
             progress_file: None,

@@ -1,0 +1,322 @@
+//! `cargo oxide profile`: the built binary under Nsight Compute (`ncu --clock-control none`), then
+//! a per-kernel summary read back from the report: time, DRAM bandwidth and FP32 FLOP rate
+//! against the GPU's ceilings, occupancy, and the Rust lines with the most warp samples (from
+//! the line information that device builds carry by default).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use anyhow::{Context, Result, bail};
+
+use crate::build::run_under;
+use crate::cli::ProfileArgs;
+use crate::debug::find_cuda_tool;
+
+/// The metrics the summary is computed from (ncu's names; the roofline section uses the same).
+const METRICS: [&str; 12] = [
+    TIME,
+    DRAM_RATE,
+    DRAM_PEAK,
+    DRAM_CLOCK,
+    FFMA,
+    FADD,
+    FMUL,
+    FFMA_PEAK,
+    SM_CLOCK,
+    OCCUPANCY,
+    THEORETICAL_OCCUPANCY,
+    "launch__registers_per_thread",
+];
+const TIME: &str = "gpu__time_duration.sum";
+const DRAM_RATE: &str = "dram__bytes.sum.per_second";
+const DRAM_PEAK: &str = "dram__bytes.sum.peak_sustained";
+const DRAM_CLOCK: &str = "dram__cycles_elapsed.avg.per_second";
+const FFMA: &str = "sm__sass_thread_inst_executed_op_ffma_pred_on.sum";
+const FADD: &str = "sm__sass_thread_inst_executed_op_fadd_pred_on.sum";
+const FMUL: &str = "sm__sass_thread_inst_executed_op_fmul_pred_on.sum";
+const FFMA_PEAK: &str = "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained";
+const SM_CLOCK: &str = "sm__cycles_elapsed.avg.per_second";
+const OCCUPANCY: &str = "sm__warps_active.avg.pct_of_peak_sustained_active";
+const THEORETICAL_OCCUPANCY: &str = "sm__maximum_warps_per_active_cycle_pct";
+
+/// Builds (release unless `--profile` names another), profiles every kernel launch and prints
+/// the summary; the report stays in `<target>/oxide/profile/` for `ncu-ui`.
+pub fn profile(args: &ProfileArgs) -> Result<ExitCode> {
+    let ncu = find_ncu()?;
+    let mut run = args.run.clone();
+    if run.build.profile.is_none() {
+        run.build.release = true;
+    }
+    let report_dir = std::env::temp_dir().join(format!("cargo-oxide-profile-{}", std::process::id()));
+    std::fs::create_dir_all(&report_dir).with_context(|| format!("could not create {}", report_dir.display()))?;
+    let base = report_dir.join("profile");
+    let mut wrapper: Vec<std::ffi::OsString> = vec![ncu.clone().into()];
+    for arg in ["--clock-control", "none", "--target-processes", "all", "--import-source", "yes"] {
+        wrapper.push(arg.into());
+    }
+    for section in ["SpeedOfLight", "Occupancy", "LaunchStats", "SourceCounters"] {
+        wrapper.extend(["--section".into(), section.into()]);
+    }
+    wrapper.extend(["--metrics".into(), METRICS.join(",").into(), "-f".into(), "-o".into(), base.clone().into()]);
+    if let Some(kernel) = &args.kernel {
+        wrapper.extend(["--kernel-name".into(), format!("regex:{kernel}").into()]);
+    }
+    let status = run_under(&run, Some(wrapper))?;
+    let report = base.with_extension("ncu-rep");
+    if !report.is_file() {
+        bail!(
+            "ncu wrote no report ({}): did the program launch a kernel? ncu's own messages are above",
+            report.display()
+        );
+    }
+    let raw = ncu_csv(&ncu, &report, &["--page", "raw", "--print-units", "base", "--metrics", &METRICS.join(",")])?;
+    let kernels = parse_kernels(&raw);
+    if kernels.is_empty() {
+        bail!("no kernel results in {}; open it with `ncu-ui` or `ncu --import`", report.display());
+    }
+    println!("{}", summary_table(&kernels));
+    let mut seen = Vec::new();
+    for k in &kernels {
+        if seen.contains(&k.name) {
+            continue;
+        }
+        seen.push(k.name.clone());
+        let mut source_args =
+            vec!["--page", "source", "--print-source", "cuda", "--kernel-name", &k.name, "--launch-count", "1"];
+        if let Some(folders) = &args.source_folders {
+            source_args.extend(["--source-folders", folders]);
+        }
+        let source = ncu_csv(&ncu, &report, &source_args);
+        match source.map(|text| hot_lines(&text, args.lines)) {
+            Ok(lines) if !lines.is_empty() => {
+                println!("\nhottest lines of {} (warp samples):", k.name);
+                for l in lines {
+                    println!("  {:>6}  line {:>5}  {}", l.samples, l.line, l.text.trim());
+                }
+            }
+            _ => println!(
+                "\n{}: no source counters (was it built with --device-debug none?); see `ncu --import {} --page source`",
+                k.name,
+                report.display()
+            ),
+        }
+    }
+    println!("\nreport: {} (open with ncu-ui)", report.display());
+    Ok(status)
+}
+
+/// `ncu`: on PATH, in the CUDA toolkit, or in a standalone Nsight Compute install.
+fn find_ncu() -> Result<PathBuf> {
+    if let Ok(path) = find_cuda_tool("ncu", &["bin"]) {
+        return Ok(path);
+    }
+    let mut dirs: Vec<PathBuf> = crate::tools::cuda_roots();
+    dirs.push("/opt/nvidia".into());
+    for dir in dirs {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            if name.to_string_lossy().starts_with("nsight-compute") {
+                let ncu = entry.path().join("ncu");
+                if ncu.is_file() {
+                    return Ok(ncu);
+                }
+                // /opt/nvidia/nsight-compute/<version>/ncu
+                for version in std::fs::read_dir(entry.path()).into_iter().flatten().flatten() {
+                    if version.path().join("ncu").is_file() {
+                        return Ok(version.path().join("ncu"));
+                    }
+                }
+            }
+        }
+    }
+    bail!(
+        "`ncu` (Nsight Compute) not found on PATH, in CUDA_HOME, /usr/local/cuda or /opt/nvidia/nsight-compute; \
+         install Nsight Compute (it ships with the CUDA toolkit) or put `ncu` on PATH"
+    )
+}
+
+fn ncu_csv(ncu: &Path, report: &Path, args: &[&str]) -> Result<String> {
+    let out = Command::new(ncu)
+        .arg("--import")
+        .arg(report)
+        .arg("--csv")
+        .args(args)
+        .output()
+        .with_context(|| format!("could not run {}", ncu.display()))?;
+    if !out.status.success() {
+        bail!("ncu --import failed: {}", String::from_utf8_lossy(&out.stderr).trim());
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The fields of one CSV line (ncu quotes every field; quotes inside are doubled).
+fn csv_fields(line: &str) -> Vec<String> {
+    let mut fields = vec![String::new()];
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                chars.next();
+                fields.last_mut().unwrap().push('"');
+            }
+            '"' => quoted = !quoted,
+            ',' if !quoted => fields.push(String::new()),
+            c => fields.last_mut().unwrap().push(c),
+        }
+    }
+    fields
+}
+
+/// A number as ncu prints it (thousands separated by `,`); `None` for `n/a` and the like.
+fn number(text: &str) -> Option<f64> {
+    text.trim().replace(',', "").parse().ok()
+}
+
+/// The CSV rows after the header that starts with `first_column`, as (header, rows).
+fn table(csv: &str, first_column: &str) -> Option<(Vec<String>, Vec<Vec<String>>)> {
+    let mut lines = csv.lines().skip_while(|l| !l.starts_with(&format!("\"{first_column}\"")));
+    let header = csv_fields(lines.next()?);
+    Some((header, lines.filter(|l| l.starts_with('"')).map(csv_fields).collect()))
+}
+
+/// One profiled kernel launch.
+#[derive(Debug, PartialEq)]
+struct KernelResult {
+    name: String,
+    /// Seconds.
+    time: f64,
+    /// Bytes per second, achieved and peak.
+    dram: Option<(f64, f64)>,
+    /// FP32 operations per second (an FMA counts two), achieved and peak.
+    flops: Option<(f64, f64)>,
+    /// Achieved and theoretical occupancy, percent.
+    occupancy: Option<(f64, f64)>,
+}
+
+fn parse_kernels(raw: &str) -> Vec<KernelResult> {
+    let Some((header, rows)) = table(raw, "ID") else { return Vec::new() };
+    let col = |name: &str| header.iter().position(|h| h == name);
+    let name_col = col("Kernel Name");
+    rows.iter()
+        .filter_map(|row| {
+            let get = |metric: &str| col(metric).and_then(|i| row.get(i)).and_then(|v| number(v));
+            let name = row.get(name_col?)?.clone();
+            let time = get(TIME)? * 1e-9;
+            let dram = get(DRAM_RATE).zip(get(DRAM_PEAK).zip(get(DRAM_CLOCK)).map(|(peak, clock)| peak * clock));
+            let ops = 2.0 * get(FFMA).unwrap_or(0.0) + get(FADD).unwrap_or(0.0) + get(FMUL).unwrap_or(0.0);
+            let flops = get(FFMA_PEAK).zip(get(SM_CLOCK)).map(|(peak, clock)| (ops / time, 2.0 * peak * clock));
+            let occupancy = get(OCCUPANCY).zip(get(THEORETICAL_OCCUPANCY));
+            Some(KernelResult { name, time, dram: dram.filter(|d| d.1 > 0.0), flops, occupancy })
+        })
+        .collect()
+}
+
+fn summary_table(kernels: &[KernelResult]) -> String {
+    let pct = |(a, p): (f64, f64)| if p > 0.0 { format!("{:.0}%", 100.0 * a / p) } else { "-".into() };
+    let mut out = format!(
+        "{:<28} {:>10} {:>16} {:>6} {:>16} {:>6} {:>14}\n",
+        "kernel", "time us", "DRAM GB/s", "of pk", "FP32 GFLOP/s", "of pk", "occupancy"
+    );
+    for k in kernels {
+        let dram = k.dram.map_or("-".into(), |(a, p)| format!("{:.1} / {:.0}", a / 1e9, p / 1e9));
+        let flops = k.flops.map_or("-".into(), |(a, p)| format!("{:.1} / {:.0}", a / 1e9, p / 1e9));
+        let occupancy = k.occupancy.map_or("-".into(), |(a, t)| format!("{a:.0}% (max {t:.0}%)"));
+        out.push_str(&format!(
+            "{:<28} {:>10.2} {:>16} {:>6} {:>16} {:>6} {:>14}\n",
+            k.name,
+            k.time * 1e6,
+            dram,
+            k.dram.map_or("-".into(), pct),
+            flops,
+            k.flops.map_or("-".into(), pct),
+            occupancy
+        ));
+    }
+    out.trim_end().to_string()
+}
+
+/// A source line with its warp samples.
+#[derive(Debug, PartialEq)]
+struct HotLine {
+    line: usize,
+    samples: u64,
+    text: String,
+}
+
+/// The `n` source lines with the most warp stall samples in ncu's CUDA-source view (one row per
+/// line of the file, in order; a `#`/`Line` column where ncu gives one).
+fn hot_lines(csv: &str, n: usize) -> Vec<HotLine> {
+    let first = csv.lines().find(|l| l.starts_with('"')).map(csv_fields).and_then(|h| h.first().cloned());
+    let Some((header, rows)) = first.and_then(|f| table(csv, &f)) else { return Vec::new() };
+    let col = |pred: &dyn Fn(&str) -> bool| header.iter().position(|h| pred(h));
+    let Some(samples) =
+        col(&|h| h.starts_with("Warp Stall Sampling (All")).or_else(|| col(&|h| h == "Instructions Executed"))
+    else {
+        return Vec::new();
+    };
+    let source = col(&|h| h == "Source");
+    let line_col = col(&|h| h == "#" || h == "# Line" || h == "Line");
+    let mut lines: Vec<HotLine> = rows
+        .iter()
+        .enumerate()
+        .filter_map(|(i, row)| {
+            let count = number(row.get(samples)?)? as u64;
+            let line = line_col.and_then(|c| row.get(c)).and_then(|v| number(v)).map_or(i + 1, |v| v as usize);
+            let text = source.and_then(|c| row.get(c)).cloned().unwrap_or_default();
+            (count > 0).then_some(HotLine { line, samples: count, text })
+        })
+        .collect();
+    lines.sort_by(|a, b| b.samples.cmp(&a.samples).then(a.line.cmp(&b.line)));
+    lines.truncate(n);
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_fields_keep_quoted_commas() {
+        assert_eq!(csv_fields(r#""a","1,234.5","say ""hi""""#), ["a", "1,234.5", "say \"hi\""]);
+        assert_eq!(number("1,234.5"), Some(1234.5));
+        assert_eq!(number("n/a"), None);
+    }
+
+    #[test]
+    fn kernels_and_ceilings_from_the_raw_page() {
+        let header: Vec<String> =
+            ["ID", "Kernel Name"].iter().map(|s| s.to_string()).chain(METRICS.map(String::from)).collect();
+        let quote = |v: &[String]| v.iter().map(|f| format!("\"{f}\"")).collect::<Vec<_>>().join(",");
+        // 1 ms; 2 TB/s of 4 TB/s (2 bytes/cycle at 2 GHz); 1e9 FMAs = 2 TFLOP/s of 2*1e3*1e9.
+        let values: Vec<String> =
+            ["0", "transpose", "1,000,000", "2e12", "2000", "2e9", "1e9", "0", "0", "1000", "1e9", "50", "100", "32"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+        let csv = format!("==PROF== noise\n{}\n{}\n", quote(&header), quote(&values));
+        let k = parse_kernels(&csv);
+        assert_eq!(k.len(), 1, "{csv}");
+        assert_eq!(k[0].name, "transpose");
+        assert!((k[0].time - 1e-3).abs() < 1e-12);
+        assert_eq!(k[0].dram, Some((2e12, 4e12)));
+        assert_eq!(k[0].flops, Some((2e12, 2e12)));
+        assert_eq!(k[0].occupancy, Some((50.0, 100.0)));
+        let table = summary_table(&k);
+        assert!(table.contains("transpose") && table.contains("50%") && table.contains("2000.0 / 4000"), "{table}");
+    }
+
+    #[test]
+    fn hottest_lines_by_warp_samples() {
+        let csv = "\"#\",\"Source\",\"Warp Stall Sampling (All Samples)\",\"Instructions Executed\"\n\
+                   \"1\",\"fn k() {\",\"0\",\"0\"\n\
+                   \"2\",\"    let x = a[i];\",\"17\",\"4\"\n\
+                   \"3\",\"    out[i] = x;\",\"40\",\"4\"\n";
+        let hot = hot_lines(csv, 5);
+        assert_eq!(hot.len(), 2);
+        assert_eq!((hot[0].line, hot[0].samples, hot[0].text.as_str()), (3, 40, "    out[i] = x;"));
+        assert_eq!(hot[1].line, 2);
+        assert!(hot_lines("no table", 5).is_empty());
+    }
+}
