@@ -59,3 +59,8 @@ pub fn lang_item(tcx: TyCtxt<'_>, def_id: DefId) -> Option<LangItem> {
 pub fn is_intrinsic(tcx: TyCtxt<'_>, def_id: DefId) -> bool {
     tool_attr(tcx, def_id, attrs::INTRINSIC).is_some()
 }
+
+/// `true` for a function marked `#[device]`, or declared in a `#[device] extern "C"` block.
+pub fn is_device(tcx: TyCtxt<'_>, def_id: DefId) -> bool {
+    tool_attr(tcx, def_id, attrs::DEVICE).is_some()
+}

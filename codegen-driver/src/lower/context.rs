@@ -45,6 +45,10 @@ pub struct CodegenCx<'tcx> {
     pub unavailable: RefCell<Vec<(String, Instance<'tcx>)>>,
     /// The errors reported so far (see `errors.rs`).
     pub reports: Reports<'tcx>,
+    /// Device functions exported to CUDA C++, with their C names (`interop.rs`).
+    pub exports: RefCell<FxHashMap<Instance<'tcx>, String>>,
+    /// CUDA C++ functions the device code calls, left as declarations for the device linker.
+    pub imports: RefCell<Vec<(Instance<'tcx>, oxide_contract::manifest::DeviceFunction)>>,
 }
 
 impl<'tcx> CodegenCx<'tcx> {
@@ -64,6 +68,8 @@ impl<'tcx> CodegenCx<'tcx> {
             inlined_spans: Default::default(),
             unavailable: Default::default(),
             reports: Default::default(),
+            exports: Default::default(),
+            imports: Default::default(),
         }
     }
 

@@ -79,10 +79,14 @@ impl<'tcx> CodegenCx<'tcx> {
             return f;
         }
         let fn_abi = self.fn_abi_of_instance(instance, ty::List::empty());
-        let symbol = self.tcx.symbol_name(instance).name;
-        let f = super::abi::declare_fn(self, &ptx_safe_name(symbol), fn_abi);
+        // An export keeps its C name and external linkage, so CUDA C++ can call it.
+        let export = self.exports.borrow().get(&instance).cloned();
+        let symbol = export.clone().unwrap_or_else(|| ptx_safe_name(self.tcx.symbol_name(instance).name));
+        let f = super::abi::declare_fn(self, &symbol, fn_abi);
         let idx = self.func_index(f) as usize;
-        self.module.borrow_mut().funcs[idx].linkage = "internal";
+        if export.is_none() {
+            self.module.borrow_mut().funcs[idx].linkage = "internal";
+        }
         self.instances.borrow_mut().insert(instance, f);
         self.enqueue(instance);
         f
