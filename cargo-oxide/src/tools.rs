@@ -17,13 +17,20 @@ pub const COMPONENTS: [&str; 3] = ["rust-src", "rustc-dev", "llvm-tools"];
 /// Version of NVIDIA's CUDA wheels that `cargo oxide setup` installs.
 pub const CUDA_VERSION: &str = "13.5.37";
 /// The wheels `cargo oxide setup` installs (all at [`CUDA_VERSION`]).
-pub const CUDA_WHEELS: [&str; 5] =
-    ["nvidia-cuda-nvcc", "nvidia-nvvm", "nvidia-nvjitlink", "nvidia-nvfatbin", "nvidia-cuda-nvdisasm"];
+/// `cuobjdump` lists what a built cubin holds (the interop tests check linked code with it).
+pub const CUDA_WHEELS: [&str; 6] = [
+    "nvidia-cuda-nvcc",
+    "nvidia-nvvm",
+    "nvidia-nvjitlink",
+    "nvidia-nvfatbin",
+    "nvidia-cuda-nvdisasm",
+    "nvidia-cuda-cuobjdump",
+];
 /// The fix for anything `cargo oxide setup` installs.
 pub const SETUP_FIX: &str = "run `cargo oxide setup`";
 
 /// The pinned Rust toolchain, found through rustup.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Toolchain {
     pub sysroot: PathBuf,
     /// Host triple, e.g. `x86_64-unknown-linux-gnu`.
@@ -32,9 +39,33 @@ pub struct Toolchain {
     pub version: String,
 }
 
+/// A [`Toolchain`] as remembered by [`Toolchain::find`], with the stamp of its `rustc`.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct CachedToolchain {
+    toolchain: Toolchain,
+    rustc: crate::cache::Stamp,
+}
+
 impl Toolchain {
-    /// Finds [`PINNED_TOOLCHAIN`]; the error says how to install it.
+    /// Finds [`PINNED_TOOLCHAIN`], as remembered from an earlier run while its `rustc` is the
+    /// same file (asking rustup costs two process starts per build); the error says how to
+    /// install it.
     pub fn find() -> Result<Toolchain> {
+        let path = oxide_home().join("cache").join(format!("toolchain-{PINNED_TOOLCHAIN}.json"));
+        if let Some(cached) = crate::cache::read::<CachedToolchain>(&path)
+            && crate::cache::Stamp::of(&cached.toolchain.rustc()) == Some(cached.rustc)
+        {
+            return Ok(cached.toolchain);
+        }
+        let toolchain = Toolchain::find_with_rustup()?;
+        if let Some(rustc) = crate::cache::Stamp::of(&toolchain.rustc()) {
+            crate::cache::write(&path, &CachedToolchain { toolchain: toolchain.clone(), rustc });
+        }
+        Ok(toolchain)
+    }
+
+    /// Finds [`PINNED_TOOLCHAIN`] by asking rustup (what `setup` and `doctor` use).
+    pub fn find_with_rustup() -> Result<Toolchain> {
         if which::which("rustup").is_err() {
             bail!("`rustup` not found on PATH; install rustup (https://rustup.rs), then {SETUP_FIX}");
         }
@@ -58,6 +89,13 @@ impl Toolchain {
             .map(str::to_string)
             .with_context(|| format!("`{} -vV` printed no host triple", rustc.display()))?;
         Ok(Toolchain { sysroot, host, version })
+    }
+
+    /// The toolchain's full rustup name (`nightly-2026-05-20-x86_64-unknown-linux-gnu`), for
+    /// `RUSTUP_TOOLCHAIN`: the short name works for rustup too, but cargo finds the toolchain's
+    /// `rustc` by this one to key its rustc-info cache, and runs `rustc -vV` on every build without it.
+    pub fn rustup_name(&self) -> String {
+        self.sysroot.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| PINNED_TOOLCHAIN.into())
     }
 
     pub fn rustc(&self) -> PathBuf {
@@ -122,12 +160,16 @@ pub struct CudaTools {
     pub fatbinary: Option<PathBuf>,
     pub libnvvm: Option<PathBuf>,
     pub libdevice: Option<PathBuf>,
+    pub nvjitlink: Option<PathBuf>,
+    pub nvcc: Option<PathBuf>,
 }
 
 const PTXAS: &[&str] = &["bin/ptxas"];
 const FATBINARY: &[&str] = &["bin/fatbinary"];
 const LIBNVVM: &[&str] = &["nvvm/lib64/libnvvm.so", "nvvm/lib64/libnvvm.so.4", "lib/libnvvm.so.4", "lib64/libnvvm.so"];
 const LIBDEVICE: &[&str] = &["nvvm/libdevice/libdevice.10.bc"];
+const NVJITLINK: &[&str] = &["lib64/libnvJitLink.so", "lib/libnvJitLink.so.13", "lib64/libnvJitLink.so.13"];
+const NVCC: &[&str] = &["bin/nvcc"];
 
 impl CudaTools {
     /// Looks in every CUDA root ([`cuda_roots`]), taking each tool from the first that has it.
@@ -145,6 +187,8 @@ impl CudaTools {
             fatbinary: first(FATBINARY),
             libnvvm: first(LIBNVVM),
             libdevice: first(LIBDEVICE),
+            nvjitlink: first(NVJITLINK),
+            nvcc: first(NVCC),
         }
     }
 
@@ -222,6 +266,23 @@ impl Tools {
         Ok(self.tool_paths())
     }
 
+    /// Checks the tools that link CUDA C++ sources into device code (libNVVM, nvcc, nvJitLink).
+    pub fn require_linking(&self) -> Result<()> {
+        let where_ = "looked in CUDA_HOME, PATH, /usr/local/cuda and the managed install";
+        for (found, what) in [
+            (&self.cuda.libnvvm, "libNVVM (libnvvm.so)"),
+            (&self.cuda.nvcc, "`nvcc`"),
+            (&self.cuda.nvjitlink, "nvJitLink (libnvJitLink.so)"),
+        ] {
+            if found.is_none() {
+                bail!(
+                    "{what} is needed to link the CUDA C++ sources named in Cargo.toml but was not found ({where_}); {SETUP_FIX}"
+                );
+            }
+        }
+        Ok(())
+    }
+
     /// The paths as the driver receives them (missing CUDA tools as `None`).
     pub fn tool_paths(&self) -> ToolPaths {
         let bin = self.toolchain.llvm_bin_dir();
@@ -233,6 +294,8 @@ impl Tools {
             fatbinary: self.cuda.fatbinary.clone(),
             libdevice: self.cuda.libdevice.clone(),
             libnvvm: self.cuda.libnvvm.clone(),
+            nvjitlink: self.cuda.nvjitlink.clone(),
+            nvcc: self.cuda.nvcc.clone(),
         }
     }
 }

@@ -17,9 +17,16 @@ pub const KERNEL: &str = "kernel";
 /// A `#[device]` function (informational: every function a kernel reaches is device code).
 pub const DEVICE: &str = "device";
 /// `oxide::launch_bounds(max_threads[, min_blocks])`.
+/// On the Rust stand-in of a function of a `#[device] extern "C"` block: CUDA C++ defines it;
+/// the device compiler leaves a declaration under its C name for the device linker, the host
+/// gets a body that panics.
+pub const DEVICE_IMPORT: &str = "device_import";
 pub const LAUNCH_BOUNDS: &str = "launch_bounds";
 /// `oxide::cluster_launch(x, y, z)`.
 pub const CLUSTER_LAUNCH: &str = "cluster_launch";
+/// `oxide::fast_math` (from `#[fast_math]`): the function and everything it calls use
+/// approximate division, square root and transcendentals.
+pub const FAST_MATH: &str = "fast_math";
 /// A raw device operation of `cuda_device::intrinsics`, whose body the backend supplies.
 pub const INTRINSIC: &str = "intrinsic";
 /// `oxide::lang = "<name>"` on a special item ([`LangItem`]).
@@ -32,17 +39,21 @@ pub enum LangItem {
     DisjointSlice,
     /// `SharedArray<T, N, ALIGN>`: a `static mut` of this type lives in shared memory, one per block.
     SharedArray,
+    /// `ConstantMemory<T>`: a `static` of this type lives in the `.const` state space, under its
+    /// own name (see [`crate::naming::constant_symbol`]).
+    ConstantMemory,
 }
 
 impl LangItem {
     /// Every lang item.
-    pub const ALL: [LangItem; 2] = [LangItem::DisjointSlice, LangItem::SharedArray];
+    pub const ALL: [LangItem; 3] = [LangItem::DisjointSlice, LangItem::SharedArray, LangItem::ConstantMemory];
 
     /// The value of its `oxide::lang` attribute.
     pub fn name(self) -> &'static str {
         match self {
             LangItem::DisjointSlice => "disjoint_slice",
             LangItem::SharedArray => "shared_array",
+            LangItem::ConstantMemory => "constant_memory",
         }
     }
 

@@ -370,10 +370,7 @@ pub fn candidates(
         choice.payloads.sort_unstable();
     }
     if out.is_empty() {
-        return Err(NoPayload {
-            device_sm,
-            available: payloads.iter().map(|(k, c)| (*k, arch_name(*c))).collect(),
-        });
+        return Err(NoPayload { device_sm, available: payloads.iter().map(|(k, c)| (*k, arch_name(*c))).collect() });
     }
     Ok(out)
 }

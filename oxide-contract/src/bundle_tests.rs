@@ -191,7 +191,10 @@ fn candidates_fall_back_from_cubin_to_ptx_to_ltoir() {
     assert_eq!(choices(&p, (9, 0)), [(Ptx, vec![1]), (Ltoir, vec![2, 3])]);
     // On sm_86 the sm_80 cubin runs first; every PTX that runs follows, highest first.
     let p = [(Ptx, "sm_75"), (Cubin, "sm_80"), (Ptx, "sm_80"), (Ltoir, "sm_86"), (Ltoir, "sm_80")];
-    assert_eq!(choices(&p, (8, 6)), [(Cubin, vec![1]), (Ptx, vec![2]), (Ptx, vec![0]), (Ltoir, vec![3]), (Ltoir, vec![4])]);
+    assert_eq!(
+        choices(&p, (8, 6)),
+        [(Cubin, vec![1]), (Ptx, vec![2]), (Ptx, vec![0]), (Ltoir, vec![3]), (Ltoir, vec![4])]
+    );
     // LTOIR alone is a way to load (nvJitLink at load time).
     assert_eq!(pick(&[(Ltoir, "sm_80")], (8, 0)), Ok(0));
     assert!(pick(&[(Ltoir, "sm_90")], (8, 0)).is_err());

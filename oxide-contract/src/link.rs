@@ -27,6 +27,11 @@ pub fn nvvm_ltoir_options(arch: Arch, fmad: bool) -> Vec<String> {
     vec![format!("-arch={}", arch.compute_name()), "-gen-lto".into(), NVVM_LATEST.into(), fma_option(fmad)]
 }
 
+/// nvcc's `-arch` for LTOIR of `arch`: `lto_90`, `lto_90a`.
+pub fn lto_name(arch: Arch) -> String {
+    format!("lto_{}", arch.compute_name().trim_start_matches("compute_"))
+}
+
 /// What an nvJitLink run produces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LinkOutput {
@@ -110,8 +115,13 @@ mod tests {
     fn options_per_arch() {
         let sm90 = Arch::parse("sm_90a").unwrap();
         assert_eq!(nvvm_ltoir_options(sm90, true), ["-arch=compute_90a", "-gen-lto", "-nvvm-latest", "-fma=1"]);
-        assert_eq!(nvjitlink_options(sm90, false, LinkOutput::Cubin), ["-arch=sm_90a", "-lto", "-nvvm-latest", "-fma=0"]);
+        assert_eq!(
+            nvjitlink_options(sm90, false, LinkOutput::Cubin),
+            ["-arch=sm_90a", "-lto", "-nvvm-latest", "-fma=0"]
+        );
         assert_eq!(nvjitlink_options(sm90, true, LinkOutput::Ptx).last().map(String::as_str), Some("-ptx"));
+        assert_eq!(lto_name(sm90), "lto_90a");
+        assert_eq!(lto_name(Arch::parse("sm_80").unwrap()), "lto_80");
     }
 
     #[test]

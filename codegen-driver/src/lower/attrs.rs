@@ -55,12 +55,22 @@ pub fn lang_item(tcx: TyCtxt<'_>, def_id: DefId) -> Option<LangItem> {
     }
 }
 
+/// `true` for a function marked `#[fast_math]`.
+pub fn is_fast_math(tcx: TyCtxt<'_>, def_id: DefId) -> bool {
+    tool_attr(tcx, def_id, attrs::FAST_MATH).is_some()
+}
+
 /// `true` for a raw device operation (`#[oxide::intrinsic]`), whose body the backend supplies.
 pub fn is_intrinsic(tcx: TyCtxt<'_>, def_id: DefId) -> bool {
     tool_attr(tcx, def_id, attrs::INTRINSIC).is_some()
 }
 
-/// `true` for a function marked `#[device]`, or declared in a `#[device] extern "C"` block.
+/// `true` for the Rust stand-in of a function declared in a `#[device] extern "C"` block.
+pub fn is_device_import(tcx: TyCtxt<'_>, def_id: DefId) -> bool {
+    tool_attr(tcx, def_id, attrs::DEVICE_IMPORT).is_some()
+}
+
+/// `true` for a function marked `#[device]`.
 pub fn is_device(tcx: TyCtxt<'_>, def_id: DefId) -> bool {
     tool_attr(tcx, def_id, attrs::DEVICE).is_some()
 }

@@ -89,6 +89,10 @@ pub enum DeviceError {
     StaticNotEvaluable {
         name: String,
     },
+    /// Two `ConstantMemory` statics with one name: their PTX symbols would clash.
+    ConstantMemoryNameClash {
+        name: String,
+    },
     /// `dyn Trait` calls, or a vtable (`what`) in a constant.
     DynTrait {
         what: Option<String>,
@@ -185,6 +189,9 @@ impl DeviceError {
             }
             KernelCalledFromDevice { kernel } => format!("the #[kernel] `{kernel}` cannot be called from device code"),
             StaticNotEvaluable { name } => format!("the static `{name}` could not be evaluated for the device"),
+            ConstantMemoryNameClash { name } => {
+                format!("two `ConstantMemory` statics are named `{name}`; constant memory is looked up by name")
+            }
             DynTrait { what: None } => "`dyn Trait` calls are not supported in device code".into(),
             DynTrait { what: Some(ty) } => {
                 format!("`dyn Trait` values (here a vtable for `{ty}`) are not supported in device code")
@@ -203,7 +210,9 @@ impl DeviceError {
                 "`{function}` is exported to CUDA C++, but its {position} has type `{ty}`, which has no C equivalent"
             ),
             ExportNameTaken { symbol, taken_by } => {
-                format!("the device function `{symbol}` cannot be exported to CUDA C++: {taken_by} already has that name")
+                format!(
+                    "the device function `{symbol}` cannot be exported to CUDA C++: {taken_by} already has that name"
+                )
             }
             ImportType { function, position, ty } => format!(
                 "the CUDA C++ function `{function}` cannot be called from Rust: its {position} has type `{ty}`, which has no C equivalent"
@@ -283,6 +292,9 @@ impl DeviceError {
             ImportWithoutSources { .. } => {
                 "name the .cu files that define it in Cargo.toml: `[package.metadata.cuda-oxide] cuda-sources = \
                  [\"src/ops.cu\"]` (see docs/interop.md)"
+            }
+            ConstantMemoryNameClash { .. } => {
+                "rename one of them: the host writes constant memory by the static's name (`write_global(stream, \"NAME\", ..)`)"
             }
             Internal { .. } => "until it is fixed, rewriting the expression at this span differently usually avoids it",
             ConfigMissing { .. }

@@ -67,7 +67,7 @@ pub struct BadType {
 
 /// `ret name(params)` for the function `def_id` under the C name `symbol`.
 pub fn c_decl<'tcx>(tcx: TyCtxt<'tcx>, def_id: DefId, symbol: &str) -> Result<String, BadType> {
-    let sig = tcx.instantiate_bound_regions_with_erased(tcx.fn_sig(def_id).instantiate_identity());
+    let sig = tcx.instantiate_bound_regions_with_erased(tcx.fn_sig(def_id).instantiate_identity().skip_normalization());
     let names = tcx.fn_arg_idents(def_id);
     let mut params = Vec::new();
     for (i, ty) in sig.inputs().iter().enumerate() {
@@ -83,7 +83,7 @@ pub fn c_decl<'tcx>(tcx: TyCtxt<'tcx>, def_id: DefId, symbol: &str) -> Result<St
     } else {
         c_type(tcx, output).ok_or_else(|| BadType { position: "return type".into(), ty: output.to_string() })?
     };
-    if sig.c_variadic {
+    if sig.c_variadic() {
         return Err(BadType { position: "`...`".into(), ty: "C variadic arguments".into() });
     }
     let params = if params.is_empty() { "void".to_string() } else { params.join(", ") };
@@ -92,25 +92,31 @@ pub fn c_decl<'tcx>(tcx: TyCtxt<'tcx>, def_id: DefId, symbol: &str) -> Result<St
 
 /// `true` for an explicit export: `#[no_mangle]`, `#[export_name]` or `extern "C"`.
 fn is_explicit(tcx: TyCtxt<'_>, def_id: DefId) -> bool {
-    let abi = tcx.fn_sig(def_id).skip_binder().skip_binder().abi;
+    let abi = tcx.fn_sig(def_id).skip_binder().skip_binder().abi();
     tcx.codegen_fn_attrs(def_id).contains_extern_indicator() || matches!(abi, rustc_abi::ExternAbi::C { .. })
 }
 
-/// The crate's exports: its non-generic `#[device]` functions whose parameters and result have C
-/// types. An explicit export (`#[no_mangle]`, `#[export_name]`, `extern "C"`) with another type, or
-/// whose name another export or a kernel entry takes, is an error; an ordinary `#[device] fn`
-/// with such a type is a device helper like any other, and one whose name is taken is skipped
-/// with a warning. `entries` are the kernels' PTX entry names.
+/// The crate's exports: its explicit exports (`#[device]` with `#[no_mangle]`, `#[export_name]` or
+/// `extern "C"`), and in a crate without kernels (a device library for CUDA C++) also its
+/// non-generic `pub` `#[device]` functions whose parameters and result have C types, under their
+/// Rust names. An explicit export with another type, or whose name another export or a kernel
+/// entry takes, is an error; an implicit one is skipped (with a warning when its name is taken).
+/// Helpers of a crate with kernels stay internal, so the optimiser can drop them once inlined.
+/// `entries` are the kernels' PTX entry names.
 pub fn exports<'tcx>(tcx: TyCtxt<'tcx>, entries: &[String]) -> Vec<Export<'tcx>> {
+    let implicit_ok = entries.is_empty();
     let mut out: Vec<Export<'tcx>> = Vec::new();
     let candidates = tcx
         .hir_crate_items(())
         .definitions()
         .map(|d| d.to_def_id())
-        .filter(|&d| tcx.def_kind(d) == DefKind::Fn && attrs::is_device(tcx, d) && !tcx.is_foreign_item(d))
+        .filter(|&d| tcx.def_kind(d) == DefKind::Fn && attrs::is_device(tcx, d) && !is_import(tcx, d))
         .filter(|&d| !tcx.generics_of(d).requires_monomorphization(tcx));
     for def_id in candidates {
         let explicit = is_explicit(tcx, def_id);
+        if !explicit && !(implicit_ok && tcx.visibility(def_id).is_public()) {
+            continue;
+        }
         let instance = Instance::mono(tcx, def_id);
         let symbol =
             if explicit { tcx.symbol_name(instance).name.to_string() } else { tcx.item_name(def_id).to_string() };
@@ -146,7 +152,7 @@ pub fn exports<'tcx>(tcx: TyCtxt<'tcx>, entries: &[String]) -> Vec<Export<'tcx>>
 
 /// `true` for a function of a `#[device] extern "C"` block: CUDA C++ defines it.
 pub fn is_import(tcx: TyCtxt<'_>, def_id: DefId) -> bool {
-    tcx.is_foreign_item(def_id) && attrs::is_device(tcx, def_id)
+    attrs::is_device_import(tcx, def_id)
 }
 
 /// The manifest record of an imported function, or the error for a type C cannot take (reported

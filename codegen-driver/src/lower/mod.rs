@@ -6,10 +6,12 @@
 mod abi;
 mod asm;
 mod attrs;
+mod bounds;
 mod builder;
 mod cast;
 pub mod check;
 pub mod collect;
+mod constant_memory;
 mod consts;
 mod context;
 mod debuginfo;
@@ -19,12 +21,14 @@ pub mod errors;
 mod interop;
 mod intrinsic;
 mod ir;
+mod loop_hints;
 mod type_;
 
 use oxide_contract::manifest::KernelInfo;
 use rustc_codegen_ssa::traits::*;
 use rustc_middle::ty::{Instance, InstanceKind, TyCtxt};
 
+pub use bounds::FAIL_IF as BOUNDS_FAIL_MARKER;
 use builder::Builder;
 pub use context::CodegenCx;
 
@@ -50,13 +54,26 @@ pub fn lower<'tcx>(
     exports: &[Export<'tcx>],
 ) -> Vec<KernelInfo> {
     cx.exports.borrow_mut().extend(exports.iter().map(|e| (e.instance, e.symbol.clone())));
-    let infos: Vec<_> = kernels.iter().map(|k| entry::define(cx, k)).collect();
+    let infos: Vec<_> = kernels
+        .iter()
+        .map(|k| {
+            cx.fast.set(cx.fast_math);
+            let info = entry::define(cx, k);
+            // The kernel's body has one caller, its entry: inlined, its pointers are known to be
+            // the entry's (global, `noalias`, aligned) and the launch bounds' facts reach it.
+            let body = cx.func_index(cx.get_fn(k.instance)) as usize;
+            cx.module.borrow_mut().funcs[body].fn_attrs.push("alwaysinline".into());
+            info
+        })
+        .collect();
     for export in exports {
+        cx.fast.set(cx.fast_math);
         cx.get_fn(export.instance);
     }
     loop {
         let next = cx.queue.borrow_mut().pop();
-        let Some(instance) = next else { break };
+        let Some((instance, fast)) = next else { break };
+        cx.fast.set(fast);
         define(cx, instance);
     }
     infos
@@ -92,8 +109,12 @@ pub fn live_imports<'tcx>(
     optimized: &str,
 ) -> Vec<(Instance<'tcx>, oxide_contract::manifest::DeviceFunction)> {
     let imports = cx.imports.borrow().clone();
-    let live = crate::pipeline::llvm::still_referenced(optimized, imports.iter().map(|(_, f)| f.symbol.as_str()));
-    imports.into_iter().filter(|(_, f)| live.contains(&f.symbol.as_str())).collect()
+    let live: Vec<String> =
+        crate::pipeline::llvm::still_referenced(optimized, imports.iter().map(|(_, f)| f.symbol.as_str()))
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+    imports.into_iter().filter(|(_, f)| live.contains(&f.symbol)).collect()
 }
 
 /// Reports the functions without a device body that optimisation kept (`optimized` is the
@@ -123,6 +144,8 @@ fn define<'tcx>(cx: &CodegenCx<'tcx>, instance: Instance<'tcx>) {
     let tcx = cx.tcx;
     cx.current.set(Some(instance));
     cx.current_span.set(rustc_span::DUMMY_SP);
+    cx.pending_asserts.borrow_mut().clear();
+    cx.deferred_checks.borrow_mut().clear();
     if intrinsic::define_device_intrinsic(cx, instance) {
         return;
     }
@@ -132,6 +155,7 @@ fn define<'tcx>(cx: &CodegenCx<'tcx>, instance: Instance<'tcx>) {
         // Defined by CUDA C++: stays a declaration, which the device linker resolves.
         let f = cx.get_fn(instance);
         let idx = cx.func_index(f) as usize;
+        cx.module.borrow_mut().funcs[idx].linkage = "";
         let symbol = cx.module.borrow().funcs[idx].name.clone();
         let call = cx.reached.borrow().get(&instance).map_or(rustc_span::DUMMY_SP, |r| r.span);
         match interop::import(tcx, instance, &symbol, call) {

@@ -9,12 +9,26 @@ use std::process::Command;
 #[derive(Debug)]
 pub enum ToolError {
     Io(PathBuf, std::io::Error),
-    Missing { tool: &'static str, why: &'static str },
-    Failed { tool: String, status: String, stderr: String, input: PathBuf },
+    Missing {
+        tool: &'static str,
+        why: &'static str,
+    },
+    Failed {
+        tool: String,
+        status: String,
+        stderr: String,
+        input: PathBuf,
+    },
     /// `nvcc` rejected one of the crate's CUDA C++ sources: the user's code, not ours.
-    CudaSource { file: PathBuf, stderr: String },
+    CudaSource {
+        file: PathBuf,
+        stderr: String,
+    },
     /// libNVVM or nvJitLink failed; `what` says on what.
-    Link { what: String, error: String },
+    Link {
+        what: String,
+        error: String,
+    },
 }
 
 impl fmt::Display for ToolError {

@@ -194,7 +194,12 @@ impl NvJitLink {
         let mut size = 0usize;
         if want_ptx {
             // SAFETY: a live out-pointer, then a buffer of the size asked for.
-            self.check("nvJitLinkGetLinkedPtxSize", unsafe { (self.api.ptx_size)(handle.raw, &mut size) }, &handle, None)?;
+            self.check(
+                "nvJitLinkGetLinkedPtxSize",
+                unsafe { (self.api.ptx_size)(handle.raw, &mut size) },
+                &handle,
+                None,
+            )?;
             let mut out = vec![0u8; size];
             let r = unsafe { (self.api.ptx)(handle.raw, out.as_mut_ptr().cast()) };
             self.check("nvJitLinkGetLinkedPtx", r, &handle, None)?;
@@ -213,7 +218,13 @@ impl NvJitLink {
         Ok(out)
     }
 
-    fn check(&self, call: &'static str, code: c_int, handle: &HandleGuard<'_>, input: Option<&str>) -> Result<(), LinkError> {
+    fn check(
+        &self,
+        call: &'static str,
+        code: c_int,
+        handle: &HandleGuard<'_>,
+        input: Option<&str>,
+    ) -> Result<(), LinkError> {
         if code == 0 {
             return Ok(());
         }
