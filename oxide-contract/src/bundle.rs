@@ -47,7 +47,8 @@ impl Payload<'_> {
     }
 }
 
-fn arch_name(code: u32) -> String {
+/// The name of a payload's `sm` code: `sm_90`, `sm_90a`.
+pub fn arch_name(code: u32) -> String {
     match Arch::from_code(code) {
         Ok(arch) => arch.to_string(),
         Err(_) => {

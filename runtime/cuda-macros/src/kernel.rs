@@ -201,7 +201,7 @@ pub fn expand_device(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
 }
 
 /// `#[device] extern "C" { fn f(..) -> ..; }`: CUDA C++ device functions that device code calls
-/// (docs/interop.md). Each becomes an `unsafe extern "C" fn` marked for the device compiler,
+/// (docs/interop.md). Each becomes an `unsafe extern "C-unwind" fn` marked for the device compiler,
 /// which leaves a declaration under its C name for the device linker; on the host, where CUDA
 /// C++ device code does not exist, its body panics (and the host binary needs no such symbol).
 fn expand_device_imports(block: syn::ItemForeignMod) -> syn::Result<TokenStream> {
@@ -225,7 +225,8 @@ fn expand_device_imports(block: syn::ItemForeignMod) -> syn::Result<TokenStream>
             return Err(syn::Error::new(v.span(), "CUDA C++ device functions with `...` cannot be called from Rust"));
         }
         sig.unsafety = Some(Default::default());
-        sig.abi = Some(syn::parse_quote!(extern "C"));
+        // `C-unwind`: the host stand-in panics, and that panic must reach the caller.
+        sig.abi = Some(syn::parse_quote!(extern "C-unwind"));
         let message = format!("`{}` is a CUDA C++ device function: it can only be called from device code", sig.ident);
         out.extend(quote! {
             #(#attrs)*
