@@ -134,7 +134,11 @@ fn link_ltoir(
         .map(|(&i, name)| cuda_link::Input { kind: cuda_link::InputKind::Ltoir, name, bytes: bundle.payloads[i].bytes })
         .collect();
     let options = oxide_contract::link::nvjitlink_options(arch, fmad, oxide_contract::link::LinkOutput::Cubin);
-    nvjitlink
-        .link(&options, &inputs)
-        .map_err(|e| DriverError::Bundle { message: format!("linking LTOIR for {arch_name}: {e}") })
+    nvjitlink.link(&options, &inputs).map_err(|e| {
+        let (major, minor) = nvjitlink.version();
+        let at = nvjitlink.path().display();
+        DriverError::Bundle {
+            message: format!("linking LTOIR for {arch_name} with nvJitLink {major}.{minor} ({at}): {e}"),
+        }
+    })
 }
