@@ -15,3 +15,21 @@ extern "C" __global__ void cpp_collatz(const uint64_t* start, uint32_t* steps, i
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) steps[i] = rust_collatz_steps(start[i]);
 }
+
+// The functions of NVIDIA cuda-oxide's cpp_consumes_rust_device scenario: plain `pub #[device]`
+// functions of a crate without kernels, exported under their Rust names.
+extern "C" __device__ float fast_sqrt(float x);
+extern "C" __device__ float clamp_f32(float v, float lo, float hi);
+extern "C" __device__ float safe_sqrt(float x);
+extern "C" __device__ float fma_f32(float a, float b, float c);
+extern "C" __device__ int32_t fma_i32(int32_t a, int32_t b, int32_t c);
+
+extern "C" __global__ void cpp_scenario(const float* x, float* sqrt_clamped, float* safe, float* f, int32_t* i, int n) {
+    int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < n) {
+        sqrt_clamped[k] = clamp_f32(fast_sqrt(x[k]), 0.0f, 10.0f);
+        safe[k] = safe_sqrt(x[k]);
+        f[k] = fma_f32(x[k], 2.0f, 1.0f);
+        i[k] = fma_i32(k, 3, 10);
+    }
+}

@@ -12,6 +12,9 @@ unsafe extern "C" {
     fn cpp_axpb(x: f32, a: f32, b: f32) -> f32;
     fn cpp_mix(x: u32, salt: u32) -> u32;
     fn cpp_sum(p: *const f32, n: u32) -> f32;
+    fn cpp_warp_sum(x: u32) -> u32;
+    fn cpp_warp_ballot(predicate: i32) -> u32;
+    fn cpp_store_twice(p: *mut u32, v: u32);
 }
 
 /// Elements of each row that `row_sums` adds up.
@@ -50,6 +53,36 @@ mod kernels {
     }
 }
 
+/// Per thread: the warp's sum, the warp's ballot of odd inputs, and twice the input (written by
+/// C++ through a pointer). Launched with whole warps only (`cpp_warp_*` need all 32 lanes).
+#[cuda_module]
+mod warp_kernels {
+    use super::*;
+
+    #[kernel]
+    pub fn warp_ops(
+        x: &[u32],
+        mut sums: DisjointSlice<u32>,
+        mut ballots: DisjointSlice<u32>,
+        mut twice: DisjointSlice<u32>,
+    ) {
+        let idx = thread::index_1d();
+        let i = idx.get();
+        let v = x[i];
+        let sum = unsafe { cpp_warp_sum(v) };
+        let ballot = unsafe { cpp_warp_ballot((v & 1) as i32) };
+        if let Some(s) = sums.get_mut(idx) {
+            *s = sum;
+        }
+        if let Some(b) = ballots.get_mut(idx) {
+            *b = ballot;
+        }
+        if let Some(t) = twice.get_mut(idx) {
+            unsafe { cpp_store_twice(t as *mut u32, v) };
+        }
+    }
+}
+
 fn cpu_mix(x: u32, salt: u32) -> u32 {
     let mut x = x ^ salt;
     x = x.wrapping_mul(0x9E37_79B1);
@@ -62,7 +95,7 @@ const N: usize = 100_003;
 fn main() {
     let mut report = Report::new("interop-rust-calls-cpp");
     let mut rng = Lcg::from_env_or_clock();
-    let (_ctx, stream, module) = report.load(kernels::load);
+    let (ctx, stream, module) = report.load(kernels::load);
     let config = LaunchConfig::for_num_elems(N as u32);
 
     report.check("axpb", || {
@@ -95,6 +128,32 @@ fn main() {
         let config = LaunchConfig::for_num_elems(rows as u32);
         ck(module.row_sums(&stream, config, &x_dev, &mut out), "launch row_sums")?;
         compare("row_sums", &ck(out.to_host_vec(&stream), "copy out")?, &want, same_bits_f32)
+    });
+
+    report.check("warp_ops", || {
+        let warps = 1024;
+        let n = warps * 32;
+        let module = ck(warp_kernels::load(&ctx), "load warp_kernels")?;
+        let x: Vec<u32> = (0..n).map(|_| rng.next_u32() % 1_000_000).collect();
+        let mut want_sums = Vec::with_capacity(n);
+        let mut want_ballots = Vec::with_capacity(n);
+        for warp in x.chunks(32) {
+            let sum = warp.iter().fold(0u32, |s, v| s.wrapping_add(*v));
+            let ballot = warp.iter().enumerate().fold(0u32, |b, (lane, v)| b | ((v & 1) << lane));
+            want_sums.extend([sum; 32]);
+            want_ballots.extend([ballot; 32]);
+        }
+        let want_twice: Vec<u32> = x.iter().map(|v| 2 * v).collect();
+        let x_dev = ck(DeviceBuffer::from_host(&stream, &x), "copy x")?;
+        let poison = vec![0xDEAD_BEEFu32; n];
+        let mut sums = ck(DeviceBuffer::from_host(&stream, &poison), "poison sums")?;
+        let mut ballots = ck(DeviceBuffer::from_host(&stream, &poison), "poison ballots")?;
+        let mut twice = ck(DeviceBuffer::from_host(&stream, &poison), "poison twice")?;
+        let config = LaunchConfig::for_num_elems(n as u32);
+        ck(module.warp_ops(&stream, config, &x_dev, &mut sums, &mut ballots, &mut twice), "launch warp_ops")?;
+        compare("sums", &ck(sums.to_host_vec(&stream), "copy sums")?, &want_sums, |a, b| a == b)?;
+        compare("ballots", &ck(ballots.to_host_vec(&stream), "copy ballots")?, &want_ballots, |a, b| a == b)?;
+        compare("twice", &ck(twice.to_host_vec(&stream), "copy twice")?, &want_twice, |a, b| a == b)
     });
 
     report.finish()

@@ -18,3 +18,15 @@ extern "C" __device__ float cpp_sum(const float* p, uint32_t n) {
     for (uint32_t i = 0; i < n; ++i) s += p[i];
     return s;
 }
+
+// Warp-wide (all 32 lanes must call): the sum of x over the warp, in every lane.
+extern "C" __device__ uint32_t cpp_warp_sum(uint32_t x) {
+    for (int offset = 16; offset > 0; offset /= 2) x += __shfl_xor_sync(0xffffffffu, x, offset);
+    return x;
+}
+
+// Warp-wide: bit l set when lane l's predicate is non-zero.
+extern "C" __device__ uint32_t cpp_warp_ballot(int32_t predicate) { return __ballot_sync(0xffffffffu, predicate); }
+
+// No result: writes through a pointer.
+extern "C" __device__ void cpp_store_twice(uint32_t* p, uint32_t v) { *p = 2u * v; }

@@ -3,10 +3,10 @@
 //! LTOIR alone loads through nvJitLink. Both compute vecadd against the CPU.
 use std::sync::Arc;
 
-use oxide_contract::bundle::{Payload, write_bundle};
-use oxide_contract::manifest::PayloadKind;
 use cuda_core::{CudaContext, CudaStream, DeviceBuffer, LaunchConfig, Module};
 use cuda_device::{DisjointSlice, cuda_module, kernel, thread};
+use oxide_contract::bundle::{Payload, write_bundle};
+use oxide_contract::manifest::PayloadKind;
 
 #[path = "../../harness.rs"]
 mod harness;
@@ -54,7 +54,8 @@ fn ltoir_only_module(ctx: &Arc<CudaContext>) -> Result<(Module, PayloadKind, Str
         return Err("the manifest lists no LTOIR (built without --emit ltoir?)".into());
     }
     let sm80 = oxide_contract::Arch::parse("sm_80").unwrap().code();
-    let payloads: Vec<Payload<'_>> = files.iter().map(|b| Payload { kind: PayloadKind::Ltoir, sm: sm80, bytes: b }).collect();
+    let payloads: Vec<Payload<'_>> =
+        files.iter().map(|b| Payload { kind: PayloadKind::Ltoir, sm: sm80, bytes: b }).collect();
     let mut m = (*manifest).clone();
     m.payloads.retain(|p| p.kind == PayloadKind::Ltoir);
     let bytes = write_bundle(&m, &payloads);
