@@ -112,7 +112,10 @@ pub fn write(
         work.publish(&header)?;
     }
     work.publish(&manifest_path)?;
-    let published: Vec<String> = manifest.payloads.iter().map(|p| p.file.clone()).collect();
+    let mut published: Vec<String> = manifest.payloads.iter().map(|p| p.file.clone()).collect();
+    if !interop.exports.is_empty() {
+        published.push(files::c_header(crate_name));
+    }
     work.remove_stale(crate_name, &published);
     Ok(bundle)
 }
