@@ -153,10 +153,8 @@ pub fn compile_crate(tcx: TyCtxt<'_>) -> Option<DeviceOutput> {
         return None;
     }
 
-    // The CUDA C++ sources of this package (cargo sets CARGO_MANIFEST_DIR for each crate).
-    let sources = std::env::var_os("CARGO_MANIFEST_DIR")
-        .and_then(|dir| config.sources_of_package(std::path::Path::new(&dir)).cloned());
-    let tasks = plan(&config, sources.is_some());
+    let sources = cuda_sources(tcx, &config);
+    let tasks = plan(&config, !sources.is_empty());
     let progress = Progress { crate_name: &crate_name, file: config.progress_file.as_ref() };
     let started = Instant::now();
     progress.send(ProgressEvent::CrateStarted {
@@ -168,7 +166,7 @@ pub fn compile_crate(tcx: TyCtxt<'_>) -> Option<DeviceOutput> {
     // Under the debugger a failed bounds check should stop at the check itself.
     cx.deferred_bounds = !config.debug;
     cx.fast_math = config.fast_math;
-    let crate_in = CrateIn { name: &crate_name, kernels: &kernels, exports: &exports, sources: sources.as_ref() };
+    let crate_in = CrateIn { name: &crate_name, kernels: &kernels, exports: &exports, sources: &sources };
     match run(&cx, &config, &crate_in, &tasks, &progress) {
         Ok((bundle, bitcode)) => {
             let millis = started.elapsed().as_millis() as u64;
@@ -190,13 +188,29 @@ pub fn compile_crate(tcx: TyCtxt<'_>) -> Option<DeviceOutput> {
     }
 }
 
+/// The CUDA C++ sources this crate links: its package's (cargo sets `CARGO_MANIFEST_DIR` for each
+/// crate), and those of the libraries it depends on, whose `#[device]` extern blocks its kernels
+/// may call.
+fn cuda_sources(tcx: TyCtxt<'_>, config: &DeviceConfig) -> Vec<oxide_contract::config::PackageSources> {
+    let own = std::env::var_os("CARGO_MANIFEST_DIR")
+        .and_then(|dir| config.sources_of_package(std::path::Path::new(&dir)).cloned());
+    let deps = tcx.crates(()).iter().filter_map(|&cnum| config.sources_of_library(tcx.crate_name(cnum).as_str()));
+    let mut out: Vec<_> = own.into_iter().collect();
+    for dep in deps {
+        if !out.contains(dep) {
+            out.push(dep.clone());
+        }
+    }
+    out
+}
+
 /// What one crate's device build starts from.
 struct CrateIn<'a, 'tcx> {
     name: &'a str,
     kernels: &'a [lower::collect::KernelRoot<'tcx>],
     exports: &'a [lower::Export<'tcx>],
-    /// The package's CUDA C++ sources, if it names any.
-    sources: Option<&'a oxide_contract::config::PackageSources>,
+    /// The CUDA C++ sources to link (see [`cuda_sources`]).
+    sources: &'a [oxide_contract::config::PackageSources],
 }
 
 /// Runs the planned tasks; returns the bundle bytes and, for a crate that may be an rlib, the
@@ -222,7 +236,7 @@ fn run<'tcx>(
         let optimized =
             llvm::optimize(tools, &work, crate_name, lower::TRIPLE, config.lowest_arch(), &lower::print(cx))?;
         lower::report_unavailable(cx, &optimized.text);
-        if crate_in.sources.is_none() {
+        if crate_in.sources.is_empty() {
             // A CUDA C++ function called without sources to link it from.
             for (instance, _) in lower::live_imports(cx, &optimized.text) {
                 lower::errors::import_without_sources(cx, instance, crate_name);
@@ -255,8 +269,9 @@ fn run<'tcx>(
                     built.ltoir.push((arch, link::ltoir(tools, &work, crate_name, ir, arch, config.fmad)?));
                 }
                 Task::Nvcc(arch) => {
-                    if let Some(sources) = crate_in.sources {
-                        source_ltoir = link::cuda_sources(tools, &work, crate_name, sources, arch)?;
+                    source_ltoir.clear();
+                    for sources in crate_in.sources {
+                        source_ltoir.extend(link::cuda_sources(tools, &work, crate_name, sources, arch)?);
                     }
                 }
                 Task::Link(arch) => {
