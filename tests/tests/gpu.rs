@@ -174,3 +174,9 @@ fn jit_sm80() {
 fn no_binary_sm100a() {
     build_and_run("no-binary-sm100a");
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn host_compat() {
+    build_and_run("host-compat");
+}

@@ -245,7 +245,7 @@ impl DeviceError {
                 "pass large data in a device buffer (`&[T]`), not by value; or split the value over several launches"
             }
             SharedArrayLocal { .. } => {
-                "declare it in the kernel as `static TILE: SharedArray<T, N> = SharedArray::new();` (one per block), \
+                "declare it in the kernel as `static mut TILE: SharedArray<T, N> = SharedArray::UNINIT;` (one per block), \
                  or use dynamic shared memory (`cuda_device::shared::dynamic`) sized by `LaunchConfig::shared_mem_bytes`"
             }
             SharedStaticTooLarge { .. } => {

@@ -80,7 +80,7 @@ impl LoadedBundle {
     /// for the PTX, no nvJitLink) moves on to the next; when none works, the first failure is
     /// returned, and when there is none at all, the explained `CUDA_ERROR_NO_BINARY_FOR_GPU`.
     pub fn load(ctx: &Arc<CudaContext>, bundle: &Bundle<'_>) -> Result<LoadedBundle, DriverError> {
-        let device_sm = ctx.compute_capability();
+        let device_sm = ctx.capability();
         let choices = bundle.candidates(device_sm)?;
         let manifest = Arc::new(bundle.manifest.clone());
         let mut first_error = None;

@@ -68,7 +68,7 @@ fn main() {
     let mut report = Report::new("jit-sm80");
     let mut rng = Lcg::from_env_or_clock();
     let (ctx, stream, module) = report.load(kernels::load);
-    let (major, minor) = ctx.compute_capability();
+    let (major, minor) = ctx.capability();
     println!("GPU {} is sm_{major}{minor}", ctx.name());
 
     report.check("ptx-jit", || {

@@ -24,7 +24,7 @@ mod kernels {
 fn main() {
     let mut report = Report::new("no-binary-sm100a");
     let ctx = report.setup(|| ck(CudaContext::new(0), "CudaContext::new(0)"));
-    let (major, minor) = ctx.compute_capability();
+    let (major, minor) = ctx.capability();
     let arch = format!("sm_{major}{minor}");
     println!("GPU {} is {arch}", ctx.name());
     report.check("explained-no-binary", || {
