@@ -29,6 +29,7 @@ artifacts() { # artifacts <crate name>
     cp "$src/manifest.json" "$OUT/artifacts/$1/"
     cp "$src"/*.ptx "$src"/*.cubin "$OUT/artifacts/$1/" 2>/dev/null || true
     cp "$src"/*.fatbin "$OUT/artifacts/$1/" 2>/dev/null || true
+    cp "$src"/*.ltoir "$src"/*.h "$OUT/artifacts/$1/" 2>/dev/null || true
 }
 
 for dir in "$ROOT"/tests/gpu/*/; do
@@ -37,8 +38,11 @@ for dir in "$ROOT"/tests/gpu/*/; do
     # A crate that needs particular archs (clusters: sm_90) names them in an `oxide-arch` file.
     arch="$ARCH"
     [ -f "$dir/oxide-arch" ] && arch="$(tr -d '[:space:]' < "$dir/oxide-arch")"
-    echo "==> tests/gpu/$name (--arch $arch)" >&2
-    "$CARGO_OXIDE" oxide build --release --quiet --arch "$arch" --manifest-path "$dir/Cargo.toml"
+    # One that needs extra artifacts (LTOIR) names them in an `oxide-emit` file.
+    emit=()
+    [ -f "$dir/oxide-emit" ] && emit=(--emit "$(tr -d '[:space:]' < "$dir/oxide-emit")")
+    echo "==> tests/gpu/$name (--arch $arch ${emit[*]})" >&2
+    "$CARGO_OXIDE" oxide build --release --quiet --arch "$arch" "${emit[@]}" --manifest-path "$dir/Cargo.toml"
     add "$RELEASE/gpu-$name" "gpu-$name"
     artifacts "gpu_${name//-/_}"
 done

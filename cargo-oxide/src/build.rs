@@ -6,7 +6,7 @@ use std::process::{Command, ExitCode, Stdio};
 use anyhow::{Context, Result, anyhow, bail};
 use cargo_metadata::{Artifact, Message};
 use oxide_contract::arch::Arch;
-use oxide_contract::config::{CONFIG_ENV, DeviceConfig, Emit};
+use oxide_contract::config::{CONFIG_ENV, DeviceConfig, Emit, PackageSources};
 use oxide_contract::manifest::Manifest;
 use oxide_contract::naming;
 
@@ -36,6 +36,9 @@ pub fn parse_archs(text: &str) -> Result<Vec<Arch>> {
 /// `--arch`, or the local GPU's arch, or [`FALLBACK_ARCH`]; says which default was chosen.
 fn choose_archs(args: &BuildArgs) -> Result<Vec<Arch>> {
     if let Some(text) = &args.arch {
+        if text.split(',').any(|a| a.trim() == NATIVE_ARCH) {
+            return native_archs(text);
+        }
         return parse_archs(text);
     }
     let (arch, why) = match crate::gpu::local_gpu_this_boot() {
@@ -52,6 +55,75 @@ fn choose_archs(args: &BuildArgs) -> Result<Vec<Arch>> {
         eprintln!("{:>12} no --arch given, building for {arch}: {why}", "Note");
     }
     Ok(vec![arch])
+}
+
+/// `--arch native`: the arch of the GPU of this machine.
+pub const NATIVE_ARCH: &str = "native";
+
+/// `--arch` with `native` replaced by the local GPU's arch; an error where there is no GPU or
+/// its arch is not a target.
+fn native_archs(text: &str) -> Result<Vec<Arch>> {
+    let gpu = crate::gpu::local_gpu().ok_or_else(|| {
+        anyhow!(
+            "--arch native: no GPU found on this machine (nvidia-smi and the CUDA driver found none); \
+             name the target instead, e.g. `--arch sm_90`"
+        )
+    })?;
+    let native = gpu.arch_name();
+    Arch::parse(&native).map_err(|e| anyhow!("--arch native: the local GPU ({}) is {native}: {e}", gpu.name))?;
+    let replaced: Vec<String> =
+        text.split(',').map(|a| if a.trim() == NATIVE_ARCH { native.clone() } else { a.trim().to_string() }).collect();
+    let mut archs = parse_archs(&replaced.join(","))?;
+    archs.dedup();
+    Ok(archs)
+}
+
+/// The CUDA C++ sources each workspace package names in `[package.metadata.cuda-oxide]`
+/// (`cuda-sources`, `nvcc-flags`; docs/interop.md).
+fn cuda_sources(project: &Project) -> Result<Vec<PackageSources>> {
+    use oxide_contract::link::{CUDA_SOURCES_KEY, LinkInput, METADATA_TABLE, NVCC_FLAGS_KEY};
+    let mut out = Vec::new();
+    for package in project.metadata.workspace_packages() {
+        let Some(table) = package.metadata.get(METADATA_TABLE) else { continue };
+        let manifest = package.manifest_path.as_std_path();
+        let dir = manifest.parent().unwrap_or(std::path::Path::new(".")).to_path_buf();
+        let strings = |key: &str| -> Result<Vec<String>> {
+            match table.get(key) {
+                None => Ok(Vec::new()),
+                Some(v) => serde_json::from_value(v.clone()).map_err(|_| {
+                    anyhow!(
+                        "{}: `package.metadata.{METADATA_TABLE}.{key}` must be a list of strings, e.g. {key} = [\"src/ops.cu\"]",
+                        manifest.display()
+                    )
+                }),
+            }
+        };
+        let mut files = Vec::new();
+        for rel in strings(CUDA_SOURCES_KEY)? {
+            let path = dir.join(&rel);
+            if LinkInput::of(&path).is_none() {
+                bail!(
+                    "{}: `{rel}` in {CUDA_SOURCES_KEY} is not a file cuda-oxide can link; use one of {}",
+                    manifest.display(),
+                    LinkInput::extensions()
+                );
+            }
+            if !path.is_file() {
+                bail!("{}: `{rel}` in {CUDA_SOURCES_KEY} does not exist ({})", manifest.display(), path.display());
+            }
+            files.push(path);
+        }
+        if files.is_empty() {
+            continue;
+        }
+        let lib_crate = package
+            .targets
+            .iter()
+            .find(|t| t.is_lib() || t.is_rlib() || t.is_cdylib() || t.is_dylib())
+            .map(|t| t.name.replace('-', "_"));
+        out.push(PackageSources { manifest_dir: dir, lib_crate, files, nvcc_flags: strings(NVCC_FLAGS_KEY)? });
+    }
+    Ok(out)
 }
 
 /// Size and modification time of `oxide-rustc`: a rebuilt compiler changes the config, which is
@@ -71,6 +143,7 @@ fn device_config(
     artifact_dir: PathBuf,
     tools: &Tools,
     rustc_wrapper: &std::path::Path,
+    cuda_sources: Vec<PackageSources>,
 ) -> Result<DeviceConfig> {
     let mut config = DeviceConfig {
         compiler: compiler_id(rustc_wrapper),
@@ -82,8 +155,12 @@ fn device_config(
         progress_file: Some(artifact_dir.join("progress.jsonl")),
         artifact_dir,
         tools: Default::default(),
+        cuda_sources,
     };
     config.tools = tools.require(&config.emits())?;
+    if !config.cuda_sources.is_empty() {
+        tools.require_linking()?;
+    }
     Ok(config)
 }
 
@@ -101,18 +178,14 @@ fn prepare(args: &BuildArgs, subcommand: &str) -> Result<Prepared> {
         Some(text) => Emit::parse_list(text).map_err(|e| anyhow!("{e}; example: --emit ptx,cubin,fatbin"))?,
         None => Vec::new(),
     };
-    if emit.contains(&Emit::Ltoir) {
-        bail!(
-            "--emit ltoir is not supported yet (builds produce PTX, cubin and fatbin); drop it, e.g. --emit ptx,cubin,fatbin"
-        );
-    }
     let archs = choose_archs(args)?;
     let tools = Tools::find()?;
     let rustc_wrapper = tools::oxide_rustc()?;
     let project = Project::load_for_build(args, &tools.toolchain)?;
     let oxide_dir = project.oxide_dir();
     let device_dir = naming::device_artifact_dir(&oxide_dir, args.profile_name());
-    let config = device_config(args, archs, emit, device_dir.clone(), &tools, &rustc_wrapper)?;
+    let sources = cuda_sources(&project)?;
+    let config = device_config(args, archs, emit, device_dir.clone(), &tools, &rustc_wrapper, sources)?;
     std::fs::create_dir_all(&device_dir).with_context(|| format!("could not create {}", device_dir.display()))?;
 
     let mut cmd = Command::new(tools.toolchain.cargo());

@@ -46,10 +46,10 @@ pub enum Command {
 /// Options shared by `build` and `run`; the cargo ones mean what they mean to `cargo build`.
 #[derive(Clone, Debug, Default, Args)]
 pub struct BuildArgs {
-    /// GPU architectures, comma separated (default: the local GPU's, else sm_90).
+    /// GPU architectures, comma separated; `native` is the local GPU's (default: the local GPU's, else sm_90).
     #[arg(long, value_name = "SM,...")]
     pub arch: Option<String>,
-    /// Device artifacts besides the defaults, comma separated: ptx, cubin, fatbin (ltoir: not yet).
+    /// Device artifacts besides the defaults, comma separated: ptx, cubin, fatbin, ltoir.
     #[arg(long, value_name = "KIND,...")]
     pub emit: Option<String>,
     /// Keep Rust's exact rounding: never contract `a*b+c` into a fused multiply-add.

@@ -134,6 +134,8 @@ fn step_text(step: Step, arch: Option<&str>) -> String {
         Step::Cubin => "ptxas → cubin",
         Step::Fatbin => "fatbinary",
         Step::Ltoir => "libNVVM → LTOIR",
+        Step::Nvcc => "nvcc → LTOIR (CUDA C++)",
+        Step::Link => "nvJitLink → cubin",
         Step::Bundle => "bundle",
     };
     match arch {

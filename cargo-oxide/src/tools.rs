@@ -17,8 +17,15 @@ pub const COMPONENTS: [&str; 3] = ["rust-src", "rustc-dev", "llvm-tools"];
 /// Version of NVIDIA's CUDA wheels that `cargo oxide setup` installs.
 pub const CUDA_VERSION: &str = "13.5.37";
 /// The wheels `cargo oxide setup` installs (all at [`CUDA_VERSION`]).
-pub const CUDA_WHEELS: [&str; 5] =
-    ["nvidia-cuda-nvcc", "nvidia-nvvm", "nvidia-nvjitlink", "nvidia-nvfatbin", "nvidia-cuda-nvdisasm"];
+/// `cuobjdump` lists what a built cubin holds (the interop tests check linked code with it).
+pub const CUDA_WHEELS: [&str; 6] = [
+    "nvidia-cuda-nvcc",
+    "nvidia-nvvm",
+    "nvidia-nvjitlink",
+    "nvidia-nvfatbin",
+    "nvidia-cuda-nvdisasm",
+    "nvidia-cuda-cuobjdump",
+];
 /// The fix for anything `cargo oxide setup` installs.
 pub const SETUP_FIX: &str = "run `cargo oxide setup`";
 
@@ -153,12 +160,16 @@ pub struct CudaTools {
     pub fatbinary: Option<PathBuf>,
     pub libnvvm: Option<PathBuf>,
     pub libdevice: Option<PathBuf>,
+    pub nvjitlink: Option<PathBuf>,
+    pub nvcc: Option<PathBuf>,
 }
 
 const PTXAS: &[&str] = &["bin/ptxas"];
 const FATBINARY: &[&str] = &["bin/fatbinary"];
 const LIBNVVM: &[&str] = &["nvvm/lib64/libnvvm.so", "nvvm/lib64/libnvvm.so.4", "lib/libnvvm.so.4", "lib64/libnvvm.so"];
 const LIBDEVICE: &[&str] = &["nvvm/libdevice/libdevice.10.bc"];
+const NVJITLINK: &[&str] = &["lib64/libnvJitLink.so", "lib/libnvJitLink.so.13", "lib64/libnvJitLink.so.13"];
+const NVCC: &[&str] = &["bin/nvcc"];
 
 impl CudaTools {
     /// Looks in every CUDA root ([`cuda_roots`]), taking each tool from the first that has it.
@@ -176,6 +187,8 @@ impl CudaTools {
             fatbinary: first(FATBINARY),
             libnvvm: first(LIBNVVM),
             libdevice: first(LIBDEVICE),
+            nvjitlink: first(NVJITLINK),
+            nvcc: first(NVCC),
         }
     }
 
@@ -253,6 +266,23 @@ impl Tools {
         Ok(self.tool_paths())
     }
 
+    /// Checks the tools that link CUDA C++ sources into device code (libNVVM, nvcc, nvJitLink).
+    pub fn require_linking(&self) -> Result<()> {
+        let where_ = "looked in CUDA_HOME, PATH, /usr/local/cuda and the managed install";
+        for (found, what) in [
+            (&self.cuda.libnvvm, "libNVVM (libnvvm.so)"),
+            (&self.cuda.nvcc, "`nvcc`"),
+            (&self.cuda.nvjitlink, "nvJitLink (libnvJitLink.so)"),
+        ] {
+            if found.is_none() {
+                bail!(
+                    "{what} is needed to link the CUDA C++ sources named in Cargo.toml but was not found ({where_}); {SETUP_FIX}"
+                );
+            }
+        }
+        Ok(())
+    }
+
     /// The paths as the driver receives them (missing CUDA tools as `None`).
     pub fn tool_paths(&self) -> ToolPaths {
         let bin = self.toolchain.llvm_bin_dir();
@@ -264,6 +294,8 @@ impl Tools {
             fatbinary: self.cuda.fatbinary.clone(),
             libdevice: self.cuda.libdevice.clone(),
             libnvvm: self.cuda.libnvvm.clone(),
+            nvjitlink: self.cuda.nvjitlink.clone(),
+            nvcc: self.cuda.nvcc.clone(),
         }
     }
 }

@@ -17,6 +17,10 @@ pub const KERNEL: &str = "kernel";
 /// A `#[device]` function (informational: every function a kernel reaches is device code).
 pub const DEVICE: &str = "device";
 /// `oxide::launch_bounds(max_threads[, min_blocks])`.
+/// On the Rust stand-in of a function of a `#[device] extern "C"` block: CUDA C++ defines it;
+/// the device compiler leaves a declaration under its C name for the device linker, the host
+/// gets a body that panics.
+pub const DEVICE_IMPORT: &str = "device_import";
 pub const LAUNCH_BOUNDS: &str = "launch_bounds";
 /// `oxide::cluster_launch(x, y, z)`.
 pub const CLUSTER_LAUNCH: &str = "cluster_launch";

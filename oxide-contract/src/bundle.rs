@@ -47,7 +47,8 @@ impl Payload<'_> {
     }
 }
 
-fn arch_name(code: u32) -> String {
+/// The name of a payload's `sm` code: `sm_90`, `sm_90a`.
+pub fn arch_name(code: u32) -> String {
     match Arch::from_code(code) {
         Ok(arch) => arch.to_string(),
         Err(_) => {
@@ -209,6 +210,12 @@ impl<'a> Bundle<'a> {
     pub fn select_payload(&self, device_sm: (u32, u32)) -> Result<Payload<'a>, NoPayload> {
         select(self.payloads.iter().map(|p| (p.kind, p.sm)), device_sm).map(|i| self.payloads[i])
     }
+
+    /// The ways to load this bundle on a device of compute capability `device_sm`, best first
+    /// (see [`candidates`]).
+    pub fn candidates(&self, device_sm: (u32, u32)) -> Result<Vec<Choice>, NoPayload> {
+        candidates(self.payloads.iter().map(|p| (p.kind, p.sm)), device_sm)
+    }
 }
 
 impl Bundle<'static> {
@@ -278,61 +285,112 @@ pub struct NoPayload {
     pub available: Vec<(PayloadKind, String)>,
 }
 
+impl NoPayload {
+    /// The `--arch` value that builds code for the device: `sm_90`.
+    pub fn device_arch(&self) -> String {
+        format!("sm_{}{}", self.device_sm.0, self.device_sm.1)
+    }
+
+    /// Why none of the payloads fits, in one sentence (empty when there are none).
+    pub fn why(&self) -> String {
+        let specific: Vec<&str> = self
+            .available
+            .iter()
+            .map(|(_, a)| a.as_str())
+            .filter(|a| a.ends_with('a') && *a != format!("{}a", self.device_arch()))
+            .collect();
+        let mut why = String::new();
+        if let Some(a) = specific.first() {
+            why = format!("`{a}` code runs only on {} GPUs; ", a.trim_end_matches('a'));
+        }
+        why.push_str("a cubin runs on GPUs of its major version at or above its minor, PTX and LTOIR on GPUs at or above their arch");
+        why
+    }
+}
+
 impl fmt::Display for NoPayload {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (major, minor) = self.device_sm;
-        write!(f, "no device code for this GPU (compute capability {major}.{minor}, sm_{major}{minor}): ")?;
+        let arch = self.device_arch();
+        write!(f, "no device code for this GPU ({arch}, compute capability {major}.{minor}): ")?;
         if self.available.is_empty() {
             write!(f, "the build contains no payloads")?;
         } else {
             let list: Vec<String> = self.available.iter().map(|(k, a)| format!("{k} {a}")).collect();
-            write!(f, "the build contains {}", list.join(", "))?;
-            if self.available.iter().all(|(k, _)| *k == PayloadKind::Ltoir) {
-                write!(f, " (LTOIR must be linked at build time)")?;
-            }
+            write!(f, "the build contains {} ({})", list.join(", "), self.why())?;
         }
-        write!(f, "; rebuild with `cargo oxide build --arch sm_{major}{minor}`")
+        write!(f, "; rebuild with `cargo oxide build --arch {arch}`, or add {arch} to the --arch list")
     }
 }
 
 impl std::error::Error for NoPayload {}
 
-/// Picks, among payloads given as `(kind, Arch::code)`, the one to load on a device of compute
-/// capability `device_sm`, returning its index. In order of preference:
+/// One way to load a bundle on a device: a payload, or for LTOIR every LTOIR payload of one arch
+/// (the crate's own and its CUDA C++ sources'), to be linked for the device by nvJitLink.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Choice {
+    pub kind: PayloadKind,
+    /// [`Arch::code`] of the payloads.
+    pub sm: u32,
+    /// Indices of the payloads, in bundle order.
+    pub payloads: Vec<usize>,
+}
+
+/// The ways to load payloads given as `(kind, Arch::code)` on a device of compute capability
+/// `device_sm`, best first:
 /// 1. a cubin for exactly this SM (an arch-specific one first);
 /// 2. a fatbin whose lowest arch the device can run (the driver picks inside it);
 /// 3. a cubin of the same major version and a lower minor (binary compatible), highest first;
-/// 4. the highest PTX the device can JIT (arch-specific PTX only on exactly its SM).
+/// 4. PTX the device can JIT, highest first (arch-specific PTX only on exactly its SM);
+/// 5. LTOIR the device can run, highest arch first, linked for the device by nvJitLink.
 ///
-/// LTOIR is never chosen: it needs nvJitLink.
-pub fn select(
-    candidates: impl IntoIterator<Item = (PayloadKind, u32)>,
+/// The loader tries them in order (a driver too old for the PTX moves on to the next), and
+/// reports [`NoPayload`] when there are none.
+pub fn candidates(
+    payloads: impl IntoIterator<Item = (PayloadKind, u32)>,
     device_sm: (u32, u32),
-) -> Result<usize, NoPayload> {
-    let candidates: Vec<(PayloadKind, u32)> = candidates.into_iter().collect();
+) -> Result<Vec<Choice>, NoPayload> {
+    let payloads: Vec<(PayloadKind, u32)> = payloads.into_iter().collect();
     let device = device_sm.0 * 10 + device_sm.1;
     let sm = |code: u32| code & !ARCH_SPECIFIC_FLAG;
     let specific = |code: u32| code & ARCH_SPECIFIC_FLAG != 0;
     let runs = |code: u32| if specific(code) { sm(code) == device } else { sm(code) <= device };
-    // Best index of `kind` among those `ok`, ranked by `key` (highest wins, first on ties).
-    let best = |kind: PayloadKind, ok: &dyn Fn(u32) -> bool, key: &dyn Fn(u32) -> (u32, bool)| {
-        let mut found: Option<(usize, (u32, bool))> = None;
-        for (i, (k, code)) in candidates.iter().enumerate() {
-            if *k == kind && ok(*code) && found.is_none_or(|(_, best)| key(*code) > best) {
-                found = Some((i, key(*code)));
-            }
-        }
-        found.map(|(i, _)| i)
+    // Indices of `kind` among those `ok`, best first (highest SM, arch-specific before generic).
+    let ranked = |kind: PayloadKind, ok: &dyn Fn(u32) -> bool| {
+        let mut found: Vec<(usize, u32)> =
+            payloads.iter().enumerate().filter(|(_, (k, c))| *k == kind && ok(*c)).map(|(i, (_, c))| (i, *c)).collect();
+        found.sort_by_key(|(i, c)| (std::cmp::Reverse((sm(*c), specific(*c))), *i));
+        found
     };
-    let rank = |code: u32| (sm(code), specific(code));
-    best(PayloadKind::Cubin, &|c| sm(c) == device, &rank)
-        .or_else(|| best(PayloadKind::Fatbin, &runs, &rank))
-        .or_else(|| best(PayloadKind::Cubin, &|c| !specific(c) && sm(c) / 10 == device_sm.0 && sm(c) <= device, &rank))
-        .or_else(|| best(PayloadKind::Ptx, &runs, &rank))
-        .ok_or_else(|| NoPayload {
-            device_sm,
-            available: candidates.iter().map(|(k, c)| (*k, arch_name(*c))).collect(),
-        })
+    let single = |(i, c): (usize, u32)| Choice { kind: payloads[i].0, sm: c, payloads: vec![i] };
+    let mut out: Vec<Choice> = Vec::new();
+    out.extend(ranked(PayloadKind::Cubin, &|c| sm(c) == device).into_iter().map(single));
+    out.extend(ranked(PayloadKind::Fatbin, &runs).into_iter().map(single));
+    let compatible = |c: u32| !specific(c) && sm(c) / 10 == device_sm.0 && sm(c) < device;
+    out.extend(ranked(PayloadKind::Cubin, &compatible).into_iter().map(single));
+    out.extend(ranked(PayloadKind::Ptx, &runs).into_iter().map(single));
+    for (i, c) in ranked(PayloadKind::Ltoir, &runs) {
+        match out.iter_mut().find(|ch| ch.kind == PayloadKind::Ltoir && ch.sm == c) {
+            Some(choice) => choice.payloads.push(i),
+            None => out.push(single((i, c))),
+        }
+    }
+    for choice in &mut out {
+        choice.payloads.sort_unstable();
+    }
+    if out.is_empty() {
+        return Err(NoPayload { device_sm, available: payloads.iter().map(|(k, c)| (*k, arch_name(*c))).collect() });
+    }
+    Ok(out)
+}
+
+/// The index of the best payload among `(kind, Arch::code)` for a device of compute capability
+/// `device_sm`: the first payload of the first of [`candidates`].
+pub fn select(
+    payloads: impl IntoIterator<Item = (PayloadKind, u32)>,
+    device_sm: (u32, u32),
+) -> Result<usize, NoPayload> {
+    candidates(payloads, device_sm).map(|c| c[0].payloads[0])
 }
 
 #[cfg(test)]

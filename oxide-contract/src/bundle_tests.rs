@@ -166,9 +166,39 @@ fn nothing_fits_names_archs_and_fix() {
     assert!(msg.contains("compute capability 8.0"), "{msg}");
     assert!(msg.contains("cubin sm_90, ptx sm_90"), "{msg}");
     assert!(msg.contains("--arch sm_80"), "{msg}");
-    let msg = pick(&[(Ltoir, "sm_80")], (8, 0)).unwrap_err().to_string();
-    assert!(msg.contains("LTOIR"), "{msg}");
     assert!(pick(&[], (9, 0)).unwrap_err().to_string().contains("no payloads"));
+    // Arch-specific code on another SM: the message says where it runs.
+    let err = pick(&[(Cubin, "sm_100a"), (Ptx, "sm_100a")], (9, 0)).unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("(sm_90, compute capability 9.0)"), "{msg}");
+    assert!(msg.contains("cubin sm_100a, ptx sm_100a"), "{msg}");
+    assert!(msg.contains("`sm_100a` code runs only on sm_100 GPUs"), "{msg}");
+    assert!(msg.contains("rebuild with `cargo oxide build --arch sm_90`"), "{msg}");
+    assert_eq!(err.device_arch(), "sm_90");
+}
+
+fn choices(payloads: &[(PayloadKind, &str)], device: (u32, u32)) -> Vec<(PayloadKind, Vec<usize>)> {
+    candidates(payloads.iter().map(|(k, a)| (*k, code(a))), device)
+        .unwrap()
+        .into_iter()
+        .map(|c| (c.kind, c.payloads))
+        .collect()
+}
+
+#[test]
+fn candidates_fall_back_from_cubin_to_ptx_to_ltoir() {
+    // An sm_80-only build on an sm_90 GPU: the PTX JIT, then the LTOIR linked for sm_90.
+    let p = [(Cubin, "sm_80"), (Ptx, "sm_80"), (Ltoir, "sm_80"), (Ltoir, "sm_80")];
+    assert_eq!(choices(&p, (9, 0)), [(Ptx, vec![1]), (Ltoir, vec![2, 3])]);
+    // On sm_86 the sm_80 cubin runs first; every PTX that runs follows, highest first.
+    let p = [(Ptx, "sm_75"), (Cubin, "sm_80"), (Ptx, "sm_80"), (Ltoir, "sm_86"), (Ltoir, "sm_80")];
+    assert_eq!(
+        choices(&p, (8, 6)),
+        [(Cubin, vec![1]), (Ptx, vec![2]), (Ptx, vec![0]), (Ltoir, vec![3]), (Ltoir, vec![4])]
+    );
+    // LTOIR alone is a way to load (nvJitLink at load time).
+    assert_eq!(pick(&[(Ltoir, "sm_80")], (8, 0)), Ok(0));
+    assert!(pick(&[(Ltoir, "sm_90")], (8, 0)).is_err());
 }
 
 #[test]

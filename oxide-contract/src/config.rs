@@ -103,6 +103,29 @@ pub struct ToolPaths {
     pub fatbinary: Option<PathBuf>,
     pub libdevice: Option<PathBuf>,
     pub libnvvm: Option<PathBuf>,
+    /// `libnvJitLink.so`: links LTOIR and CUDA C++ device code into cubins.
+    #[serde(default)]
+    pub nvjitlink: Option<PathBuf>,
+    /// `nvcc`: compiles the CUDA C++ sources a crate names ([`PackageSources`]).
+    #[serde(default)]
+    pub nvcc: Option<PathBuf>,
+}
+
+/// The CUDA C++ sources (and prebuilt device code) one package links into its device code, read
+/// by `cargo oxide` from `[package.metadata.cuda-oxide]` (`crate::link::CUDA_SOURCES_KEY`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackageSources {
+    /// The package's directory (cargo's `CARGO_MANIFEST_DIR` for its crates).
+    pub manifest_dir: PathBuf,
+    /// Crate name of the package's library, if it has one: kernels of other crates that call a
+    /// CUDA C++ function this library declares link these sources too.
+    #[serde(default)]
+    pub lib_crate: Option<String>,
+    /// Absolute paths, in the order given.
+    pub files: Vec<PathBuf>,
+    /// Extra `nvcc` options (`crate::link::NVCC_FLAGS_KEY`).
+    #[serde(default)]
+    pub nvcc_flags: Vec<String>,
 }
 
 fn default_true() -> bool {
@@ -139,6 +162,9 @@ pub struct DeviceConfig {
     /// and so of cargo's fingerprint, so that a new device compiler rebuilds the kernels.
     #[serde(default)]
     pub compiler: String,
+    /// Every package of the build that names CUDA C++ sources.
+    #[serde(default)]
+    pub cuda_sources: Vec<PackageSources>,
 }
 
 /// A [`CONFIG_ENV`] value that could not be read.
@@ -196,6 +222,16 @@ impl DeviceConfig {
         Arch::lowest(&self.archs).expect("a DeviceConfig has at least one arch (from_json checks)")
     }
 
+    /// The sources of the package in `manifest_dir`, if it names any.
+    pub fn sources_of_package(&self, manifest_dir: &std::path::Path) -> Option<&PackageSources> {
+        self.cuda_sources.iter().find(|p| p.manifest_dir == manifest_dir)
+    }
+
+    /// The sources of the package whose library is the crate `crate_name`, if it names any.
+    pub fn sources_of_library(&self, crate_name: &str) -> Option<&PackageSources> {
+        self.cuda_sources.iter().find(|p| p.lib_crate.as_deref() == Some(crate_name))
+    }
+
     /// `<artifact_dir>/<crate_dir>/` (`crate::naming::crate_dir_name`).
     pub fn crate_dir(&self, crate_dir: &str) -> PathBuf {
         crate_artifact_dir(&self.artifact_dir, crate_dir)
@@ -230,6 +266,12 @@ mod tests {
             tools: ToolPaths { llc: "/bin/llc".into(), ptxas: Some("/bin/ptxas".into()), ..Default::default() },
             progress_file: Some("/t/progress.jsonl".into()),
             compiler: String::new(),
+            cuda_sources: vec![PackageSources {
+                manifest_dir: "/w/app".into(),
+                lib_crate: Some("app".into()),
+                files: vec!["/w/app/src/a.cu".into()],
+                nvcc_flags: vec!["-DX=1".into()],
+            }],
         }
     }
 
@@ -241,6 +283,8 @@ mod tests {
         assert_eq!(DeviceConfig::from_json(&json).unwrap(), c);
         assert_eq!(c.emits(), [Emit::Ptx, Emit::Cubin, Emit::Fatbin, Emit::Ltoir]);
         assert_eq!(c.crate_dir("hello"), PathBuf::from("/t/oxide/hello"));
+        assert_eq!(c.sources_of_package("/w/app".as_ref()).map(|p| p.files.len()), Some(1));
+        assert!(c.sources_of_library("app").is_some() && c.sources_of_library("other").is_none());
     }
 
     #[test]
@@ -254,7 +298,9 @@ mod tests {
                 && c.debuginfo == DeviceDebugInfo::Lines
                 && c.emit.is_empty()
                 && c.progress_file.is_none()
+                && c.cuda_sources.is_empty()
         );
+        assert!(c.tools.nvjitlink.is_none() && c.tools.nvcc.is_none());
         assert_eq!(c.emits(), [Emit::Ptx, Emit::Cubin]);
         let bad = json.replace("sm_90", "sm_42");
         assert!(DeviceConfig::from_json(&bad).unwrap_err().to_string().contains("unknown GPU architecture `sm_42`"));

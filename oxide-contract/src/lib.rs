@@ -6,6 +6,7 @@
 //! | [`abi`] | parameter kinds, their `kernelParams` slots, the macro ⇄ backend classification |
 //! | [`attrs`] | tool-attribute names, `cfg(cuda_oxide)`, lang items of `cuda_device` |
 //! | [`atomic`] | atomic operation and scope codes |
+//! | [`link`] | LTOIR (libNVVM), linking with CUDA C++ (nvJitLink), the `cuda-sources` metadata |
 //! | [`limits`] | launch limits (threads, grid and block dims, clusters, shared memory) |
 //! | [`arch`] | GPU architectures and the rules that depend on them |
 //! | [`naming`] | kernel entry names, the bundle symbol and section, artifact file names |
@@ -24,6 +25,7 @@ pub mod bundle;
 #[cfg(feature = "build")]
 pub mod config;
 pub mod limits;
+pub mod link;
 pub mod manifest;
 pub mod naming;
 #[cfg(feature = "build")]
@@ -35,7 +37,7 @@ pub use arch::{Arch, ArchError};
 pub use bundle::write_bundle;
 pub use bundle::{Bundle, BundleError, NoPayload, Payload};
 #[cfg(feature = "build")]
-pub use config::{DeviceConfig, DeviceDebugInfo, Emit, ToolPaths};
+pub use config::{DeviceConfig, DeviceDebugInfo, Emit, PackageSources, ToolPaths};
 pub use manifest::{KernelInfo, LaunchBounds, Manifest, ParamInfo, PayloadInfo, PayloadKind};
 pub use naming::entry_name;
 #[cfg(feature = "build")]

@@ -23,6 +23,31 @@ pub struct Manifest {
     /// Tool name → its version line (`llc`, `ptxas`, …).
     #[serde(default)]
     pub tools: BTreeMap<String, String>,
+    /// Whether `a*b+c` may contract into `fma` (`false` with `--no-fmad`); a load-time link of the
+    /// LTOIR payloads uses the same setting (`crate::link::nvjitlink_options`).
+    #[serde(default = "default_true")]
+    pub fmad: bool,
+    /// Device functions of this crate that CUDA C++ can call (docs/interop.md).
+    #[serde(default)]
+    pub exports: Vec<DeviceFunction>,
+    /// CUDA C++ device functions this crate's device code calls, linked in from its sources.
+    #[serde(default)]
+    pub imports: Vec<DeviceFunction>,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+/// A device function crossing the Rust ⇄ CUDA C++ boundary.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeviceFunction {
+    /// The linker symbol (the C name).
+    pub symbol: String,
+    /// The Rust path of the function or of its declaration.
+    pub name: String,
+    /// Its C declaration, e.g. `float scale(float x, const float* k)`.
+    pub c_decl: String,
 }
 
 /// One kernel entry point.
@@ -134,6 +159,9 @@ impl Manifest {
             kernels: Vec::new(),
             payloads: Vec::new(),
             tools: BTreeMap::new(),
+            fmad: true,
+            exports: Vec::new(),
+            imports: Vec::new(),
         }
     }
 
@@ -237,6 +265,11 @@ mod tests {
             bytes: 1,
         });
         m.tools.insert("llc".into(), "LLVM version 22.1.4".into());
+        m.exports.push(DeviceFunction {
+            symbol: "scale".into(),
+            name: "hello::scale".into(),
+            c_decl: "float scale(float x)".into(),
+        });
         m
     }
 
@@ -250,9 +283,17 @@ mod tests {
             assert!(json.contains(needle), "missing {needle} in {json}");
         }
         assert_eq!(Manifest::from_json(&json).unwrap(), m);
+        assert!(json.contains("\"c_decl\": \"float scale(float x)\""), "{json}");
         assert_eq!(m.kernels[0].launch_slots(), 5);
         assert_eq!(m.entries(), ["vecadd"]);
         assert!(m.kernel("vecadd").is_some() && m.kernel("nope").is_none());
+    }
+
+    #[test]
+    fn older_manifests_read_with_defaults() {
+        let json = r#"{"format_version":2,"crate_name":"x","kernels":[],"payloads":[]}"#;
+        let m = Manifest::from_json(json).unwrap();
+        assert!(m.fmad && m.exports.is_empty() && m.imports.is_empty());
     }
 
     #[test]

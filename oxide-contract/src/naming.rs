@@ -182,9 +182,19 @@ pub mod files {
         format!("{crate_name}.{arch}.ltoir")
     }
 
+    /// `<crate>.<source stem>.<arch>.ltoir`: the LTOIR of one CUDA C++ source the crate links.
+    pub fn source_ltoir(crate_name: &str, source_stem: &str, arch: Arch) -> String {
+        format!("{crate_name}.{source_stem}.{arch}.ltoir")
+    }
+
     /// `<crate>.fatbin`.
     pub fn fatbin(crate_name: &str) -> String {
         format!("{crate_name}.fatbin")
+    }
+
+    /// `<crate>.h`: the C declarations of the crate's exported device functions, for CUDA C++.
+    pub fn c_header(crate_name: &str) -> String {
+        format!("{crate_name}.h")
     }
 }
 
@@ -241,6 +251,9 @@ mod tests {
         assert_eq!(files::cubin("hello", a), "hello.sm_90.cubin");
         assert_eq!(files::fatbin("hello"), "hello.fatbin");
         assert_eq!(files::llvm_ir("hello"), "hello.ll");
+        assert_eq!(files::ltoir("hello", a), "hello.sm_90.ltoir");
+        assert_eq!(files::source_ltoir("hello", "ops", a), "hello.ops.sm_90.ltoir");
+        assert_eq!(files::c_header("hello"), "hello.h");
     }
 
     #[test]

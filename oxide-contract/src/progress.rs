@@ -19,6 +19,10 @@ pub enum Step {
     Fatbin,
     /// libNVVM → LTOIR.
     Ltoir,
+    /// `nvcc -dlto` → LTOIR of the crate's CUDA C++ sources.
+    Nvcc,
+    /// nvJitLink: Rust and CUDA C++ device code → cubin and PTX.
+    Link,
     /// Writing the bundle object and `manifest.json`.
     Bundle,
 }

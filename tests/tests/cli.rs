@@ -26,9 +26,13 @@ fn unknown_emit_kind_is_one_line() {
 }
 
 #[test]
-fn ltoir_is_refused_until_it_exists() {
-    let err = one_line_error(&["build", "--arch", "sm_90", "--emit", "ptx,ltoir"]);
-    assert!(err.starts_with("error: --emit ltoir is not supported yet"), "{err}");
+fn arch_native_without_a_gpu_says_so() {
+    let err = one_line_error(&["build", "--arch", "native", "--emit", "ptx,ltoir"]);
+    assert!(!err.contains("unknown GPU architecture"), "{err}");
+    if cargo_oxide::gpu::local_gpu().is_none() {
+        assert!(err.starts_with("error: --arch native: no GPU found on this machine"), "{err}");
+        assert!(err.contains("e.g. `--arch sm_90`"), "{err}");
+    }
 }
 
 #[test]

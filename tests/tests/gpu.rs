@@ -9,15 +9,24 @@ fn build_and_run(name: &str) {
     seed_lockfile(&dir);
     // A crate that needs particular archs (e.g. sm_90 for clusters) names them in `oxide-arch`.
     let arch = std::fs::read_to_string(dir.join("oxide-arch")).ok().map(|a| a.trim().to_string());
+    // One that needs extra artifacts (LTOIR) names them in `oxide-emit`.
+    let emit = std::fs::read_to_string(dir.join("oxide-emit")).ok().map(|a| a.trim().to_string());
     let mut args = vec!["build", "--release"];
     if let Some(arch) = &arch {
         args.extend(["--arch", arch.as_str()]);
+    }
+    if let Some(emit) = &emit {
+        args.extend(["--emit", emit.as_str()]);
     }
     let out = cargo_oxide(&dir, &args);
     assert_success(&out, &format!("cargo oxide {} in tests/gpu/{name}", args.join(" ")));
     let package = format!("gpu-{name}");
     let exe = artifact_dir().join("release").join(&package);
-    let run = std::process::Command::new(&exe).output().unwrap_or_else(|e| panic!("run {}: {e}", exe.display()));
+    // Sideloaded modules and LTOIR are read from the release artifacts (run.sh does the same).
+    let run = std::process::Command::new(&exe)
+        .env("CUDA_OXIDE_ARTIFACT_DIR", device_dir("release"))
+        .output()
+        .unwrap_or_else(|e| panic!("run {}: {e}", exe.display()));
     assert!(
         run.status.success(),
         "{package} failed:\n{}{}",
@@ -144,6 +153,34 @@ fn bounds_traps() {
 #[ignore = "needs a CUDA GPU"]
 fn debugging() {
     build_and_run("debugging");
+}
+
+/// A Rust kernel calling CUDA C++ device functions (cuda-sources, nvJitLink).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn interop_rust_calls_cpp() {
+    build_and_run("interop-rust-calls-cpp");
+}
+
+/// A CUDA C++ kernel calling Rust device functions.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn interop_cpp_calls_rust() {
+    build_and_run("interop-cpp-calls-rust");
+}
+
+/// Built only for sm_80: the PTX JIT, and the LTOIR through nvJitLink, on a newer GPU.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn jit_sm80() {
+    build_and_run("jit-sm80");
+}
+
+/// Built only for sm_100a: the explained CUDA_ERROR_NO_BINARY_FOR_GPU on another GPU.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn no_binary_sm100a() {
+    build_and_run("no-binary-sm100a");
 }
 
 #[test]

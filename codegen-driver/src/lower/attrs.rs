@@ -64,3 +64,13 @@ pub fn is_fast_math(tcx: TyCtxt<'_>, def_id: DefId) -> bool {
 pub fn is_intrinsic(tcx: TyCtxt<'_>, def_id: DefId) -> bool {
     tool_attr(tcx, def_id, attrs::INTRINSIC).is_some()
 }
+
+/// `true` for the Rust stand-in of a function declared in a `#[device] extern "C"` block.
+pub fn is_device_import(tcx: TyCtxt<'_>, def_id: DefId) -> bool {
+    tool_attr(tcx, def_id, attrs::DEVICE_IMPORT).is_some()
+}
+
+/// `true` for a function marked `#[device]`.
+pub fn is_device(tcx: TyCtxt<'_>, def_id: DefId) -> bool {
+    tool_attr(tcx, def_id, attrs::DEVICE).is_some()
+}

@@ -48,6 +48,10 @@ pub struct CodegenCx<'tcx> {
     pub reports: Reports<'tcx>,
     /// Debug information state, unless the build asked for none (`debuginfo.rs`).
     pub debug: Option<super::debuginfo::DebugCx<'tcx>>,
+    /// Device functions exported to CUDA C++, with their C names (`interop.rs`).
+    pub exports: RefCell<FxHashMap<Instance<'tcx>, String>>,
+    /// CUDA C++ functions the device code calls, left as declarations for the device linker.
+    pub imports: RefCell<Vec<(Instance<'tcx>, oxide_contract::manifest::DeviceFunction)>>,
     /// Bounds checks poison the access and defer the trap (`bounds.rs`); off for debug builds.
     pub deferred_bounds: bool,
     /// `--fast-math`: every function uses approximate division, square root and transcendentals.
@@ -84,6 +88,8 @@ impl<'tcx> CodegenCx<'tcx> {
             unavailable: Default::default(),
             reports: Default::default(),
             debug,
+            exports: Default::default(),
+            imports: Default::default(),
             deferred_bounds: true,
             archs: Vec::new(),
             fast_math: false,

@@ -89,9 +89,26 @@ impl<'tcx> CodegenCx<'tcx> {
             // The IEEE and the fast-math compilation of one function side by side.
             symbol.push_str("$fast");
         }
+        // An export keeps its C name and external linkage, so CUDA C++ can call it; a second,
+        // fast-math compilation of it stays internal.
+        let mut export = if fast && !self.fast_math { None } else { self.exports.borrow().get(&instance).cloned() };
+        if let ty::InstanceKind::Item(def_id) = instance.def
+            && super::interop::is_import(self.tcx, def_id)
+        {
+            // A CUDA C++ function: its C name, external, for the device linker to resolve.
+            export = Some(self.tcx.item_name(def_id).to_string());
+            if let Some(&f) = self.instances.borrow().get(&(instance, !fast)) {
+                return f;
+            }
+        }
+        if let Some(name) = &export {
+            symbol = name.clone();
+        }
         let f = super::abi::declare_fn(self, &symbol, fn_abi);
         let idx = self.func_index(f) as usize;
-        self.module.borrow_mut().funcs[idx].linkage = "internal";
+        if export.is_none() {
+            self.module.borrow_mut().funcs[idx].linkage = "internal";
+        }
         self.instances.borrow_mut().insert((instance, fast), f);
         self.enqueue(instance, fast);
         f

@@ -114,6 +114,28 @@ pub enum DeviceError {
     CVariadicFunction,
     CVariadicArgument,
     UnsizedByValue,
+    /// An explicit device export (`#[device] #[no_mangle] extern "C" fn`) with a type C cannot take.
+    ExportType {
+        function: String,
+        position: String,
+        ty: String,
+    },
+    /// A device export whose C name another export, a kernel entry or the runtime already has.
+    ExportNameTaken {
+        symbol: String,
+        taken_by: String,
+    },
+    /// A function of a `#[device] extern "C"` block with a type C cannot take.
+    ImportType {
+        function: String,
+        position: String,
+        ty: String,
+    },
+    /// A CUDA C++ function is called, but the crate names no CUDA C++ sources to link.
+    ImportWithoutSources {
+        function: String,
+        crate_name: String,
+    },
     /// A panic of ours (or of rustc_codegen_ssa) while lowering `what` for `kernel`.
     Internal {
         what: String,
@@ -193,6 +215,21 @@ impl DeviceError {
             CVariadicFunction => "C variadic functions are not supported in device code".into(),
             CVariadicArgument => "C variadic arguments are not supported in device code".into(),
             UnsizedByValue => "unsized values passed by value are not supported in device code".into(),
+            ExportType { function, position, ty } => format!(
+                "`{function}` is exported to CUDA C++, but its {position} has type `{ty}`, which has no C equivalent"
+            ),
+            ExportNameTaken { symbol, taken_by } => {
+                format!(
+                    "the device function `{symbol}` cannot be exported to CUDA C++: {taken_by} already has that name"
+                )
+            }
+            ImportType { function, position, ty } => format!(
+                "the CUDA C++ function `{function}` cannot be called from Rust: its {position} has type `{ty}`, which has no C equivalent"
+            ),
+            ImportWithoutSources { function, crate_name } => format!(
+                "`{function}` is a CUDA C++ function (declared in a #[device] extern block), but crate `{crate_name}` \
+                 names no CUDA C++ sources to link it from"
+            ),
             Internal { what, kernel, .. } => {
                 format!("internal error in cuda-oxide's device compiler while compiling `{what}` for kernel `{kernel}`")
             }
@@ -258,6 +295,17 @@ impl DeviceError {
                 "this is a gap in cuda-oxide's device compiler: please report it; meanwhile write the operation as a plain loop on the device"
             }
             HostLlvmIntrinsic { .. } => "use the functions of `cuda_device` for device-specific operations",
+            ExportType { .. } | ImportType { .. } => {
+                "across the Rust ⇄ CUDA C++ boundary pass integers (`i8`..`u64`, `isize`, `usize`), `f32`, `f64` \
+                 and raw pointers; pass a `bool` as `u8` and structs and slices by pointer"
+            }
+            ExportNameTaken { .. } => {
+                "give the function another C name with `#[unsafe(export_name = \"...\")]`, or rename it"
+            }
+            ImportWithoutSources { .. } => {
+                "name the .cu files that define it in Cargo.toml: `[package.metadata.cuda-oxide] cuda-sources = \
+                 [\"src/ops.cu\"]` (see docs/interop.md)"
+            }
             ConstantMemoryNameClash { .. } => {
                 "rename one of them: the host writes constant memory by the static's name (`write_global(stream, \"NAME\", ..)`)"
             }
@@ -428,6 +476,17 @@ pub fn internal_error<'tcx>(cx: &CodegenCx<'tcx>, instance: Instance<'tcx>, mess
         diag.help(help);
     }
     diag.emit();
+}
+
+/// Reports a call of CUDA C++ function `callee` in a crate with no CUDA C++ sources, at the
+/// user's call.
+pub fn import_without_sources<'tcx>(cx: &CodegenCx<'tcx>, callee: Instance<'tcx>, crate_name: &str) {
+    let site = user_site(cx, Some(callee), rustc_span::DUMMY_SP);
+    if !cx.reports.first(("import", site.function, Some(callee.def_id()))) {
+        return;
+    }
+    let function = cx.tcx.def_path_str(callee.def_id());
+    emit(cx, &site, &DeviceError::ImportWithoutSources { function, crate_name: crate_name.to_string() });
 }
 
 /// Reports the problems held back by [`unavailable`], now that every allocation is known.

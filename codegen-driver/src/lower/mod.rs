@@ -18,6 +18,7 @@ mod debuginfo;
 mod declare;
 mod entry;
 pub mod errors;
+mod interop;
 mod intrinsic;
 mod ir;
 mod loop_hints;
@@ -36,9 +37,23 @@ pub use context::CodegenCx;
 pub const TRIPLE: &str = "nvptx64-nvidia-cuda";
 pub const DATALAYOUT: &str = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64";
 
-/// Lowers `kernels` and everything they reach into `cx`'s module; returns each kernel's manifest
-/// record. Check `cx.failed()` afterwards: errors are reported, not returned.
-pub fn lower<'tcx>(cx: &CodegenCx<'tcx>, kernels: &[collect::KernelRoot<'tcx>]) -> Vec<KernelInfo> {
+pub use interop::{Export, c_header};
+
+/// The crate's device functions that CUDA C++ can call (see `interop::exports`); errors about
+/// them are reported.
+pub fn exports<'tcx>(tcx: TyCtxt<'tcx>, kernels: &[collect::KernelRoot<'tcx>]) -> Vec<Export<'tcx>> {
+    let entries: Vec<String> = kernels.iter().map(|k| k.entry.clone()).collect();
+    interop::exports(tcx, &entries)
+}
+
+/// Lowers `kernels`, `exports` and everything they reach into `cx`'s module; returns each
+/// kernel's manifest record. Check `cx.failed()` afterwards: errors are reported, not returned.
+pub fn lower<'tcx>(
+    cx: &CodegenCx<'tcx>,
+    kernels: &[collect::KernelRoot<'tcx>],
+    exports: &[Export<'tcx>],
+) -> Vec<KernelInfo> {
+    cx.exports.borrow_mut().extend(exports.iter().map(|e| (e.instance, e.symbol.clone())));
     let infos: Vec<_> = kernels
         .iter()
         .map(|k| {
@@ -51,6 +66,10 @@ pub fn lower<'tcx>(cx: &CodegenCx<'tcx>, kernels: &[collect::KernelRoot<'tcx>]) 
             info
         })
         .collect();
+    for export in exports {
+        cx.fast.set(cx.fast_math);
+        cx.get_fn(export.instance);
+    }
     loop {
         let next = cx.queue.borrow_mut().pop();
         let Some((instance, fast)) = next else { break };
@@ -60,9 +79,42 @@ pub fn lower<'tcx>(cx: &CodegenCx<'tcx>, kernels: &[collect::KernelRoot<'tcx>]) 
     infos
 }
 
-/// The module as LLVM IR text.
+/// The module as LLVM IR text. Kernels and exports are listed in `@llvm.used`: link-time
+/// optimisation of LTOIR drops every function it is not told to keep.
 pub fn print(cx: &CodegenCx<'_>) -> String {
-    cx.module.borrow().print(TRIPLE, DATALAYOUT, "")
+    let module = cx.module.borrow();
+    let exports = cx.exports.borrow();
+    let used: Vec<String> = module
+        .funcs
+        .iter()
+        .filter(|f| f.kernel || exports.values().any(|s| *s == f.name))
+        .map(|f| format!("ptr @{}", f.name))
+        .collect();
+    let trailer = if used.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "@llvm.used = appending global [{} x ptr] [{}], section \"llvm.metadata\"\n",
+            used.len(),
+            used.join(", ")
+        )
+    };
+    module.print(TRIPLE, DATALAYOUT, &trailer)
+}
+
+/// The CUDA C++ functions the device code still calls after optimisation, with their manifest
+/// records (`optimized` is the optimised module's text).
+pub fn live_imports<'tcx>(
+    cx: &CodegenCx<'tcx>,
+    optimized: &str,
+) -> Vec<(Instance<'tcx>, oxide_contract::manifest::DeviceFunction)> {
+    let imports = cx.imports.borrow().clone();
+    let live: Vec<String> =
+        crate::pipeline::llvm::still_referenced(optimized, imports.iter().map(|(_, f)| f.symbol.as_str()))
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+    imports.into_iter().filter(|(_, f)| live.contains(&f.symbol)).collect()
 }
 
 /// Reports the functions without a device body that optimisation kept (`optimized` is the
@@ -95,6 +147,21 @@ fn define<'tcx>(cx: &CodegenCx<'tcx>, instance: Instance<'tcx>) {
     cx.pending_asserts.borrow_mut().clear();
     cx.deferred_checks.borrow_mut().clear();
     if intrinsic::define_device_intrinsic(cx, instance) {
+        return;
+    }
+    if let InstanceKind::Item(def_id) = instance.def
+        && interop::is_import(tcx, def_id)
+    {
+        // Defined by CUDA C++: stays a declaration, which the device linker resolves.
+        let f = cx.get_fn(instance);
+        let idx = cx.func_index(f) as usize;
+        cx.module.borrow_mut().funcs[idx].linkage = "";
+        let symbol = cx.module.borrow().funcs[idx].name.clone();
+        let call = cx.reached.borrow().get(&instance).map_or(rustc_span::DUMMY_SP, |r| r.span);
+        match interop::import(tcx, instance, &symbol, call) {
+            Some(record) => cx.imports.borrow_mut().push((instance, record)),
+            None => cx.reports.failed.set(true),
+        }
         return;
     }
     if let InstanceKind::Item(def_id) = instance.def {

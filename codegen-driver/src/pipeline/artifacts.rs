@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use oxide_contract::arch::Arch;
 use oxide_contract::bundle::{Payload, write_bundle};
 use oxide_contract::config::ToolPaths;
-use oxide_contract::manifest::{KernelInfo, MANIFEST_FORMAT_VERSION, Manifest, PayloadInfo, PayloadKind};
+use oxide_contract::manifest::{
+    DeviceFunction, KernelInfo, MANIFEST_FORMAT_VERSION, Manifest, PayloadInfo, PayloadKind,
+};
 use oxide_contract::naming::files;
 
 use super::tools::{ToolError, read, version_line};
@@ -20,6 +22,18 @@ pub struct Built {
     pub cubins: Vec<(Arch, PathBuf)>,
     /// The fatbin and the lowest arch it holds.
     pub fatbin: Option<(Arch, PathBuf)>,
+    /// The crate's LTOIR per arch (`--emit ltoir`).
+    pub ltoir: Vec<(Arch, PathBuf)>,
+    /// The LTOIR of the package's CUDA C++ sources, bundled with the crate's so that a program
+    /// can link both for a GPU that has no cubin.
+    pub source_ltoir: Vec<(Arch, PathBuf)>,
+}
+
+/// What the crate shares with CUDA C++, for the manifest and the C header.
+pub struct Interop {
+    pub fmad: bool,
+    pub exports: Vec<DeviceFunction>,
+    pub imports: Vec<DeviceFunction>,
 }
 
 impl Built {
@@ -38,6 +52,7 @@ pub fn write(
     crate_dir: &str,
     kernels: Vec<KernelInfo>,
     built: &Built,
+    interop: &Interop,
 ) -> Result<Vec<u8>, ToolError> {
     // Exact cubins first, then the fatbin, then PTX for JIT (see `bundle::select`).
     let mut owned: Vec<(PayloadKind, Arch, &PathBuf, Vec<u8>)> = Vec::new();
@@ -49,6 +64,10 @@ pub fn write(
     }
     for (a, p) in &built.ptx {
         owned.push((PayloadKind::Ptx, *a, p, read(p)?));
+    }
+    // LTOIR last: the loader links it only when nothing else runs on the GPU.
+    for (a, p) in built.ltoir.iter().chain(&built.source_ltoir) {
+        owned.push((PayloadKind::Ltoir, *a, p, read(p)?));
     }
 
     let mut tool_versions = BTreeMap::new();
@@ -72,6 +91,9 @@ pub fn write(
             })
             .collect(),
         tools: tool_versions,
+        fmad: interop.fmad,
+        exports: interop.exports.clone(),
+        imports: interop.imports.clone(),
     };
     let payloads: Vec<Payload<'_>> =
         owned.iter().map(|(kind, arch, _, bytes)| Payload { kind: *kind, sm: arch.code(), bytes }).collect();
@@ -82,8 +104,18 @@ pub fn write(
     for (_, _, path, _) in &owned {
         work.publish(path)?;
     }
+    if !interop.exports.is_empty() {
+        // The C declarations CUDA C++ includes to call the exports.
+        let header = work.path(&files::c_header(crate_name));
+        let text = crate::lower::c_header(crate_name, &interop.exports);
+        std::fs::write(&header, text).map_err(|e| ToolError::Io(header.clone(), e))?;
+        work.publish(&header)?;
+    }
     work.publish(&manifest_path)?;
-    let published: Vec<String> = manifest.payloads.iter().map(|p| p.file.clone()).collect();
+    let mut published: Vec<String> = manifest.payloads.iter().map(|p| p.file.clone()).collect();
+    if !interop.exports.is_empty() {
+        published.push(files::c_header(crate_name));
+    }
     work.remove_stale(crate_name, &published);
     Ok(bundle)
 }

@@ -5,6 +5,7 @@
 mod artifacts;
 mod cuda;
 mod deferred_traps;
+mod link;
 pub mod llvm;
 pub mod object;
 mod tools;
@@ -32,6 +33,12 @@ enum Task {
     Lower,
     Ptx(Arch),
     Cubin(Arch),
+    /// libNVVM → the crate's LTOIR.
+    Ltoir(Arch),
+    /// `nvcc` → the LTOIR of the package's CUDA C++ sources.
+    Nvcc(Arch),
+    /// nvJitLink: Rust and CUDA C++ device code → cubin and PTX (instead of `llc` and `ptxas`).
+    Link(Arch),
     Fatbin,
     /// Manifest, bundle bytes, published files.
     Bundle,
@@ -43,6 +50,9 @@ impl Task {
             Task::Lower => Step::Lower,
             Task::Ptx(_) => Step::Ptx,
             Task::Cubin(_) => Step::Cubin,
+            Task::Ltoir(_) => Step::Ltoir,
+            Task::Nvcc(_) => Step::Nvcc,
+            Task::Link(_) => Step::Link,
             Task::Fatbin => Step::Fatbin,
             Task::Bundle => Step::Bundle,
         }
@@ -50,20 +60,28 @@ impl Task {
 
     fn arch(self) -> Option<Arch> {
         match self {
-            Task::Ptx(a) | Task::Cubin(a) => Some(a),
+            Task::Ptx(a) | Task::Cubin(a) | Task::Ltoir(a) | Task::Nvcc(a) | Task::Link(a) => Some(a),
             _ => None,
         }
     }
 }
 
-/// The steps `config` asks for, in the order they run.
-fn plan(config: &DeviceConfig) -> Vec<Task> {
+/// The steps `config` asks for, in the order they run; `linking` when the package names CUDA C++
+/// sources, whose device code nvJitLink links with the crate's LTOIR.
+fn plan(config: &DeviceConfig, linking: bool) -> Vec<Task> {
     let emits = config.emits();
     let mut tasks = vec![Task::Lower];
     for &arch in &config.archs {
+        if linking {
+            tasks.extend([Task::Ltoir(arch), Task::Nvcc(arch), Task::Link(arch)]);
+            continue;
+        }
         tasks.push(Task::Ptx(arch));
         if emits.contains(&Emit::Cubin) {
             tasks.push(Task::Cubin(arch));
+        }
+        if emits.contains(&Emit::Ltoir) {
+            tasks.push(Task::Ltoir(arch));
         }
     }
     if emits.contains(&Emit::Fatbin) {
@@ -115,7 +133,8 @@ impl From<ToolError> for Stop {
 /// (and stop the compilation).
 pub fn compile_crate(tcx: TyCtxt<'_>) -> Option<DeviceOutput> {
     let kernels = lower::collect::kernels(tcx);
-    if kernels.is_empty() {
+    let exports = lower::exports(tcx, &kernels);
+    if kernels.is_empty() && exports.is_empty() {
         return None;
     }
     let crate_name = tcx.crate_name(rustc_hir::def_id::LOCAL_CRATE).to_string();
@@ -134,7 +153,8 @@ pub fn compile_crate(tcx: TyCtxt<'_>) -> Option<DeviceOutput> {
         return None;
     }
 
-    let tasks = plan(&config);
+    let sources = cuda_sources(tcx, &config);
+    let tasks = plan(&config, !sources.is_empty());
     let progress = Progress { crate_name: &crate_name, file: config.progress_file.as_ref() };
     let started = Instant::now();
     progress.send(ProgressEvent::CrateStarted {
@@ -147,7 +167,8 @@ pub fn compile_crate(tcx: TyCtxt<'_>) -> Option<DeviceOutput> {
     cx.deferred_bounds = config.debuginfo != DeviceDebugInfo::Full;
     cx.fast_math = config.fast_math;
     cx.archs = config.archs.clone();
-    match run(&cx, &config, &crate_name, &kernels, &tasks, &progress) {
+    let crate_in = CrateIn { name: &crate_name, kernels: &kernels, exports: &exports, sources: &sources };
+    match run(&cx, &config, &crate_in, &tasks, &progress) {
         Ok((bundle, bitcode)) => {
             let millis = started.elapsed().as_millis() as u64;
             progress.send(ProgressEvent::CrateFinished { crate_name: crate_name.clone(), millis });
@@ -168,22 +189,47 @@ pub fn compile_crate(tcx: TyCtxt<'_>) -> Option<DeviceOutput> {
     }
 }
 
+/// The CUDA C++ sources this crate links: its package's (cargo sets `CARGO_MANIFEST_DIR` for each
+/// crate), and those of the libraries it depends on, whose `#[device]` extern blocks its kernels
+/// may call.
+fn cuda_sources(tcx: TyCtxt<'_>, config: &DeviceConfig) -> Vec<oxide_contract::config::PackageSources> {
+    let own = std::env::var_os("CARGO_MANIFEST_DIR")
+        .and_then(|dir| config.sources_of_package(std::path::Path::new(&dir)).cloned());
+    let deps = tcx.crates(()).iter().filter_map(|&cnum| config.sources_of_library(tcx.crate_name(cnum).as_str()));
+    let mut out: Vec<_> = own.into_iter().collect();
+    for dep in deps {
+        if !out.contains(dep) {
+            out.push(dep.clone());
+        }
+    }
+    out
+}
+
+/// What one crate's device build starts from.
+struct CrateIn<'a, 'tcx> {
+    name: &'a str,
+    kernels: &'a [lower::collect::KernelRoot<'tcx>],
+    exports: &'a [lower::Export<'tcx>],
+    /// The CUDA C++ sources to link (see [`cuda_sources`]).
+    sources: &'a [oxide_contract::config::PackageSources],
+}
+
 /// Runs the planned tasks; returns the bundle bytes and, for a crate that may be an rlib, the
 /// bitcode of the bundle for LTO (`object::host_ir`).
 fn run<'tcx>(
     cx: &CodegenCx<'tcx>,
     config: &DeviceConfig,
-    crate_name: &str,
-    kernels: &[lower::collect::KernelRoot<'tcx>],
+    crate_in: &CrateIn<'_, 'tcx>,
     tasks: &[Task],
     progress: &Progress<'_>,
 ) -> Result<(Vec<u8>, Option<Vec<u8>>), Stop> {
+    let (crate_name, kernels) = (crate_in.name, crate_in.kernels);
     let tools = &config.tools;
     let large_params = kernels
         .iter()
         .any(|k| lower::check::param_bytes(cx.tcx, k) > oxide_contract::limits::CLASSIC_KERNEL_PARAM_BYTES);
     let (optimized, mut infos, work) = progress.run(Task::Lower, || {
-        let infos = lower::lower(cx, kernels);
+        let infos = lower::lower(cx, kernels, crate_in.exports);
         if cx.failed() {
             return Err(Stop::Unsupported);
         }
@@ -198,6 +244,12 @@ fn run<'tcx>(
             &lower::print(cx),
         )?;
         lower::report_unavailable(cx, optimized.liveness_text());
+        if crate_in.sources.is_empty() {
+            // A CUDA C++ function called without sources to link it from.
+            for (instance, _) in lower::live_imports(cx, optimized.liveness_text()) {
+                lower::errors::import_without_sources(cx, instance, crate_name);
+            }
+        }
         if cx.failed() {
             work.remove();
             return Err(Stop::Unsupported);
@@ -212,6 +264,8 @@ fn run<'tcx>(
 
     let mut built = Built::default();
     let mut bundle = Vec::new();
+    let nvvm_ir = tasks.iter().any(|t| matches!(t, Task::Ltoir(_))).then(|| link::nvvm_ir(&optimized.text));
+    let mut source_ltoir: Vec<PathBuf> = Vec::new();
     for &task in tasks.iter().filter(|t| **t != Task::Lower) {
         progress.run(task, || -> Result<(), Stop> {
             match task {
@@ -224,13 +278,42 @@ fn run<'tcx>(
                     let ptx = built.ptx_for(arch).cloned().unwrap_or_default();
                     built.cubins.push((arch, cuda::ptxas(tools, &work, crate_name, &ptx, arch, config.debuginfo)?));
                 }
+                Task::Ltoir(arch) => {
+                    let ir = nvvm_ir.as_deref().unwrap_or_default();
+                    built.ltoir.push((arch, link::ltoir(tools, &work, crate_name, ir, arch, config.fmad)?));
+                }
+                Task::Nvcc(arch) => {
+                    source_ltoir.clear();
+                    for sources in crate_in.sources {
+                        source_ltoir.extend(link::cuda_sources(tools, &work, crate_name, sources, arch)?);
+                    }
+                }
+                Task::Link(arch) => {
+                    let own = built.ltoir.iter().find(|(a, _)| *a == arch).map(|(_, p)| p.clone()).unwrap_or_default();
+                    let (cubin, ptx) = link::link(tools, &work, crate_name, &own, &source_ltoir, arch, config.fmad)?;
+                    built.cubins.push((arch, cubin));
+                    built.ptx.push((arch, ptx));
+                    if config.emits().contains(&Emit::Ltoir) {
+                        // With the crate's LTOIR, the sources' LTOIR: a load-time link needs both.
+                        let ltoir = source_ltoir.iter().filter(|p| p.extension().is_some_and(|e| e == "ltoir"));
+                        built.source_ltoir.extend(ltoir.map(|p| (arch, p.clone())));
+                    } else {
+                        built.ltoir.retain(|(a, _)| *a != arch);
+                    }
+                }
                 Task::Fatbin => {
                     let fatbin = cuda::fatbinary(tools, &work, crate_name, &built.cubins, &built.ptx)?;
                     built.fatbin = Some((config.lowest_arch(), fatbin));
                 }
                 Task::Bundle => {
                     let dir = object::crate_dir(cx.tcx);
-                    bundle = artifacts::write(tools, &work, crate_name, &dir, std::mem::take(&mut infos), &built)?
+                    let interop = artifacts::Interop {
+                        fmad: config.fmad,
+                        exports: crate_in.exports.iter().map(|e| e.record(cx.tcx)).collect(),
+                        imports: lower::live_imports(cx, &optimized.text).into_iter().map(|(_, f)| f).collect(),
+                    };
+                    let kernels = std::mem::take(&mut infos);
+                    bundle = artifacts::write(tools, &work, crate_name, &dir, kernels, &built, &interop)?
                 }
             }
             Ok(())
@@ -263,17 +346,23 @@ mod tests {
             tools: Default::default(),
             progress_file: None,
             compiler: String::new(),
+            cuda_sources: Vec::new(),
         }
     }
 
     #[test]
     fn plans_follow_the_config() {
-        let one = plan(&config("sm_90", &[]));
+        let one = plan(&config("sm_90", &[]), false);
         let sm90 = Arch::parse("sm_90").unwrap();
         assert_eq!(one, [Task::Lower, Task::Ptx(sm90), Task::Cubin(sm90), Task::Bundle]);
-        let two = plan(&config("sm_80,sm_90", &[]));
+        let two = plan(&config("sm_80,sm_90", &[]), false);
         assert_eq!(two.len(), 7);
         assert_eq!(two[5], Task::Fatbin);
-        assert_eq!(plan(&config("sm_90", &[Emit::Fatbin])).len(), 5);
+        assert_eq!(plan(&config("sm_90", &[Emit::Fatbin]), false).len(), 5);
+        let lto = plan(&config("sm_90", &[Emit::Ltoir]), false);
+        assert_eq!(lto, [Task::Lower, Task::Ptx(sm90), Task::Cubin(sm90), Task::Ltoir(sm90), Task::Bundle]);
+        // CUDA C++ sources: nvJitLink makes the cubin and PTX from LTOIR.
+        let linked = plan(&config("sm_90", &[]), true);
+        assert_eq!(linked, [Task::Lower, Task::Ltoir(sm90), Task::Nvcc(sm90), Task::Link(sm90), Task::Bundle]);
     }
 }

@@ -9,8 +9,26 @@ use std::process::Command;
 #[derive(Debug)]
 pub enum ToolError {
     Io(PathBuf, std::io::Error),
-    Missing { tool: &'static str, why: &'static str },
-    Failed { tool: String, status: String, stderr: String, input: PathBuf },
+    Missing {
+        tool: &'static str,
+        why: &'static str,
+    },
+    Failed {
+        tool: String,
+        status: String,
+        stderr: String,
+        input: PathBuf,
+    },
+    /// `nvcc` rejected one of the crate's CUDA C++ sources: the user's code, not ours.
+    CudaSource {
+        file: PathBuf,
+        stderr: String,
+    },
+    /// libNVVM or nvJitLink failed; `what` says on what.
+    Link {
+        what: String,
+        error: String,
+    },
 }
 
 impl fmt::Display for ToolError {
@@ -29,6 +47,10 @@ impl fmt::Display for ToolError {
                 input.display(),
                 stderr.trim_end()
             ),
+            ToolError::CudaSource { file, stderr } => {
+                write!(f, "nvcc could not compile {}:\n{}", file.display(), stderr.trim_end())
+            }
+            ToolError::Link { what, error } => write!(f, "{what}: {error}"),
         }
     }
 }
@@ -45,6 +67,17 @@ pub fn run(tool: &Path, args: &[&OsStr], input: &Path) -> Result<String, ToolErr
         });
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Runs `nvcc args…` on the user's CUDA C++ `source`; a failure is the user's to fix.
+pub fn run_nvcc(nvcc: &Path, args: &[&OsStr], source: &Path) -> Result<(), ToolError> {
+    let out = Command::new(nvcc).args(args).output().map_err(|e| ToolError::Io(nvcc.to_path_buf(), e))?;
+    if !out.status.success() {
+        let mut stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        stderr.push_str(&String::from_utf8_lossy(&out.stdout));
+        return Err(ToolError::CudaSource { file: source.to_path_buf(), stderr });
+    }
+    Ok(())
 }
 
 /// The last non-empty line of `tool --version`, for the manifest.

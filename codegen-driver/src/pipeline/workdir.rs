@@ -50,7 +50,7 @@ impl WorkDir {
         let prefix = format!("{crate_name}.");
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            let device_file = [".ptx", ".cubin", ".fatbin", ".ltoir"].iter().any(|ext| name.ends_with(ext));
+            let device_file = [".ptx", ".cubin", ".fatbin", ".ltoir", ".h"].iter().any(|ext| name.ends_with(ext));
             if name.starts_with(&prefix) && device_file && !keep.contains(&name) {
                 let _ = std::fs::remove_file(entry.path());
             }

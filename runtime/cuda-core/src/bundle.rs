@@ -74,21 +74,71 @@ pub fn load_bundle(ctx: &Arc<CudaContext>, bytes: &[u8]) -> Result<LoadedBundle,
 }
 
 impl LoadedBundle {
-    /// Loads the payload of `bundle` that fits `ctx`'s GPU (see `oxide_contract::bundle::select`).
+    /// Loads `bundle` on `ctx`'s GPU, trying the ways to do so best first (see
+    /// `oxide_contract::bundle::candidates`): the exact-SM cubin, a fatbin, a compatible cubin, the
+    /// PTX JIT, then the LTOIR linked for the GPU by nvJitLink. A way that fails (a driver too old
+    /// for the PTX, no nvJitLink) moves on to the next; when none works, the first failure is
+    /// returned, and when there is none at all, the explained `CUDA_ERROR_NO_BINARY_FOR_GPU`.
     pub fn load(ctx: &Arc<CudaContext>, bundle: &Bundle<'_>) -> Result<LoadedBundle, DriverError> {
-        let payload = bundle.select_payload(ctx.capability())?;
+        let device_sm = ctx.capability();
+        let choices = bundle.candidates(device_sm)?;
         let manifest = Arc::new(bundle.manifest.clone());
-        let arch = payload.arch_name();
-        let module =
-            Module::load_with_manifest(ctx, payload.kind, payload.bytes, Arc::clone(&manifest)).map_err(|e| {
-                let (major, minor) = ctx.capability();
-                e.context(format!(
-                    "loading the {} {arch} payload of crate `{}` on {} (sm_{major}{minor})",
-                    payload.kind,
-                    manifest.crate_name,
-                    ctx.name()
-                ))
-            })?;
-        Ok(LoadedBundle::from_parts(module, manifest, payload.kind, arch))
+        let mut first_error = None;
+        for choice in &choices {
+            let arch = oxide_contract::bundle::arch_name(choice.sm);
+            let loaded = match choice.kind {
+                PayloadKind::Ltoir => link_ltoir(bundle, choice, device_sm, manifest.fmad).and_then(|cubin| {
+                    Module::load_with_manifest(ctx, PayloadKind::Cubin, &cubin, Arc::clone(&manifest))
+                }),
+                kind => {
+                    let payload = bundle.payloads[choice.payloads[0]];
+                    Module::load_with_manifest(ctx, kind, payload.bytes, Arc::clone(&manifest))
+                }
+            };
+            match loaded {
+                Ok(module) => return Ok(LoadedBundle::from_parts(module, manifest, choice.kind, arch)),
+                Err(e) => {
+                    let (major, minor) = device_sm;
+                    let e = e.context(format!(
+                        "loading the {} {arch} payload of crate `{}` on {} (sm_{major}{minor})",
+                        choice.kind,
+                        manifest.crate_name,
+                        ctx.name()
+                    ));
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        Err(first_error.expect("candidates returns at least one way to load"))
     }
+}
+
+/// Links the LTOIR payloads of `choice` into a cubin for the GPU of compute capability
+/// `device_sm`, with the nvJitLink found by `cuda_link::NvJitLink::open_default`.
+fn link_ltoir(
+    bundle: &Bundle<'_>,
+    choice: &oxide_contract::bundle::Choice,
+    device_sm: (u32, u32),
+    fmad: bool,
+) -> Result<Vec<u8>, DriverError> {
+    let arch_name = format!("sm_{}{}", device_sm.0, device_sm.1);
+    let arch = oxide_contract::Arch::parse(&arch_name)
+        .map_err(|e| DriverError::Bundle { message: format!("linking LTOIR for this GPU: {e}") })?;
+    let nvjitlink = cuda_link::NvJitLink::open_default()
+        .map_err(|e| DriverError::Bundle { message: format!("linking LTOIR for {arch_name}: {e}") })?;
+    let names: Vec<String> = choice.payloads.iter().map(|i| format!("ltoir payload {i}")).collect();
+    let inputs: Vec<cuda_link::Input<'_>> = choice
+        .payloads
+        .iter()
+        .zip(&names)
+        .map(|(&i, name)| cuda_link::Input { kind: cuda_link::InputKind::Ltoir, name, bytes: bundle.payloads[i].bytes })
+        .collect();
+    let options = oxide_contract::link::nvjitlink_options(arch, fmad, oxide_contract::link::LinkOutput::Cubin);
+    nvjitlink.link(&options, &inputs).map_err(|e| {
+        let (major, minor) = nvjitlink.version();
+        let at = nvjitlink.path().display();
+        DriverError::Bundle {
+            message: format!("linking LTOIR for {arch_name} with nvJitLink {major}.{minor} ({at}): {e}"),
+        }
+    })
 }

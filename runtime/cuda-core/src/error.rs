@@ -416,8 +416,10 @@ impl From<oxide_contract::BundleError> for DriverError {
 }
 
 impl From<oxide_contract::NoPayload> for DriverError {
+    /// What the driver would say (`CUDA_ERROR_NO_BINARY_FOR_GPU`), with the GPU's arch, the
+    /// bundle's and the `--arch` to rebuild with.
     fn from(e: oxide_contract::NoPayload) -> DriverError {
-        DriverError::Bundle { message: e.to_string() }
+        DriverError::Bundle { message: format!("CUDA_ERROR_NO_BINARY_FOR_GPU: {e}") }
     }
 }
 

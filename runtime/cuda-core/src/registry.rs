@@ -152,6 +152,29 @@ impl EmbeddedKernels {
         }
     }
 
+    /// The kernel entry `entry` of the device code of crate `crate_name`, looked up by name only:
+    /// for a CUDA C++ `__global__` function linked in from the crate's `cuda-sources`, which no
+    /// manifest lists (docs/interop.md). Launch it with [`crate::launch`], whose packet must match
+    /// its C++ parameters.
+    pub fn cuda_cpp_entry(&self, crate_name: &str, entry: &str) -> Result<Function, DriverError> {
+        let bundles = bundles()?;
+        let Some(index) = bundles.iter().position(|b| b.manifest.crate_name == crate_name) else {
+            return Err(DriverError::Bundle {
+                message: format!(
+                    "this binary holds no device code of crate `{crate_name}` (crates with device code: {})",
+                    bundles.iter().map(|b| b.manifest.crate_name.as_str()).collect::<Vec<_>>().join(", ")
+                ),
+            });
+        };
+        let loaded = self.ctx.embedded_bundle(index, || LoadedBundle::load(&self.ctx, &bundles[index]))?;
+        let f = loaded.function(entry)?;
+        let mut kept = self.bundles.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if !kept.iter().any(|b| Arc::ptr_eq(b, &loaded)) {
+            kept.push(loaded);
+        }
+        Ok(f)
+    }
+
     /// The context the kernels are loaded on.
     pub fn context(&self) -> &Arc<CudaContext> {
         &self.ctx

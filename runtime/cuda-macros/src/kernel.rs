@@ -187,6 +187,10 @@ pub fn expand_kernel(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
 /// `#[device]` on a function.
 pub fn expand_device(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
     let args = no_args(attr, "#[device]");
+    if let Ok(Item::ForeignMod(block)) = syn::parse2::<Item>(item.clone()) {
+        args?;
+        return expand_device_imports(block);
+    }
     let mut f = parse_fn(item, "#[device]")?;
     args?;
     crate::hints::rewrite_loops(&mut f)?;
@@ -194,6 +198,47 @@ pub fn expand_device(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
         return Err(syn::Error::new(f.sig.ident.span(), "a function cannot be both #[kernel] and #[device]"));
     }
     Ok(with_tool_attr_last(f, tool_attr(Marker::Device.tool_name(), None)))
+}
+
+/// `#[device] extern "C" { fn f(..) -> ..; }`: CUDA C++ device functions that device code calls
+/// (docs/interop.md). Each becomes an `unsafe extern "C-unwind" fn` marked for the device compiler,
+/// which leaves a declaration under its C name for the device linker; on the host, where CUDA
+/// C++ device code does not exist, its body panics (and the host binary needs no such symbol).
+fn expand_device_imports(block: syn::ItemForeignMod) -> syn::Result<TokenStream> {
+    if block.abi.name.as_ref().is_some_and(|n| n.value() != "C") {
+        return Err(syn::Error::new(
+            block.abi.span(),
+            "#[device] extern blocks must be `extern \"C\"` (CUDA C++ declares them `extern \"C\" __device__`)",
+        ));
+    }
+    let tool = tool_attr(oxide_contract::attrs::DEVICE_IMPORT, None);
+    let mut out = TokenStream::new();
+    for item in block.items {
+        let syn::ForeignItem::Fn(f) = item else {
+            return Err(syn::Error::new(
+                item.span(),
+                "a #[device] extern block declares only functions (CUDA C++ `extern \"C\" __device__` functions)",
+            ));
+        };
+        let (attrs, vis, mut sig) = (f.attrs, f.vis, f.sig);
+        if let Some(v) = &sig.variadic {
+            return Err(syn::Error::new(v.span(), "CUDA C++ device functions with `...` cannot be called from Rust"));
+        }
+        sig.unsafety = Some(Default::default());
+        // `C-unwind`: the host stand-in panics, and that panic must reach the caller.
+        sig.abi = Some(syn::parse_quote!(extern "C-unwind"));
+        let message = format!("`{}` is a CUDA C++ device function: it can only be called from device code", sig.ident);
+        out.extend(quote! {
+            #(#attrs)*
+            #tool
+            #[allow(unused_variables, clippy::missing_safety_doc)]
+            #[inline(never)]
+            #vis #sig {
+                ::core::panic!(#message)
+            }
+        });
+    }
+    Ok(out)
 }
 
 /// `#[launch_bounds(..)]` or `#[cluster_launch(..)]` on a kernel.
