@@ -20,6 +20,17 @@ pub const DEVICE: &str = "device";
 pub const LAUNCH_BOUNDS: &str = "launch_bounds";
 /// `oxide::cluster_launch(x, y, z)`.
 pub const CLUSTER_LAUNCH: &str = "cluster_launch";
+/// `oxide::launch_contract(<LaunchContract::to_attr_args>)`: the kernel's `#[launch_contract]`
+/// ([`crate::launch_contract::LaunchContract`]).
+pub const LAUNCH_CONTRACT: &str = "launch_contract";
+/// `oxide::unchecked_indexing` on the kernel that `#[kernel(unchecked_indexing)]` generates: its
+/// body's slice and array indexing is compiled without bounds checks.
+pub const UNCHECKED_INDEXING: &str = "unchecked_indexing";
+/// The `cuda_device` intrinsic that `#[launch_bounds(EXPR, EXPR)]` calls at the top of a kernel
+/// whose bounds are constant expressions rather than literals (`P::MAX_THREADS`): the backend
+/// evaluates its two `u32` arguments (inline `const` blocks) per kernel instance and drops the
+/// call. A minimum of 0 means none.
+pub const LAUNCH_BOUNDS_MARKER: &str = "launch_bounds_config";
 /// A raw device operation of `cuda_device::intrinsics`, whose body the backend supplies.
 pub const INTRINSIC: &str = "intrinsic";
 /// `oxide::lang = "<name>"` on a special item ([`LangItem`]).

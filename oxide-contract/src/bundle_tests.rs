@@ -16,6 +16,8 @@ fn manifest() -> Manifest {
         params: vec![],
         launch_bounds: None,
         cluster_dims: None,
+        launch_contract: None,
+        unchecked_indexing: false,
     });
     m
 }

@@ -6,6 +6,7 @@
 //! | [`abi`] | parameter kinds, their `kernelParams` slots, the macro ⇄ backend classification |
 //! | [`attrs`] | tool-attribute names, `cfg(cuda_oxide)`, lang items of `cuda_device` |
 //! | [`atomic`] | atomic operation and scope codes |
+//! | [`launch_contract`] | launch contracts of kernels and the check of a launch against one |
 //! | [`limits`] | launch limits (threads, grid and block dims, clusters, shared memory) |
 //! | [`arch`] | GPU architectures and the rules that depend on them |
 //! | [`naming`] | kernel entry names, the bundle symbol and section, artifact file names |
@@ -23,6 +24,7 @@ pub mod attrs;
 pub mod bundle;
 #[cfg(feature = "build")]
 pub mod config;
+pub mod launch_contract;
 pub mod limits;
 pub mod manifest;
 pub mod naming;

@@ -18,6 +18,7 @@
 //! | [`float`] | float instructions with explicit rounding, flush-to-zero, saturation or approximation |
 //! | [`swizzle`], [`access`] | shared-memory bank and swizzle arithmetic, vectorised-access planning (`const fn`s) |
 //! | [`uniform`] | [`Uniform`]: a value alike in every thread of a launch |
+//! | [`view`] | proof-carrying element, tile and run views of a [`DisjointSlice`]; row/column views of a matrix |
 //! | [`config`] | compile-time shapes, tiles, atoms and policies for policy-generic kernels |
 #![no_std]
 // `f16` atomic cells (`DeviceAtomicF16`); the pinned nightly compiles every cuda-oxide crate.
@@ -43,6 +44,7 @@ pub mod swizzle;
 pub mod sync;
 pub mod thread;
 pub mod uniform;
+pub mod view;
 pub mod warp;
 
 /// `#[derive(DeviceCopy)]` (the trait is `cuda_core::DeviceCopy`).
@@ -50,6 +52,12 @@ pub use cuda_macros::DeviceCopyViaDevice as DeviceCopy;
 pub use cuda_macros::{cluster_launch, cuda_module, device, gpu_printf, kernel, launch_bounds};
 pub use debug::{clock64, trap};
 pub use disjoint::DisjointSlice;
+pub use thread::{Index1D, Index2D, Runtime2DIndex, SpaceLayout, ThreadIndex, WarpIndex};
+pub use view::{
+    ColView32, ColViewIter32, GridStrideRuns32, InBounds32, InBoundsMut32, LinearTiles, LocalIndex32, MatrixView32,
+    RowMajorTiles, RowView32, RowViewIter32, RuntimeRowMajorTiles, RuntimeTileMut32, RuntimeViewMut32, StaticTileMut32,
+    StaticViewMut32, ThreadRunMut32, ZipView32,
+};
 pub use shared::{DynamicSharedArray, SharedArray};
 pub use sync::sync_threads;
 pub use uniform::Uniform;
