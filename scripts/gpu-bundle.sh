@@ -60,7 +60,13 @@ mkdir -p "$OUT/bench/cuda"
 cp "$RELEASE/oxide-bench" "$ROOT/bench/run.sh" "$OUT/bench/"
 if command -v strip >/dev/null; then strip --strip-all "$OUT/bench/oxide-bench"; fi
 cp "$ROOT"/bench/cuda/*.cu "$OUT/bench/cuda/"
-if [ -d "$ROOT/bench/cubin" ]; then cp -r "$ROOT/bench/cubin" "$OUT/bench/cubin"; fi
+# The CUDA twins are compiled here, fresh, when an nvcc is at hand (the managed CUDA tools have
+# one), so the GPU host only runs; otherwise its run.sh compiles them with the host's nvcc.
+if "$ROOT/bench/run.sh" --cubins-only; then
+    cp -r "$ROOT/bench/cubin" "$OUT/bench/cubin"
+else
+    echo "(no nvcc here: gpu-bundle/bench/run.sh compiles the CUDA twins on the GPU host)" >&2
+fi
 
 # The project `cargo oxide new` generates must run as generated, too.
 tmp="$(mktemp -d)"

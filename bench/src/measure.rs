@@ -167,7 +167,9 @@ impl Nvcc {
 pub enum Arg {
     Ptr(u64),
     I32(i32),
+    U32(u32),
     F32(f32),
+    F64(f64),
 }
 
 impl Arg {
@@ -184,7 +186,9 @@ pub fn launch_nvcc(f: &Function, stream: &CudaStream, config: LaunchConfig, args
         .map(|a| match a {
             Arg::Ptr(p) => (p as *mut u64).cast(),
             Arg::I32(v) => (v as *mut i32).cast(),
+            Arg::U32(v) => (v as *mut u32).cast(),
             Arg::F32(v) => (v as *mut f32).cast(),
+            Arg::F64(v) => (v as *mut f64).cast(),
         })
         .collect();
     // SAFETY: each .cu kernel's parameter list is exactly the `Arg`s its caller passes (pointers

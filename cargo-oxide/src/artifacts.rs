@@ -17,6 +17,8 @@ use oxide_contract::bundle::{Bundle, parse_section};
 use oxide_contract::manifest::Manifest;
 use oxide_contract::naming::{self, files};
 
+use crate::cache::Stamps;
+
 /// The bundles in one object file's bundle section.
 fn bundles_in_object(data: &[u8]) -> Vec<Bundle<'_>> {
     let Ok(file) = object::File::parse(data) else { return Vec::new() };
@@ -38,6 +40,42 @@ fn ensure_file(path: &Path, bytes: &[u8]) -> Result<bool> {
     }
     std::fs::write(path, bytes).with_context(|| format!("could not write {}", path.display()))?;
     Ok(true)
+}
+
+/// What the last [`sync_if_changed`] saw: the built files it read, the artifact files it left,
+/// each with its stamp, and the manifests it found.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Synced {
+    built: Stamps,
+    written: Stamps,
+    manifests: BTreeMap<String, Manifest>,
+}
+
+/// [`sync`], skipped when neither the built files nor the artifact files changed since the last
+/// sync (reading every bundle back means reading whole executables, tens of MB for a debug build).
+pub fn sync_if_changed(built_files: &[PathBuf], device_dir: &Path) -> Result<BTreeMap<String, Manifest>> {
+    let stamp_path = device_dir.join(".synced.json");
+    if let Some(last) = crate::cache::read::<Synced>(&stamp_path)
+        && last.built.paths().eq(built_files.iter().map(PathBuf::as_path))
+        && last.built.current()
+        && last.written.current()
+    {
+        return Ok(last.manifests);
+    }
+    let (manifests, _) = sync(built_files, device_dir)?;
+    let mut written = Vec::new();
+    for (dir_name, manifest) in &manifests {
+        let dir = naming::crate_artifact_dir(device_dir, dir_name);
+        written.extend(manifest.payloads.iter().map(|p| dir.join(&p.file)));
+        written.push(dir.join(files::MANIFEST));
+    }
+    let synced = Synced {
+        built: Stamps::of(built_files.iter().map(PathBuf::as_path)),
+        written: Stamps::of(written.iter().map(PathBuf::as_path)),
+        manifests,
+    };
+    crate::cache::write(&stamp_path, &synced);
+    Ok(synced.manifests)
 }
 
 /// Makes the artifact folders in `device_dir` match the bundles embedded in `built_files`;
@@ -118,5 +156,25 @@ mod tests {
         std::fs::write(device.join("app.bin/manifest.json"), "{}").unwrap();
         assert_eq!(sync(&[exe], &device).unwrap().1, 2);
         assert!(ptx.is_file());
+    }
+
+    #[test]
+    fn sync_if_changed_skips_only_while_nothing_changed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let exe = tmp.path().join("app");
+        std::fs::write(&exe, object_with_bundle()).unwrap();
+        let device = tmp.path().join("device");
+        let files = [exe.clone()];
+        assert_eq!(sync_if_changed(&files, &device).unwrap().keys().collect::<Vec<_>>(), ["app.bin"]);
+        // An unreadable executable with the old stamp would still give the remembered manifests.
+        assert_eq!(sync_if_changed(&files, &device).unwrap().len(), 1);
+        // A deleted artifact file is noticed and written again.
+        let ptx = device.join("app.bin/app.sm_90.ptx");
+        std::fs::remove_file(&ptx).unwrap();
+        sync_if_changed(&files, &device).unwrap();
+        assert!(ptx.is_file());
+        // A rebuilt executable without a bundle leaves no manifests.
+        std::fs::write(&exe, b"not an object file, and longer than before").unwrap();
+        assert!(sync_if_changed(&files, &device).unwrap().is_empty());
     }
 }

@@ -13,7 +13,7 @@ use oxide_contract::naming;
 use crate::cli::{BuildArgs, RunArgs};
 use crate::progress::{Progress, Tail};
 use crate::project::Project;
-use crate::tools::{self, PINNED_TOOLCHAIN, Tools};
+use crate::tools::{self, Tools};
 
 /// Architecture used when `--arch` is not given and no local GPU is found.
 pub const FALLBACK_ARCH: &str = "sm_90";
@@ -36,7 +36,7 @@ fn choose_archs(args: &BuildArgs) -> Result<Vec<Arch>> {
     if let Some(text) = &args.arch {
         return parse_archs(text);
     }
-    let (arch, why) = match crate::gpu::local_gpu() {
+    let (arch, why) = match crate::gpu::local_gpu_this_boot() {
         Some(gpu) => match Arch::parse(&gpu.arch_name()) {
             Ok(arch) => (arch, format!("the local GPU ({}) is {}", gpu.name, gpu.arch_name())),
             Err(_) => (
@@ -75,6 +75,7 @@ fn device_config(
         archs,
         emit,
         fmad: !args.no_fmad,
+        fast_math: args.fast_math,
         debug: args.device_debug,
         progress_file: Some(artifact_dir.join("progress.jsonl")),
         artifact_dir,
@@ -106,7 +107,7 @@ fn prepare(args: &BuildArgs, subcommand: &str) -> Result<Prepared> {
     let archs = choose_archs(args)?;
     let tools = Tools::find()?;
     let rustc_wrapper = tools::oxide_rustc()?;
-    let project = Project::load(args.manifest_path.as_deref(), Some(&tools.toolchain), Some(args))?;
+    let project = Project::load_for_build(args, &tools.toolchain)?;
     let oxide_dir = project.oxide_dir();
     let device_dir = naming::device_artifact_dir(&oxide_dir, args.profile_name());
     let config = device_config(args, archs, emit, device_dir.clone(), &tools, &rustc_wrapper)?;
@@ -120,7 +121,7 @@ fn prepare(args: &BuildArgs, subcommand: &str) -> Result<Prepared> {
     add_cargo_args(&mut cmd, args);
     cmd.env("RUSTC_WRAPPER", &rustc_wrapper)
         .env("RUSTC", tools.toolchain.rustc())
-        .env("RUSTUP_TOOLCHAIN", PINNED_TOOLCHAIN)
+        .env("RUSTUP_TOOLCHAIN", tools.toolchain.rustup_name())
         .env(CONFIG_ENV, config.to_json())
         .env_remove("RUSTC_WORKSPACE_WRAPPER")
         .env_remove("CARGO_BUILD_RUSTC_WRAPPER");
@@ -132,7 +133,7 @@ pub fn build(args: &BuildArgs) -> Result<Built> {
     let Prepared { mut cmd, project, config } = prepare(args, "build")?;
     cmd.arg("--message-format=json-render-diagnostics").stdout(Stdio::piped()).stderr(Stdio::piped());
 
-    let progress = Progress::new(project.crate_count(args.package.as_deref()), args.quiet);
+    let progress = Progress::new(project.progress_length(args.package.as_deref()), args.quiet);
     let tail = config.progress_file.clone().map(|path| Tail::start(path, progress.clone()));
     let result = run_cargo(cmd, &project, &progress);
     if let Some(tail) = tail {
@@ -143,7 +144,7 @@ pub fn build(args: &BuildArgs) -> Result<Built> {
     // The artifact folders show exactly what the built files embed (see `artifacts`).
     let files: Vec<PathBuf> =
         artifacts.iter().flat_map(|a| a.filenames.iter().map(|f| f.clone().into_std_path_buf())).collect();
-    let (manifests, _) = crate::artifacts::sync(&files, &config.artifact_dir)?;
+    let manifests = crate::artifacts::sync_if_changed(&files, &config.artifact_dir)?;
     let built = Built { artifacts, manifests };
     if !args.quiet {
         crate::summary::print(&built, &config);
@@ -164,10 +165,12 @@ fn run_cargo(mut cmd: Command, project: &Project, progress: &Progress) -> Result
     });
 
     let mut artifacts = Vec::new();
+    let mut crates = 0;
     let stdout = child.stdout.take().context("cargo's stdout was not captured")?;
     for message in Message::parse_stream(BufReader::new(stdout)) {
         match message {
             Ok(Message::CompilerArtifact(artifact)) => {
+                crates += 1;
                 progress.crate_done(&artifact.target.name);
                 if project.is_member(&artifact.package_id) {
                     artifacts.push(artifact);
@@ -183,6 +186,7 @@ fn run_cargo(mut cmd: Command, project: &Project, progress: &Progress) -> Result
     if !status.success() {
         bail!("build failed (cargo's errors are above)");
     }
+    project.remember_crates(crates);
     Ok(artifacts)
 }
 

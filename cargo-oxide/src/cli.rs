@@ -48,6 +48,10 @@ pub struct BuildArgs {
     /// Keep Rust's exact rounding: never contract `a*b+c` into a fused multiply-add.
     #[arg(long)]
     pub no_fmad: bool,
+    /// Approximate f32 division, sqrt, rsqrt, exp, log, sin, cos, pow in every kernel (nvcc's
+    /// --use_fast_math, without flushing denormals); `#[fast_math]` does it per function.
+    #[arg(long)]
+    pub fast_math: bool,
     /// Build with the release profile.
     #[arg(short, long, conflicts_with = "profile")]
     pub release: bool,

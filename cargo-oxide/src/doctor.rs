@@ -29,7 +29,7 @@ fn missing(what: &str, fix: String) -> Check {
 
 pub fn doctor() -> Result<ExitCode> {
     let mut checks = Vec::new();
-    match Toolchain::find() {
+    match Toolchain::find_with_rustup() {
         Ok(tc) => {
             checks.push(Check {
                 ok: true,

@@ -2,7 +2,7 @@
 use std::process::Command;
 
 /// One GPU of this machine.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Gpu {
     pub name: String,
     /// Compute capability `(major, minor)`.
@@ -19,6 +19,24 @@ impl Gpu {
 /// The first GPU of this machine, if one can be found.
 pub fn local_gpu() -> Option<Gpu> {
     from_nvidia_smi().or_else(from_driver)
+}
+
+/// [`local_gpu`], remembered for the rest of this boot: asking `nvidia-smi` takes longer than a
+/// whole build with nothing to do, and builds without `--arch` ask every time.
+pub fn local_gpu_this_boot() -> Option<Gpu> {
+    let path = crate::tools::oxide_home().join("cache/local-gpu.json");
+    let boot = crate::cache::boot_id();
+    if !boot.is_empty()
+        && let Some((cached_boot, gpu)) = crate::cache::read::<(String, Option<Gpu>)>(&path)
+        && cached_boot == boot
+    {
+        return gpu;
+    }
+    let gpu = local_gpu();
+    if !boot.is_empty() {
+        crate::cache::write(&path, &(boot, gpu.clone()));
+    }
+    gpu
 }
 
 fn from_nvidia_smi() -> Option<Gpu> {

@@ -5,6 +5,7 @@
 
 pub mod artifacts;
 pub mod build;
+pub mod cache;
 pub mod cli;
 pub mod debug;
 pub mod doctor;

@@ -47,7 +47,7 @@ fn install_toolchain() -> Result<()> {
     if which::which("rustup").is_err() {
         bail!("`rustup` not found on PATH; install rustup (https://rustup.rs), then run `cargo oxide setup` again");
     }
-    if let Ok(tc) = Toolchain::find() {
+    if let Ok(tc) = Toolchain::find_with_rustup() {
         let missing = tc.missing_components();
         if missing.is_empty() {
             eprintln!(
@@ -73,7 +73,7 @@ fn install_toolchain() -> Result<()> {
         ]);
         run_quietly(&mut cmd, &format!("installing Rust {PINNED_TOOLCHAIN} (about 1.5 GB)"))?;
     }
-    let tc = Toolchain::find()?;
+    let tc = Toolchain::find_with_rustup()?;
     let missing = tc.missing_components();
     if !missing.is_empty() {
         bail!(

@@ -23,7 +23,7 @@ pub const CUDA_WHEELS: [&str; 5] =
 pub const SETUP_FIX: &str = "run `cargo oxide setup`";
 
 /// The pinned Rust toolchain, found through rustup.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Toolchain {
     pub sysroot: PathBuf,
     /// Host triple, e.g. `x86_64-unknown-linux-gnu`.
@@ -32,9 +32,33 @@ pub struct Toolchain {
     pub version: String,
 }
 
+/// A [`Toolchain`] as remembered by [`Toolchain::find`], with the stamp of its `rustc`.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct CachedToolchain {
+    toolchain: Toolchain,
+    rustc: crate::cache::Stamp,
+}
+
 impl Toolchain {
-    /// Finds [`PINNED_TOOLCHAIN`]; the error says how to install it.
+    /// Finds [`PINNED_TOOLCHAIN`], as remembered from an earlier run while its `rustc` is the
+    /// same file (asking rustup costs two process starts per build); the error says how to
+    /// install it.
     pub fn find() -> Result<Toolchain> {
+        let path = oxide_home().join("cache").join(format!("toolchain-{PINNED_TOOLCHAIN}.json"));
+        if let Some(cached) = crate::cache::read::<CachedToolchain>(&path)
+            && crate::cache::Stamp::of(&cached.toolchain.rustc()) == Some(cached.rustc)
+        {
+            return Ok(cached.toolchain);
+        }
+        let toolchain = Toolchain::find_with_rustup()?;
+        if let Some(rustc) = crate::cache::Stamp::of(&toolchain.rustc()) {
+            crate::cache::write(&path, &CachedToolchain { toolchain: toolchain.clone(), rustc });
+        }
+        Ok(toolchain)
+    }
+
+    /// Finds [`PINNED_TOOLCHAIN`] by asking rustup (what `setup` and `doctor` use).
+    pub fn find_with_rustup() -> Result<Toolchain> {
         if which::which("rustup").is_err() {
             bail!("`rustup` not found on PATH; install rustup (https://rustup.rs), then {SETUP_FIX}");
         }
@@ -58,6 +82,13 @@ impl Toolchain {
             .map(str::to_string)
             .with_context(|| format!("`{} -vV` printed no host triple", rustc.display()))?;
         Ok(Toolchain { sysroot, host, version })
+    }
+
+    /// The toolchain's full rustup name (`nightly-2026-05-20-x86_64-unknown-linux-gnu`), for
+    /// `RUSTUP_TOOLCHAIN`: the short name works for rustup too, but cargo finds the toolchain's
+    /// `rustc` by this one to key its rustc-info cache, and runs `rustc -vV` on every build without it.
+    pub fn rustup_name(&self) -> String {
+        self.sysroot.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| PINNED_TOOLCHAIN.into())
     }
 
     pub fn rustc(&self) -> PathBuf {

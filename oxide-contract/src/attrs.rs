@@ -31,6 +31,9 @@ pub const UNCHECKED_INDEXING: &str = "unchecked_indexing";
 /// evaluates its two `u32` arguments (inline `const` blocks) per kernel instance and drops the
 /// call. A minimum of 0 means none.
 pub const LAUNCH_BOUNDS_MARKER: &str = "launch_bounds_config";
+/// `oxide::fast_math` (from `#[fast_math]`): the function and everything it calls use
+/// approximate division, square root and transcendentals.
+pub const FAST_MATH: &str = "fast_math";
 /// A raw device operation of `cuda_device::intrinsics`, whose body the backend supplies.
 pub const INTRINSIC: &str = "intrinsic";
 /// `oxide::lang = "<name>"` on a special item ([`LangItem`]).
@@ -43,17 +46,21 @@ pub enum LangItem {
     DisjointSlice,
     /// `SharedArray<T, N, ALIGN>`: a `static mut` of this type lives in shared memory, one per block.
     SharedArray,
+    /// `ConstantMemory<T>`: a `static` of this type lives in the `.const` state space, under its
+    /// own name (see [`crate::naming::constant_symbol`]).
+    ConstantMemory,
 }
 
 impl LangItem {
     /// Every lang item.
-    pub const ALL: [LangItem; 2] = [LangItem::DisjointSlice, LangItem::SharedArray];
+    pub const ALL: [LangItem; 3] = [LangItem::DisjointSlice, LangItem::SharedArray, LangItem::ConstantMemory];
 
     /// The value of its `oxide::lang` attribute.
     pub fn name(self) -> &'static str {
         match self {
             LangItem::DisjointSlice => "disjoint_slice",
             LangItem::SharedArray => "shared_array",
+            LangItem::ConstantMemory => "constant_memory",
         }
     }
 

@@ -78,6 +78,11 @@ pub struct DeviceConfig {
     /// Let `a*b+c` contract into `fma` (default `true`, like nvcc's `-fmad=true`).
     #[serde(default = "default_true")]
     pub fmad: bool,
+    /// Approximate `f32` division, square root, reciprocal square root, `exp`, `log`, `sin`,
+    /// `cos`, `pow` in every kernel (like nvcc's `--use_fast_math`, without flushing denormals);
+    /// `#[fast_math]` asks for it per function. Default `false`: IEEE results.
+    #[serde(default)]
+    pub fast_math: bool,
     /// Device debug info (`-G`).
     #[serde(default)]
     pub debug: bool,
@@ -170,6 +175,7 @@ mod tests {
             archs: vec![Arch::parse("sm_80").unwrap(), Arch::parse("sm_90a").unwrap()],
             emit: vec![Emit::Ltoir],
             fmad: false,
+            fast_math: true,
             debug: true,
             artifact_dir: "/t/oxide".into(),
             tools: ToolPaths { llc: "/bin/llc".into(), ptxas: Some("/bin/ptxas".into()), ..Default::default() },
@@ -193,7 +199,7 @@ mod tests {
         let json = r#"{"archs":["sm_90"],"artifact_dir":"/t","tools":{"llc":"l","opt":"o","llvm_link":"k",
             "ptxas":null,"fatbinary":null,"libdevice":null,"libnvvm":null}}"#;
         let c = DeviceConfig::from_json(json).unwrap();
-        assert!(c.fmad && !c.debug && c.emit.is_empty() && c.progress_file.is_none());
+        assert!(c.fmad && !c.fast_math && !c.debug && c.emit.is_empty() && c.progress_file.is_none());
         assert_eq!(c.emits(), [Emit::Ptx, Emit::Cubin]);
         let bad = json.replace("sm_90", "sm_42");
         assert!(DeviceConfig::from_json(&bad).unwrap_err().to_string().contains("unknown GPU architecture `sm_42`"));

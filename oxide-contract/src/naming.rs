@@ -147,6 +147,13 @@ pub fn crate_dir_name(crate_name: &str, role: CrateRole) -> String {
     }
 }
 
+/// The PTX symbol of a `ConstantMemory` static named `static_name` (its item name, as CUDA C++
+/// names a `__constant__` variable): what `cuModuleGetGlobal` looks up. Unique per crate (the
+/// backend rejects two with one name).
+pub fn constant_symbol(static_name: &str) -> String {
+    static_name.to_string()
+}
+
 /// The folders a module named `name` (a crate or package name) may be in, most likely first.
 pub fn crate_dir_candidates(name: &str) -> Vec<String> {
     let crate_name = name.replace('-', "_");

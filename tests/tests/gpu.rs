@@ -125,3 +125,15 @@ fn launch_errors() {
 fn device_compat() {
     build_and_run("device-compat");
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn perf_types() {
+    build_and_run("perf-types");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn bounds_traps() {
+    build_and_run("bounds-traps");
+}

@@ -55,6 +55,11 @@ pub fn lang_item(tcx: TyCtxt<'_>, def_id: DefId) -> Option<LangItem> {
     }
 }
 
+/// `true` for a function marked `#[fast_math]`.
+pub fn is_fast_math(tcx: TyCtxt<'_>, def_id: DefId) -> bool {
+    tool_attr(tcx, def_id, attrs::FAST_MATH).is_some()
+}
+
 /// `true` for a raw device operation (`#[oxide::intrinsic]`), whose body the backend supplies.
 pub fn is_intrinsic(tcx: TyCtxt<'_>, def_id: DefId) -> bool {
     tool_attr(tcx, def_id, attrs::INTRINSIC).is_some()

@@ -138,6 +138,7 @@ impl<'a, 'tcx> BuilderMethods<'a, 'tcx> for Builder<'a, 'tcx> {
     }
 
     fn cond_br(&mut self, cond: ir::Value, then_llbb: ir::Block, else_llbb: ir::Block) {
+        super::bounds::note_cond_br(self, cond, then_llbb, else_llbb);
         self.emit(format!("br {}, label %{}, label %{}", self.op(cond), self.label(then_llbb), self.label(else_llbb)));
     }
 
@@ -223,7 +224,9 @@ impl<'a, 'tcx> BuilderMethods<'a, 'tcx> for Builder<'a, 'tcx> {
         self.binop("sdiv exact", l, r)
     }
     fn fdiv(&mut self, l: ir::Value, r: ir::Value) -> ir::Value {
-        self.binop("fdiv", l, r)
+        // Fast math: `afn` makes NVPTX emit `div.approx.f32` (f64 stays IEEE, as with nvcc).
+        let f32 = matches!(self.cx.type_data(self.cx.val_ty(l)), TypeData::Float);
+        self.binop(if self.cx.fast.get() && f32 { "fdiv afn arcp contract" } else { "fdiv" }, l, r)
     }
     fn fdiv_fast(&mut self, l: ir::Value, r: ir::Value) -> ir::Value {
         self.binop("fdiv fast", l, r)
@@ -479,6 +482,16 @@ impl<'a, 'tcx> BuilderMethods<'a, 'tcx> for Builder<'a, 'tcx> {
     }
 
     fn inbounds_gep(&mut self, ty: ir::Type, ptr: ir::Value, indices: &[ir::Value]) -> ir::Value {
+        self.gep_impl("inbounds ", ty, ptr, indices)
+    }
+
+    fn inbounds_nuw_gep(&mut self, ty: ir::Type, ptr: ir::Value, indices: &[ir::Value]) -> ir::Value {
+        // codegen_ssa's `project_index`: the access a deferred bounds check guards.
+        if let [index] = indices
+            && let Some(p) = super::bounds::checked_index_gep(self, ty, ptr, *index)
+        {
+            return p;
+        }
         self.gep_impl("inbounds ", ty, ptr, indices)
     }
 
@@ -747,8 +760,12 @@ impl<'a, 'tcx> BuilderMethods<'a, 'tcx> for Builder<'a, 'tcx> {
         fn_val: ir::Value,
         args: &[ir::Value],
         _funclet: Option<&()>,
-        _callee_instance: Option<Instance<'tcx>>,
+        callee_instance: Option<Instance<'tcx>>,
     ) -> ir::Value {
+        super::bounds::note_call(self, callee_instance, args);
+        if super::loop_hints::is_marker(self, callee_instance) {
+            return self.void();
+        }
         let sig = self.cx.sig_of(llty);
         let params: Vec<String> = sig.params.iter().map(|&t| self.cx.type_str(t)).collect();
         let mut fnty = format!("{} ({}", self.cx.type_str(sig.ret), params.join(", "));

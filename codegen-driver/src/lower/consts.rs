@@ -57,7 +57,17 @@ impl<'tcx> CodegenCx<'tcx> {
         let ptr = m.ty(TypeData::Ptr(0));
         let value = m.value(ptr, format!("@{name}"), ValueKind::Global);
         m.global_by_name.insert(name.clone(), idx);
-        m.globals.push(GlobalData { name, value, ty, init: Some(init), constant, linkage, align, addrspace: 0 });
+        m.globals.push(GlobalData {
+            name,
+            value,
+            ty,
+            init: Some(init),
+            constant,
+            linkage,
+            align,
+            addrspace: 0,
+            externally_initialized: false,
+        });
         value
     }
 
@@ -106,6 +116,10 @@ pub fn global_for_alloc<'tcx>(cx: &CodegenCx<'tcx>, alloc: ConstAllocation<'tcx>
 /// The global for a `static`, defined from its evaluated initializer.
 pub fn get_static<'tcx>(cx: &CodegenCx<'tcx>, def_id: DefId) -> ir::Value {
     if let Some(&g) = cx.statics.borrow().get(&def_id) {
+        return g;
+    }
+    if let Some(g) = super::constant_memory::constant_static(cx, def_id) {
+        cx.statics.borrow_mut().insert(def_id, g);
         return g;
     }
     if let Some(g) = super::intrinsic::shared_static(cx, def_id) {

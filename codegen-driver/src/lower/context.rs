@@ -30,10 +30,11 @@ pub struct CodegenCx<'tcx> {
     /// Whether the user's `a*b+c` may become one `fma` (`--no-fmad` turns it off).
     pub fmad: bool,
     pub module: RefCell<Module>,
-    pub instances: RefCell<FxHashMap<Instance<'tcx>, ir::Value>>,
+    /// The functions declared so far, per instance and math mode (`true`: fast math).
+    pub instances: RefCell<FxHashMap<(Instance<'tcx>, bool), ir::Value>>,
     pub statics: RefCell<FxHashMap<DefId, ir::Value>>,
     pub const_allocs: RefCell<FxHashMap<rustc_middle::mir::interpret::ConstAllocation<'tcx>, ir::Value>>,
-    pub queue: RefCell<Vec<Instance<'tcx>>>,
+    pub queue: RefCell<Vec<(Instance<'tcx>, bool)>>,
     pub reached: RefCell<FxHashMap<Instance<'tcx>, Reached<'tcx>>>,
     /// The instance whose body is being generated, and the span of the statement at hand.
     pub current: Cell<Option<Instance<'tcx>>>,
@@ -45,6 +46,18 @@ pub struct CodegenCx<'tcx> {
     pub unavailable: RefCell<Vec<(String, Instance<'tcx>)>>,
     /// The errors reported so far (see `errors.rs`).
     pub reports: Reports<'tcx>,
+    /// Bounds checks poison the access and defer the trap (`bounds.rs`); off for debug builds.
+    pub deferred_bounds: bool,
+    /// `--fast-math`: every function uses approximate division, square root and transcendentals.
+    pub fast_math: bool,
+    /// Whether the function being lowered uses fast math: the whole build's `--fast-math`, or it
+    /// is (reached from) a function marked `#[fast_math]`. Such functions are compiled a second
+    /// time, under another symbol, when IEEE code calls them too.
+    pub fast: Cell<bool>,
+    /// The asserts of the function being lowered whose bounds check may still be deferred.
+    pub pending_asserts: RefCell<Vec<super::bounds::PendingAssert>>,
+    /// The deferred bounds checks of the function being lowered.
+    pub deferred_checks: RefCell<Vec<super::bounds::DeferredCheck>>,
 }
 
 impl<'tcx> CodegenCx<'tcx> {
@@ -64,6 +77,11 @@ impl<'tcx> CodegenCx<'tcx> {
             inlined_spans: Default::default(),
             unavailable: Default::default(),
             reports: Default::default(),
+            deferred_bounds: true,
+            fast_math: false,
+            fast: Cell::new(false),
+            pending_asserts: Default::default(),
+            deferred_checks: Default::default(),
         }
     }
 
@@ -73,8 +91,9 @@ impl<'tcx> CodegenCx<'tcx> {
 
     /// The user's float add/sub/mul, marked `contract` when fusing is allowed: only the user's
     /// arithmetic may fuse, never libdevice's, whose algorithms count on separate roundings.
+    /// Fast math contracts too, as nvcc's `--use_fast_math` implies `-fmad=true`.
     pub fn fp_op(&self, op: &'static str) -> &'static str {
-        match (self.fmad, op) {
+        match (self.fmad || self.fast.get(), op) {
             (true, "fadd") => "fadd contract",
             (true, "fsub") => "fsub contract",
             (true, "fmul") => "fmul contract",

@@ -75,26 +75,33 @@ impl<'tcx> CodegenCx<'tcx> {
             let kernel = self.tcx.def_path_str(def_id);
             super::errors::report(self, DeviceError::KernelCalledFromDevice { kernel });
         }
-        if let Some(&f) = self.instances.borrow().get(&instance) {
+        // Fast math is inherited by everything a fast function calls.
+        let fast = self.fast.get()
+            || matches!(instance.def, ty::InstanceKind::Item(def_id) if super::attrs::is_fast_math(self.tcx, def_id));
+        if let Some(&f) = self.instances.borrow().get(&(instance, fast)) {
             return f;
         }
         let fn_abi = self.fn_abi_of_instance(instance, ty::List::empty());
-        let symbol = self.tcx.symbol_name(instance).name;
-        let f = super::abi::declare_fn(self, &ptx_safe_name(symbol), fn_abi);
+        let mut symbol = ptx_safe_name(self.tcx.symbol_name(instance).name);
+        if fast && !self.fast_math {
+            // The IEEE and the fast-math compilation of one function side by side.
+            symbol.push_str("$fast");
+        }
+        let f = super::abi::declare_fn(self, &symbol, fn_abi);
         let idx = self.func_index(f) as usize;
         self.module.borrow_mut().funcs[idx].linkage = "internal";
-        self.instances.borrow_mut().insert(instance, f);
-        self.enqueue(instance);
+        self.instances.borrow_mut().insert((instance, fast), f);
+        self.enqueue(instance, fast);
         f
     }
 
     /// Records who reached `instance`, for diagnostics, and queues it for definition.
-    fn enqueue(&self, instance: Instance<'tcx>) {
+    fn enqueue(&self, instance: Instance<'tcx>, fast: bool) {
         self.reached
             .borrow_mut()
             .entry(instance)
             .or_insert(Reached { caller: self.current.get(), span: self.current_span.get() });
-        self.queue.borrow_mut().push(instance);
+        self.queue.borrow_mut().push((instance, fast));
     }
 }
 

@@ -89,6 +89,10 @@ pub enum DeviceError {
     StaticNotEvaluable {
         name: String,
     },
+    /// Two `ConstantMemory` statics with one name: their PTX symbols would clash.
+    ConstantMemoryNameClash {
+        name: String,
+    },
     /// `dyn Trait` calls, or a vtable (`what`) in a constant.
     DynTrait {
         what: Option<String>,
@@ -163,6 +167,9 @@ impl DeviceError {
             }
             KernelCalledFromDevice { kernel } => format!("the #[kernel] `{kernel}` cannot be called from device code"),
             StaticNotEvaluable { name } => format!("the static `{name}` could not be evaluated for the device"),
+            ConstantMemoryNameClash { name } => {
+                format!("two `ConstantMemory` statics are named `{name}`; constant memory is looked up by name")
+            }
             DynTrait { what: None } => "`dyn Trait` calls are not supported in device code".into(),
             DynTrait { what: Some(ty) } => {
                 format!("`dyn Trait` values (here a vtable for `{ty}`) are not supported in device code")
@@ -238,6 +245,9 @@ impl DeviceError {
                 "this is a gap in cuda-oxide's device compiler: please report it; meanwhile write the operation as a plain loop on the device"
             }
             HostLlvmIntrinsic { .. } => "use the functions of `cuda_device` for device-specific operations",
+            ConstantMemoryNameClash { .. } => {
+                "rename one of them: the host writes constant memory by the static's name (`write_global(stream, \"NAME\", ..)`)"
+            }
             Internal { .. } => "until it is fixed, rewriting the expression at this span differently usually avoids it",
             ConfigMissing { .. }
             | ConfigInvalid { .. }

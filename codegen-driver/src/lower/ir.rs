@@ -29,6 +29,7 @@ pub enum TypeData {
     Void,
     Int(u32),
     Half,
+    BFloat,
     Float,
     Double,
     Fp128,
@@ -98,11 +99,23 @@ pub struct GlobalData {
     pub linkage: &'static str,
     pub align: u64,
     pub addrspace: u32,
+    /// The host may change it before a launch (`ConstantMemory`): no folding of its initializer.
+    pub externally_initialized: bool,
+}
+
+/// An `#[unroll]` marker seen in block `block` of function `func` (`count`: 0 full, 1 none, else
+/// the factor); see `loop_hints.rs`.
+#[derive(Clone, Copy, Debug)]
+pub struct LoopHint {
+    pub func: u32,
+    pub block: u32,
+    pub count: u32,
 }
 
 /// The whole module under construction.
 #[derive(Default)]
 pub struct Module {
+    pub loop_hints: Vec<LoopHint>,
     types: Vec<TypeData>,
     type_ids: HashMap<TypeData, Type>,
     sigs: Vec<SigData>,
@@ -170,6 +183,7 @@ impl Module {
             TypeData::Void => "void".into(),
             TypeData::Int(w) => format!("i{w}"),
             TypeData::Half => "half".into(),
+            TypeData::BFloat => "bfloat".into(),
             TypeData::Float => "float".into(),
             TypeData::Double => "double".into(),
             TypeData::Fp128 => "fp128".into(),
@@ -189,6 +203,7 @@ impl Module {
         match self.type_data(t) {
             TypeData::Int(w) => format!("i{w}"),
             TypeData::Half => "f16".into(),
+            TypeData::BFloat => "bf16".into(),
             TypeData::Float => "f32".into(),
             TypeData::Double => "f64".into(),
             TypeData::Fp128 => "f128".into(),
@@ -210,7 +225,10 @@ impl Module {
         let _ = writeln!(out, "target triple = \"{triple}\"\n");
         for g in &self.globals {
             let kind = if g.constant { "constant" } else { "global" };
-            let space = if g.addrspace == 0 { String::new() } else { format!(" addrspace({})", g.addrspace) };
+            let mut space = if g.addrspace == 0 { String::new() } else { format!(" addrspace({})", g.addrspace) };
+            if g.externally_initialized {
+                space.push_str(" externally_initialized");
+            }
             match g.init {
                 Some(init) => {
                     let _ = writeln!(
@@ -234,14 +252,35 @@ impl Module {
             }
         }
         out.push('\n');
-        for f in &self.funcs {
-            self.print_func(&mut out, f);
+        let mut metadata = String::new();
+        for (i, f) in self.funcs.iter().enumerate() {
+            let latches = self.loop_latches(i as u32, &mut metadata);
+            self.print_func(&mut out, f, &latches);
         }
         out.push_str(trailer);
+        out.push_str(&metadata);
         out
     }
 
-    fn print_func(&self, out: &mut String, f: &FuncData) {
+    /// `(block, metadata id)` for the latches of the loops hinted in function `func`; the
+    /// metadata nodes are appended to `metadata`.
+    fn loop_latches(&self, func: u32, metadata: &mut String) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        for hint in self.loop_hints.iter().filter(|h| h.func == func) {
+            let blocks = &self.funcs[func as usize].blocks;
+            let latches = super::loop_hints::latches(blocks, hint.block as usize);
+            if latches.is_empty() || latches.iter().any(|l| out.iter().any(|(b, _)| b == l)) {
+                continue;
+            }
+            let id = metadata.lines().count();
+            let _ = writeln!(metadata, "!{id} = distinct !{{!{id}, !{}}}", id + 1);
+            let _ = writeln!(metadata, "!{} = {}", id + 1, super::loop_hints::properties(hint.count));
+            out.extend(latches.into_iter().map(|l| (l, id)));
+        }
+        out
+    }
+
+    fn print_func(&self, out: &mut String, f: &FuncData, latches: &[(usize, usize)]) {
         let sig = self.sig_data(f.sig);
         let defined = !f.blocks.is_empty();
         let mut params: Vec<String> = sig
@@ -281,8 +320,16 @@ impl Module {
                     let _ = writeln!(out, "  {a}");
                 }
             }
-            for inst in &b.instrs {
-                let _ = writeln!(out, "  {inst}");
+            let hinted = latches.iter().find(|(l, _)| *l == i).map(|(_, id)| *id);
+            for (k, inst) in b.instrs.iter().enumerate() {
+                match hinted {
+                    Some(id) if k + 1 == b.instrs.len() && inst.starts_with("br ") => {
+                        let _ = writeln!(out, "  {inst}, !llvm.loop !{id}");
+                    }
+                    _ => {
+                        let _ = writeln!(out, "  {inst}");
+                    }
+                }
             }
             if b.instrs.last().is_none_or(|l| !is_terminator(l)) {
                 // codegen_ssa leaves blocks it never filled (e.g. unused cleanup blocks).
@@ -321,6 +368,7 @@ pub fn int_literal(bits: u128, width: u32) -> (String, u128) {
 pub fn float_literal(ty: &TypeData, bits: u128) -> String {
     match ty {
         TypeData::Half => format!("0xH{:04X}", bits as u16),
+        TypeData::BFloat => format!("0xR{:04X}", bits as u16),
         TypeData::Float => {
             let f = f32::from_bits(bits as u32);
             let wide = if f.is_nan() {

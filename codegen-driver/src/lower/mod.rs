@@ -6,10 +6,12 @@
 mod abi;
 mod asm;
 mod attrs;
+mod bounds;
 mod builder;
 mod cast;
 pub mod check;
 pub mod collect;
+mod constant_memory;
 mod consts;
 mod context;
 mod debuginfo;
@@ -18,12 +20,14 @@ mod entry;
 pub mod errors;
 mod intrinsic;
 mod ir;
+mod loop_hints;
 mod type_;
 
 use oxide_contract::manifest::KernelInfo;
 use rustc_codegen_ssa::traits::*;
 use rustc_middle::ty::{Instance, InstanceKind, TyCtxt};
 
+pub use bounds::FAIL_IF as BOUNDS_FAIL_MARKER;
 use builder::Builder;
 pub use context::CodegenCx;
 
@@ -35,10 +39,22 @@ pub const DATALAYOUT: &str = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-
 /// Lowers `kernels` and everything they reach into `cx`'s module; returns each kernel's manifest
 /// record. Check `cx.failed()` afterwards: errors are reported, not returned.
 pub fn lower<'tcx>(cx: &CodegenCx<'tcx>, kernels: &[collect::KernelRoot<'tcx>]) -> Vec<KernelInfo> {
-    let infos: Vec<_> = kernels.iter().map(|k| entry::define(cx, k)).collect();
+    let infos: Vec<_> = kernels
+        .iter()
+        .map(|k| {
+            cx.fast.set(cx.fast_math);
+            let info = entry::define(cx, k);
+            // The kernel's body has one caller, its entry: inlined, its pointers are known to be
+            // the entry's (global, `noalias`, aligned) and the launch bounds' facts reach it.
+            let body = cx.func_index(cx.get_fn(k.instance)) as usize;
+            cx.module.borrow_mut().funcs[body].fn_attrs.push("alwaysinline".into());
+            info
+        })
+        .collect();
     loop {
         let next = cx.queue.borrow_mut().pop();
-        let Some(instance) = next else { break };
+        let Some((instance, fast)) = next else { break };
+        cx.fast.set(fast);
         define(cx, instance);
     }
     infos
@@ -76,6 +92,8 @@ fn define<'tcx>(cx: &CodegenCx<'tcx>, instance: Instance<'tcx>) {
     let tcx = cx.tcx;
     cx.current.set(Some(instance));
     cx.current_span.set(rustc_span::DUMMY_SP);
+    cx.pending_asserts.borrow_mut().clear();
+    cx.deferred_checks.borrow_mut().clear();
     if intrinsic::define_device_intrinsic(cx, instance) {
         return;
     }

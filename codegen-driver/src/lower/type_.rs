@@ -109,6 +109,7 @@ impl<'tcx> BaseTypeCodegenMethods for CodegenCx<'tcx> {
             TypeData::Void => TypeKind::Void,
             TypeData::Int(_) => TypeKind::Integer,
             TypeData::Half => TypeKind::Half,
+            TypeData::BFloat => TypeKind::BFloat,
             TypeData::Float => TypeKind::Float,
             TypeData::Double => TypeKind::Double,
             TypeData::Fp128 => TypeKind::FP128,
@@ -138,7 +139,7 @@ impl<'tcx> BaseTypeCodegenMethods for CodegenCx<'tcx> {
     }
     fn float_width(&self, ty: ir::Type) -> usize {
         match self.type_data(ty) {
-            TypeData::Half => 16,
+            TypeData::Half | TypeData::BFloat => 16,
             TypeData::Float => 32,
             TypeData::Double => 64,
             TypeData::Fp128 => 128,

@@ -8,6 +8,7 @@ use oxide_contract::config::ToolPaths;
 use oxide_contract::limits;
 use oxide_contract::naming::files;
 
+use super::deferred_traps;
 use super::tools::{ToolError, require, run};
 use super::workdir::WorkDir;
 
@@ -56,7 +57,32 @@ pub fn optimize(
     ];
     run(&tools.opt, &args, &linked)?;
     let _ = std::fs::remove_file(&linked);
-    let text = std::fs::read_to_string(&opt_ll).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;
+    let mut text = std::fs::read_to_string(&opt_ll).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;
+    if deferred_traps::needed(&text) {
+        // The traps of deferred bounds checks go where the optimised code leaves its loops and
+        // functions; a short second `opt` puts their flag in registers.
+        let placed = work.path(&format!("{crate_name}.traps.ll"));
+        std::fs::write(&placed, deferred_traps::place(&text)).map_err(|e| ToolError::Io(placed.clone(), e))?;
+        // `speculative-execution` (LLVM's pass for GPUs) then hoists the address arithmetic out of
+        // small guarded blocks (`if i < n { a[i] }`), leaving ptxas blocks it can predicate.
+        let passes = "-passes=sroa,early-cse,instcombine<no-verify-fixpoint>,speculative-execution";
+        let args: [&OsStr; 9] = [
+            triple.as_ref(),
+            cpu.as_ref(),
+            passes.as_ref(),
+            "-spec-exec-max-speculation-cost=20".as_ref(),
+            "-spec-exec-max-not-hoisted=8".as_ref(),
+            "-S".as_ref(),
+            placed.as_os_str(),
+            "-o".as_ref(),
+            opt_ll.as_os_str(),
+        ];
+        run(&tools.opt, &args, &placed)?;
+        let _ = std::fs::remove_file(&placed);
+        let placed = std::fs::read_to_string(&opt_ll).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;
+        text = deferred_traps::drop_dead_traps(&placed);
+        std::fs::write(&opt_ll, &text).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;
+    }
     work.publish(&ll_path)?;
     work.publish(&opt_ll)?;
     Ok(Optimized { path: opt_ll, text })
@@ -77,9 +103,20 @@ pub fn llc(
     let isa = format!("-mattr=+ptx{maj}{min}");
     // Fusion follows the `contract` flags the lowering put on the user's arithmetic.
     let contract = "-fp-contract=on";
+    // MachineSink would move the address arithmetic that `opt` hoisted back into the guarded
+    // blocks, which then grow past what ptxas predicates (see `optimize`).
+    let no_sink = "-disable-machine-sink";
     let input = optimized.path.as_os_str();
-    let args: [&OsStr; 7] =
-        ["-O3".as_ref(), cpu.as_ref(), isa.as_ref(), contract.as_ref(), input, "-o".as_ref(), ptx.as_os_str()];
+    let args: [&OsStr; 8] = [
+        "-O3".as_ref(),
+        cpu.as_ref(),
+        isa.as_ref(),
+        contract.as_ref(),
+        no_sink.as_ref(),
+        input,
+        "-o".as_ref(),
+        ptx.as_os_str(),
+    ];
     run(&tools.llc, &args, &optimized.path)?;
     Ok(ptx)
 }

@@ -4,6 +4,7 @@
 
 mod artifacts;
 mod cuda;
+mod deferred_traps;
 pub mod llvm;
 pub mod object;
 mod tools;
@@ -141,7 +142,10 @@ pub fn compile_crate(tcx: TyCtxt<'_>) -> Option<DeviceOutput> {
         kernels: kernels.len() as u32,
         steps: tasks.len() as u32,
     });
-    let cx = CodegenCx::new(tcx, config.fmad);
+    let mut cx = CodegenCx::new(tcx, config.fmad);
+    // Under the debugger a failed bounds check should stop at the check itself.
+    cx.deferred_bounds = !config.debug;
+    cx.fast_math = config.fast_math;
     match run(&cx, &config, &crate_name, &kernels, &tasks, &progress) {
         Ok((bundle, bitcode)) => {
             let millis = started.elapsed().as_millis() as u64;
@@ -239,6 +243,7 @@ mod tests {
             archs: Arch::parse_list(archs).unwrap(),
             emit: emit.to_vec(),
             fmad: true,
+            fast_math: false,
             debug: false,
             artifact_dir: "/t".into(),
             tools: Default::default(),

@@ -66,8 +66,8 @@ const HINTS: &[(&str, Hint)] = &[
     (
         "CUDA_ERROR_ILLEGAL_ADDRESS",
         Hint {
-            cause: "the kernel accessed memory outside its buffers (e.g. a raw pointer past the end)",
-            fix: "run it under `cargo oxide sanitize` to find the access",
+            cause: "the kernel accessed memory outside its buffers (an out-of-bounds index into a slice, or a raw pointer past the end)",
+            fix: "run it under `cargo oxide sanitize` to find the access, or `cargo oxide debug` to stop at the failed bounds check",
         },
     ),
     (

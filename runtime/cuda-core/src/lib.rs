@@ -10,6 +10,7 @@
 //! ```
 //! Kernels are usually launched through the methods `#[cuda_module]` generates; [`launch`] and
 //! [`KernelParams`] are the layer beneath them.
+#![feature(f16)]
 
 pub mod bundle;
 mod context;

@@ -20,7 +20,7 @@ pub unsafe trait DeviceCopy: Copy + 'static {}
 macro_rules! device_copy {
     ($($t:ty),* $(,)?) => { $(unsafe impl DeviceCopy for $t {})* };
 }
-device_copy!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64, bool, char, ());
+device_copy!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f16, f32, f64, bool, char, ());
 
 unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {}
 unsafe impl<T: 'static> DeviceCopy for *const T {}

@@ -97,6 +97,29 @@ pub fn pmevent<const N: u32>() {
     device_only("pmevent")
 }
 
+/// `base.wrapping_add(i)` when `i < len`. Otherwise, on the device, an address that faults on
+/// access, and the thread traps at its next return, loop back-edge or call (a branch to `trap` in
+/// debug builds); on the host, a panic. The library's bounds checks use it so that they do not
+/// serialise loads (see `codegen-driver/src/lower/bounds.rs`).
+#[inline(never)]
+#[cfg_attr(cuda_oxide, oxide::intrinsic)]
+pub fn index_checked<T>(base: *mut T, i: usize, len: usize) -> *mut T {
+    assert!(i < len, "index {i} out of bounds for length {len}");
+    base.wrapping_add(i)
+}
+
+/// [`index_checked`] for this block's shared memory: a failed check only sets the thread's
+/// deferred-trap flag, the address stays `base.wrapping_add(i)`. An out-of-bounds shared access
+/// cannot reach another block's memory or device memory (past the block's allocation it
+/// faults), and without a poisoned address the checks of an unrolled loop fold into one
+/// compare instead of one select per access. Host: a panic, as `index_checked`.
+#[inline(never)]
+#[cfg_attr(cuda_oxide, oxide::intrinsic)]
+pub fn shared_index_checked<T>(base: *mut T, i: usize, len: usize) -> *mut T {
+    assert!(i < len, "index {i} out of bounds for length {len}");
+    base.wrapping_add(i)
+}
+
 macro_rules! special_registers {
     ($ret:ty: $($name:ident),* $(,)?) => {$(
         #[doc = concat!("PTX special register behind `", stringify!($name), "`.")]
@@ -466,3 +489,102 @@ intrinsics! {
     /// `min.xorsign.abs.f32`.
     fn float_min_xorsign_abs_f32(a: f32, b: f32) -> f32;
 }
+
+// --- half.rs, convert.rs, f16x2.rs, bf16x2.rs: bfloat16 and packed halves ------------------------
+// Scalars and pairs travel as their bits (`u16`, `u32`: the low half is element 0). The host
+// bodies compute the same results through `f32`, for CPU references.
+
+macro_rules! half_intrinsics {
+    ($( $(#[$m:meta])* fn $name:ident ($($arg:ident: $ty:ty),*) -> $ret:ty = $host:expr; )*) => {$(
+        $(#[$m])*
+        #[inline(never)]
+        #[cfg_attr(cuda_oxide, oxide::intrinsic)]
+        pub fn $name ($($arg: $ty),*) -> $ret {
+            $host
+        }
+    )*};
+}
+
+use crate::half::host as h;
+
+half_intrinsics! {
+    /// `cvt.rn.bf16.f32`.
+    fn bf16_from_f32(x: f32) -> u16 = h::bf16_from_f32(x);
+    /// `add.rn.bf16` (sm_90; `fma.rn.bf16` on sm_80).
+    fn bf16_add(a: u16, b: u16) -> u16 = h::bf16_op2(a, b, |x, y| x + y);
+    /// `sub.rn.bf16`.
+    fn bf16_sub(a: u16, b: u16) -> u16 = h::bf16_op2(a, b, |x, y| x - y);
+    /// `mul.rn.bf16`.
+    fn bf16_mul(a: u16, b: u16) -> u16 = h::bf16_op2(a, b, |x, y| x * y);
+    /// `fma.rn.bf16`.
+    fn bf16_fma(a: u16, b: u16, c: u16) -> u16 = h::bf16_from_f32(h::bf16_to_f32(a).mul_add(h::bf16_to_f32(b), h::bf16_to_f32(c)));
+    /// `add.rn.f16x2`.
+    fn f16x2_add(a: u32, b: u32) -> u32 = h::f16x2_op2(a, b, |x, y| x + y);
+    /// `sub.rn.f16x2`.
+    fn f16x2_sub(a: u32, b: u32) -> u32 = h::f16x2_op2(a, b, |x, y| x - y);
+    /// `mul.rn.f16x2`.
+    fn f16x2_mul(a: u32, b: u32) -> u32 = h::f16x2_op2(a, b, |x, y| x * y);
+    /// `fma.rn.f16x2`.
+    fn f16x2_fma(a: u32, b: u32, c: u32) -> u32 = h::f16x2_op3(a, b, c, f32::mul_add);
+    /// `fma.rn.relu.f16x2` (sm_80): negative results become 0.
+    fn f16x2_fma_relu(a: u32, b: u32, c: u32) -> u32 = h::f16x2_op3(a, b, c, |x, y, z| h::relu(x.mul_add(y, z)));
+    /// `min.f16x2` (sm_80).
+    fn f16x2_min(a: u32, b: u32) -> u32 = h::f16x2_op2(a, b, f32::min);
+    /// `max.f16x2` (sm_80).
+    fn f16x2_max(a: u32, b: u32) -> u32 = h::f16x2_op2(a, b, f32::max);
+    /// `add.rn.bf16x2` (sm_90; `fma.rn.bf16x2` on sm_80).
+    fn bf16x2_add(a: u32, b: u32) -> u32 = h::bf16x2_op2(a, b, |x, y| x + y);
+    /// `sub.rn.bf16x2`.
+    fn bf16x2_sub(a: u32, b: u32) -> u32 = h::bf16x2_op2(a, b, |x, y| x - y);
+    /// `mul.rn.bf16x2`.
+    fn bf16x2_mul(a: u32, b: u32) -> u32 = h::bf16x2_op2(a, b, |x, y| x * y);
+    /// `fma.rn.bf16x2`.
+    fn bf16x2_fma(a: u32, b: u32, c: u32) -> u32 = h::bf16x2_op3(a, b, c, f32::mul_add);
+    /// `fma.rn.relu.bf16x2` (sm_80).
+    fn bf16x2_fma_relu(a: u32, b: u32, c: u32) -> u32 = h::bf16x2_op3(a, b, c, |x, y, z| h::relu(x.mul_add(y, z)));
+    /// `min.bf16x2` (sm_80).
+    fn bf16x2_min(a: u32, b: u32) -> u32 = h::bf16x2_op2(a, b, f32::min);
+    /// `max.bf16x2` (sm_80).
+    fn bf16x2_max(a: u32, b: u32) -> u32 = h::bf16x2_op2(a, b, f32::max);
+    /// `cvt.rn.f16x2.f32`: `lo` to the low half, `hi` to the high half.
+    fn cvt_rn_f16x2_f32(lo: f32, hi: f32) -> u32 = h::pack(h::f16_from_f32(lo), h::f16_from_f32(hi));
+    /// `cvt.rn.relu.f16x2.f32` (sm_80).
+    fn cvt_rn_relu_f16x2_f32(lo: f32, hi: f32) -> u32 = h::pack(h::f16_from_f32(h::relu(lo)), h::f16_from_f32(h::relu(hi)));
+    /// `cvt.rn.bf16x2.f32` (sm_80).
+    fn cvt_rn_bf16x2_f32(lo: f32, hi: f32) -> u32 = h::pack(h::bf16_from_f32(lo), h::bf16_from_f32(hi));
+    /// `cvt.rn.relu.bf16x2.f32` (sm_80).
+    fn cvt_rn_relu_bf16x2_f32(lo: f32, hi: f32) -> u32 = h::pack(h::bf16_from_f32(h::relu(lo)), h::bf16_from_f32(h::relu(hi)));
+}
+
+intrinsics! {
+    // --- async_copy.rs: cp.async (sm_80) ------------------------------------------------------
+    /// `cp.async.ca.shared.global [dst], [src], 4`: `dst` a shared-memory address, `src` global.
+    fn cp_async_ca_4(dst: *mut u8, src: *const u8);
+    /// `cp.async.ca.shared.global [dst], [src], 8`.
+    fn cp_async_ca_8(dst: *mut u8, src: *const u8);
+    /// `cp.async.ca.shared.global [dst], [src], 16`.
+    fn cp_async_ca_16(dst: *mut u8, src: *const u8);
+    /// `cp.async.cg.shared.global [dst], [src], 16` (bypasses L1).
+    fn cp_async_cg_16(dst: *mut u8, src: *const u8);
+    /// `cp.async.ca.shared.global [dst], [src], 4, src_size`: bytes past `src_size` become 0.
+    fn cp_async_ca_zfill_4(dst: *mut u8, src: *const u8, src_size: u32);
+    /// `cp.async.ca.shared.global [dst], [src], 8, src_size`.
+    fn cp_async_ca_zfill_8(dst: *mut u8, src: *const u8, src_size: u32);
+    /// `cp.async.ca.shared.global [dst], [src], 16, src_size`.
+    fn cp_async_ca_zfill_16(dst: *mut u8, src: *const u8, src_size: u32);
+    /// `cp.async.cg.shared.global [dst], [src], 16, src_size`.
+    fn cp_async_cg_zfill_16(dst: *mut u8, src: *const u8, src_size: u32);
+    /// `cp.async.commit_group`.
+    fn cp_async_commit_group();
+    /// `cp.async.wait_group n` for `n` in 0..=7 (larger waits for 7); an immediate once inlined.
+    fn cp_async_wait_group(n: u32);
+    /// `cp.async.wait_all`.
+    fn cp_async_wait_all();
+}
+
+/// Marks the loop whose body starts with it for unrolling (`N`: 0 fully, 1 not at all, else
+/// by `N`): the backend drops the call and puts `llvm.loop.unroll` metadata on the loop. Written
+/// by `#[unroll]` on a loop in a `#[kernel]` / `#[device]` function, or by [`crate::unroll!`].
+#[inline(never)]
+#[cfg_attr(cuda_oxide, oxide::intrinsic)]
+pub fn loop_unroll<const N: u32>() {}

@@ -20,8 +20,17 @@
 //! | [`uniform`] | [`Uniform`]: a value alike in every thread of a launch |
 //! | [`view`] | proof-carrying element, tile and run views of a [`DisjointSlice`]; row/column views of a matrix |
 //! | [`config`] | compile-time shapes, tiles, atoms and policies for policy-generic kernels |
+//! | [`vector`] | 8/16-byte vector elements (`F32x4`, …) and vector views of slices |
+//! | [`matrix`] | 2D views of slices that check their bounds once |
+//! | [`half`] | `bf16`, packed `F16x2`/`Bf16x2` (Rust's `f16` needs `#![feature(f16)]`) |
+//! | [`async_copy`] | `cp.async` global → shared copies with commit/wait groups (sm_80) |
+//! | [`constant`] | [`ConstantMemory`] statics in `.const` |
+//! | [`f16x2`], [`bf16x2`], [`convert`] | NVIDIA cuda-oxide's names for packed-half operations |
+//!
+//! Code generation hints: [`fast_math`] on a function, `#[unroll]`/`#[unroll(N)]` on loops in
+//! kernels, [`unroll!`] anywhere.
 #![no_std]
-// `f16` atomic cells (`DeviceAtomicF16`); the pinned nightly compiles every cuda-oxide crate.
+// `f16` (half types, `DeviceAtomicF16`); the pinned nightly compiles every cuda-oxide crate.
 #![feature(f16)]
 #![allow(clippy::missing_safety_doc)]
 
@@ -29,27 +38,34 @@
 extern crate self as cuda_device;
 
 pub mod access;
+pub mod async_copy;
 pub mod atomic;
 pub mod cluster;
 pub mod config;
+pub mod constant;
 pub mod cooperative_groups;
 pub mod debug;
 mod disjoint;
 pub mod dotprod;
 pub mod float;
 pub mod grid;
+pub mod half;
 pub mod intrinsics;
+pub mod matrix;
+mod packed;
 pub mod shared;
 pub mod swizzle;
 pub mod sync;
 pub mod thread;
 pub mod uniform;
 pub mod view;
+pub mod vector;
 pub mod warp;
 
+pub use constant::ConstantMemory;
 /// `#[derive(DeviceCopy)]` (the trait is `cuda_core::DeviceCopy`).
 pub use cuda_macros::DeviceCopyViaDevice as DeviceCopy;
-pub use cuda_macros::{cluster_launch, cuda_module, device, gpu_printf, kernel, launch_bounds};
+pub use cuda_macros::{cluster_launch, cuda_module, device, fast_math, gpu_printf, kernel, launch_bounds, unroll};
 pub use debug::{clock64, trap};
 pub use disjoint::DisjointSlice;
 pub use thread::{Index1D, Index2D, Runtime2DIndex, SpaceLayout, ThreadIndex, WarpIndex};
@@ -58,6 +74,7 @@ pub use view::{
     RowMajorTiles, RowView32, RowViewIter32, RuntimeRowMajorTiles, RuntimeTileMut32, RuntimeViewMut32, StaticTileMut32,
     StaticViewMut32, ThreadRunMut32, ZipView32,
 };
+pub use packed::{bf16x2, convert, f16x2};
 pub use shared::{DynamicSharedArray, SharedArray};
 pub use sync::sync_threads;
 pub use uniform::Uniform;

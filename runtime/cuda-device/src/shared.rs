@@ -104,8 +104,7 @@ impl<T, const N: usize, const ALIGN: usize> SharedArray<T, N, ALIGN> {
     where
         T: Copy,
     {
-        assert!(i < N);
-        unsafe { self.as_mut_ptr().add(i).read() }
+        unsafe { intrinsics::shared_index_checked(self.as_mut_ptr(), i, N).read() }
     }
 
     /// Writes element `i` (bounds-checked: out of range traps).
@@ -114,8 +113,7 @@ impl<T, const N: usize, const ALIGN: usize> SharedArray<T, N, ALIGN> {
     /// No other thread reads or writes element `i` between the last barrier and the next one.
     #[inline(always)]
     pub unsafe fn write(&self, i: usize, value: T) {
-        assert!(i < N);
-        unsafe { self.as_mut_ptr().add(i).write(value) }
+        unsafe { intrinsics::shared_index_checked(self.as_mut_ptr(), i, N).write(value) }
     }
 
     /// The whole array as a slice.
@@ -136,10 +134,9 @@ impl<T, const N: usize, const ALIGN: usize> Index<usize> for SharedArray<T, N, A
 
     #[inline(always)]
     fn index(&self, i: usize) -> &T {
-        assert!(i < N);
-        // SAFETY: in bounds; the caller reached `self` through an `unsafe` access to the static,
-        // taking on the rules above.
-        unsafe { &*self.as_mut_ptr().add(i) }
+        // SAFETY: checked (a deferred trap, as `read`); the caller reached `self` through an
+        // `unsafe` access to the static, taking on the rules above.
+        unsafe { &*intrinsics::shared_index_checked(self.as_mut_ptr(), i, N) }
     }
 }
 
@@ -148,9 +145,8 @@ impl<T, const N: usize, const ALIGN: usize> Index<usize> for SharedArray<T, N, A
 impl<T, const N: usize, const ALIGN: usize> IndexMut<usize> for SharedArray<T, N, ALIGN> {
     #[inline(always)]
     fn index_mut(&mut self, i: usize) -> &mut T {
-        assert!(i < N);
         // SAFETY: as for `index`.
-        unsafe { &mut *self.as_mut_ptr().add(i) }
+        unsafe { &mut *intrinsics::shared_index_checked(self.as_mut_ptr(), i, N) }
     }
 }
 
@@ -190,8 +186,7 @@ impl<T> DynamicShared<T> {
     where
         T: Copy,
     {
-        assert!(i < self.len);
-        unsafe { self.ptr.add(i).read() }
+        unsafe { intrinsics::shared_index_checked(self.ptr, i, self.len).read() }
     }
 
     /// Writes element `i` (bounds-checked: out of range traps).
@@ -200,8 +195,7 @@ impl<T> DynamicShared<T> {
     /// As for [`SharedArray::write`].
     #[inline(always)]
     pub unsafe fn write(&self, i: usize, value: T) {
-        assert!(i < self.len);
-        unsafe { self.ptr.add(i).write(value) }
+        unsafe { intrinsics::shared_index_checked(self.ptr, i, self.len).write(value) }
     }
 }
 

@@ -170,6 +170,7 @@ pub fn expand_kernel(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
     args?;
     let params = check_kernel_fn(&f)?;
     let mut f = f;
+    crate::hints::rewrite_loops(&mut f)?;
     for attr in &mut f.attrs {
         if matches!(Marker::of(attr), Some(Marker::LaunchBounds | Marker::ClusterLaunch))
             && let syn::Meta::List(list) = &mut attr.meta
@@ -186,8 +187,9 @@ pub fn expand_kernel(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
 /// `#[device]` on a function.
 pub fn expand_device(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
     let args = no_args(attr, "#[device]");
-    let f = parse_fn(item, "#[device]")?;
+    let mut f = parse_fn(item, "#[device]")?;
     args?;
+    crate::hints::rewrite_loops(&mut f)?;
     if Marker::Kernel.present_in(&f.attrs) {
         return Err(syn::Error::new(f.sig.ident.span(), "a function cannot be both #[kernel] and #[device]"));
     }

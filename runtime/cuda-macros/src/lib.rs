@@ -1,4 +1,5 @@
-//! Proc macros of cuda-oxide: `#[kernel]`, `#[device]`, `#[launch_bounds]`, `#[cluster_launch]`, `#[cuda_module]`, `#[derive(DeviceCopy)]`.
+//! Proc macros of cuda-oxide: `#[kernel]`, `#[device]`, `#[launch_bounds]`, `#[cluster_launch]`, `#[cuda_module]`, `#[derive(DeviceCopy)]`,
+//! and the code generation hints `#[fast_math]`, `#[unroll]` (inside kernels), `unroll!`.
 //!
 //! Used through `cuda_device`, which re-exports them. They mark device code with tool attributes
 //! behind `cfg(cuda_oxide)` (contract §2), so a plain `cargo build` still compiles the host side,
@@ -8,6 +9,7 @@ use proc_macro::TokenStream;
 
 mod attrs;
 mod device_copy;
+mod hints;
 mod kernel;
 mod launch;
 mod module;
@@ -31,6 +33,21 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn device(attr: TokenStream, item: TokenStream) -> TokenStream {
     output(kernel::expand_device(attr.into(), item.into()))
+}
+
+/// `#[fast_math]` on a kernel or device function: it and everything it calls use approximate
+/// division, square root, reciprocal square root and transcendentals (like nvcc's
+/// `--use_fast_math` for that code only); IEEE results stay the default elsewhere.
+#[proc_macro_attribute]
+pub fn fast_math(attr: TokenStream, item: TokenStream) -> TokenStream {
+    output(hints::expand_fast_math(attr.into(), item.into()))
+}
+
+/// `unroll!(for … { … })` unrolls the loop fully, `unroll!(N, for … { … })` by `N` (also `while`
+/// and `loop`); the same as `#[unroll]` / `#[unroll(N)]` on a loop inside a `#[kernel]`.
+#[proc_macro]
+pub fn unroll(item: TokenStream) -> TokenStream {
+    output(hints::expand(item.into()))
 }
 
 /// `#[launch_bounds(max_threads_per_block[, min_blocks_per_sm])]` on a `#[kernel]`: tells the

@@ -77,7 +77,26 @@ pub fn define_libm<'tcx>(cx: &CodegenCx<'tcx>, instance: Instance<'tcx>) -> bool
     let start = Builder::append_block(cx, f, "start");
     let mut bx = Builder::build(cx, start);
     let args: Vec<_> = (0..sig.params.len()).map(|i| bx.get_param(i)).collect();
-    let r = bx.call_named(&format!("__nv_{name}"), sig.ret, &args);
+    let nv = format!("__nv_{name}");
+    let nv = if cx.fast.get() { fast_variant(&nv).map(str::to_string).unwrap_or(nv) } else { nv };
+    let r = bx.call_named(&nv, sig.ret, &args);
     bx.ret(r);
     true
+}
+
+/// Under fast math: libdevice's approximate version of an `f32` function (`__nv_fast_expf`, the
+/// `__expf` of nvcc's `--use_fast_math`), where it has one.
+pub fn fast_variant(libdevice: &str) -> Option<&'static str> {
+    Some(match libdevice {
+        "__nv_expf" => "__nv_fast_expf",
+        "__nv_exp10f" => "__nv_fast_exp10f",
+        "__nv_logf" => "__nv_fast_logf",
+        "__nv_log2f" => "__nv_fast_log2f",
+        "__nv_log10f" => "__nv_fast_log10f",
+        "__nv_powf" => "__nv_fast_powf",
+        "__nv_sinf" => "__nv_fast_sinf",
+        "__nv_cosf" => "__nv_fast_cosf",
+        "__nv_tanf" => "__nv_fast_tanf",
+        _ => return None,
+    })
 }

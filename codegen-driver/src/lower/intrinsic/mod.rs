@@ -1,11 +1,15 @@
 //! Intrinsics: rustc's own (`core::intrinsics`, called by codegen_ssa) mapped to LLVM intrinsics
 //! or libdevice, and ours (`cuda_device::intrinsics`: one file per family, `thread.rs`, `sync.rs`,
-//! `atomic.rs`, `warp.rs`, `shared.rs`, `cluster.rs`, `debug.rs`, `arith.rs`).
+//! `atomic.rs`, `warp.rs`, `shared.rs`, `cluster.rs`, `debug.rs`, `arith.rs`, `bounds.rs`, `half.rs`,
+//! `async_copy.rs`).
 
 mod arith;
+mod async_copy;
 mod atomic;
+mod bounds;
 mod cluster;
 mod debug;
+mod half;
 mod math;
 mod mem;
 mod shared;
@@ -45,11 +49,19 @@ pub fn define_device_intrinsic<'tcx>(cx: &CodegenCx<'tcx>, instance: Instance<'t
     let done = thread::build(&mut bx, name)
         || sync::build(&mut bx, name)
         || atomic::build(&mut bx, name, instance)
+        || bounds::build(&mut bx, name, instance)
         || warp::build(&mut bx, name)
         || shared::build(&mut bx, name, instance)
         || cluster::build(&mut bx, name)
         || debug::build(&mut bx, name, instance)
-        || arith::build(&mut bx, name);
+        || arith::build(&mut bx, name)
+        || half::build(&mut bx, name)
+        || async_copy::build(&mut bx, name)
+        // `#[unroll]`'s marker: its calls are dropped (`loop_hints.rs`); the body is empty.
+        || (name == "loop_unroll" && {
+            bx.ret_void();
+            true
+        });
     if !done {
         // A function in `intrinsics` without a device body is our bug, not the user's.
         rustc_middle::bug!("cuda-oxide: `cuda_device::intrinsics::{name}` has no device implementation");
@@ -123,8 +135,16 @@ impl<'a, 'tcx> IntrinsicCallBuilderMethods<'tcx> for Builder<'a, 'tcx> {
         let ret_ty = self.cx.immediate_backend_type(result.layout);
         let arg_ty = |i: usize| self.cx.val_ty(imm[i]);
 
+        let fast = self.cx.fast.get();
         let val = if let Some(nv) = libdevice_name(name) {
+            let nv = if fast { math::fast_variant(nv).unwrap_or(nv) } else { nv };
             self.call_named(nv, ret_ty, &imm)
+        } else if fast && matches!(name, "sqrtf32") {
+            // `afn`: NVPTX's `sqrt.approx.f32` (and `rsqrt.approx.f32` for `1.0 / x.sqrt()`).
+            let f = self.cx.type_f32();
+            let sig = self.cx.type_func(&[f], f);
+            self.cx.declare_raw_fn("llvm.sqrt.f32", sig);
+            self.emit_value(f, format!("call afn float @llvm.sqrt.f32({})", self.cx.operand(imm[0])))
         } else if let Some(base) = llvm_float_name(name) {
             let t = arg_ty(0);
             self.call_intrinsic(base, &[t], ret_ty, &imm)
@@ -250,8 +270,11 @@ impl<'a, 'tcx> IntrinsicCallBuilderMethods<'tcx> for Builder<'a, 'tcx> {
         self.call_named("llvm.assume", void, &[val]);
     }
 
-    fn expect(&mut self, cond: ir::Value, _expected: bool) -> ir::Value {
-        cond
+    fn expect(&mut self, cond: ir::Value, expected: bool) -> ir::Value {
+        // `likely` / `unlikely`: branch weights for LLVM's block placement.
+        let i1 = self.cx.type_i1();
+        let e = self.cx.const_bool(expected);
+        self.call_named("llvm.expect.i1", i1, &[cond, e])
     }
 
     fn type_checked_load(&mut self, _vtable: ir::Value, _off: u64, _typeid: &[u8]) -> ir::Value {

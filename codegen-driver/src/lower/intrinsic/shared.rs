@@ -50,6 +50,7 @@ fn shared_global(
                 linkage,
                 align,
                 addrspace: 3,
+                externally_initialized: false,
             });
             value
         }
