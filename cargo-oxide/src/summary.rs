@@ -93,7 +93,6 @@ mod tests {
             launch_bounds: None,
             cluster_dims: None,
             launch_contract: None,
-            unchecked_indexing: false,
         });
         m.payloads = vec![
             payload("sm_80", PayloadKind::Ptx),

@@ -101,7 +101,9 @@ impl LaunchArg {
         match self {
             LaunchArg::Buffer => "`&[T]`",
             LaunchArg::BufferMut => "`&mut [T]` or `DisjointSlice<T>`",
-            LaunchArg::RowWidth => "`DisjointSlice<T, Runtime2DIndex>` (or another index space with a runtime row width)",
+            LaunchArg::RowWidth => {
+                "`DisjointSlice<T, Runtime2DIndex>` (or another index space with a runtime row width)"
+            }
             LaunchArg::Value => "a value (scalar, raw pointer, closure or struct)",
         }
     }

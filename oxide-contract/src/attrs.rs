@@ -23,14 +23,6 @@ pub const CLUSTER_LAUNCH: &str = "cluster_launch";
 /// `oxide::launch_contract(<LaunchContract::to_attr_args>)`: the kernel's `#[launch_contract]`
 /// ([`crate::launch_contract::LaunchContract`]).
 pub const LAUNCH_CONTRACT: &str = "launch_contract";
-/// `oxide::unchecked_indexing` on the kernel that `#[kernel(unchecked_indexing)]` generates: its
-/// body's slice and array indexing is compiled without bounds checks.
-pub const UNCHECKED_INDEXING: &str = "unchecked_indexing";
-/// The `cuda_device` intrinsic that `#[launch_bounds(EXPR, EXPR)]` calls at the top of a kernel
-/// whose bounds are constant expressions rather than literals (`P::MAX_THREADS`): the backend
-/// evaluates its two `u32` arguments (inline `const` blocks) per kernel instance and drops the
-/// call. A minimum of 0 means none.
-pub const LAUNCH_BOUNDS_MARKER: &str = "launch_bounds_config";
 /// `oxide::fast_math` (from `#[fast_math]`): the function and everything it calls use
 /// approximate division, square root and transcendentals.
 pub const FAST_MATH: &str = "fast_math";

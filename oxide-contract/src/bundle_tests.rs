@@ -17,7 +17,6 @@ fn manifest() -> Manifest {
         launch_bounds: None,
         cluster_dims: None,
         launch_contract: None,
-        unchecked_indexing: false,
     });
     m
 }

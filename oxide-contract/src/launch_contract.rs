@@ -141,10 +141,9 @@ impl std::fmt::Display for ContractViolation {
                  (a {domain}D launch: every later axis must be 1)",
                 if grid { "grid" } else { "block" }
             ),
-            ContractViolation::BlockShape { required, actual } => write!(
-                f,
-                "block_dim is {actual:?}, but the kernel's launch contract requires block = {required:?}"
-            ),
+            ContractViolation::BlockShape { required, actual } => {
+                write!(f, "block_dim is {actual:?}, but the kernel's launch contract requires block = {required:?}")
+            }
             ContractViolation::CoordinatesExceedU32 { axis, grid, block } => write!(
                 f,
                 "grid_dim.{axis} * block_dim.{axis} = {grid} * {block} exceeds 2^32, but the kernel's \
@@ -204,7 +203,10 @@ mod tests {
             wide.check(((1 << 31) - 1, 1, 1), (4, 1, 1), 0),
             Err(ContractViolation::CoordinatesExceedU32 { axis: Axis::X, .. })
         ));
-        assert_eq!(c.check((1, 1, 1), (48, 1, 1), 129), Err(ContractViolation::DynamicShared { min: 0, max: 128, actual: 129 }));
+        assert_eq!(
+            c.check((1, 1, 1), (48, 1, 1), 129),
+            Err(ContractViolation::DynamicShared { min: 0, max: 128, actual: 129 })
+        );
         let two = LaunchContract { block: Some([16, 16, 1]), ..contract(2) };
         assert!(two.check((6, 8, 1), (16, 16, 1), 0).is_ok());
         assert!(two.check((6, 8, 2), (16, 16, 1), 0).is_err());

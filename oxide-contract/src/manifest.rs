@@ -43,9 +43,6 @@ pub struct KernelInfo {
     /// `#[launch_contract(..)]`: checked on every launch of the kernel.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launch_contract: Option<crate::launch_contract::LaunchContract>,
-    /// `#[kernel(unchecked_indexing)]`: the kernel's indexing is not bounds-checked.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub unchecked_indexing: bool,
 }
 
 /// One Rust-level kernel parameter.
@@ -205,7 +202,6 @@ mod tests {
             launch_bounds: Some(LaunchBounds { max_threads: 256, min_blocks: None }),
             cluster_dims: Some([4, 1, 1]),
             launch_contract: None,
-            unchecked_indexing: false,
         });
         m.payloads.push(PayloadInfo {
             arch: "sm_90".into(),

@@ -66,17 +66,6 @@ pub fn entry_name(base: &str, key: u64, plain: bool) -> String {
     if plain { base.to_string() } else { format!("{base}_{key:016x}") }
 }
 
-/// Prefix of the kernel that `#[kernel(unchecked_indexing)]` generates beside the function the
-/// user named (which stays an ordinary bounds-checked function for other device code to call).
-/// The backend names its entry, and the manifest the kernel, without it ([`kernel_base_name`]).
-pub const UNCHECKED_KERNEL_PREFIX: &str = "__oxide_unchecked_";
-
-/// The name a kernel function's entry and manifest use: `name` without
-/// [`UNCHECKED_KERNEL_PREFIX`].
-pub fn kernel_base_name(name: &str) -> &str {
-    name.strip_prefix(UNCHECKED_KERNEL_PREFIX).unwrap_or(name)
-}
-
 /// Names a kernel entry must not take, since the device module declares or links functions of
 /// that name itself: `vprintf` and `__assertfail` (printing, asserts), libdevice's `__nv_*`, LLVM's
 /// `llvm.*`, the runtime's `malloc`/`free`, and our `__oxide_*`. A kernel named like one gets a

@@ -88,7 +88,11 @@ impl sealed::Sealed for LaunchConfig3D {}
 impl KernelLaunchConfig for LaunchConfig1D {
     const DOMAIN: u8 = 1;
     fn to_launch_config(self) -> LaunchConfig {
-        LaunchConfig { grid_dim: (self.grid_x, 1, 1), block_dim: (self.block_x, 1, 1), shared_mem_bytes: self.shared_mem_bytes }
+        LaunchConfig {
+            grid_dim: (self.grid_x, 1, 1),
+            block_dim: (self.block_x, 1, 1),
+            shared_mem_bytes: self.shared_mem_bytes,
+        }
     }
 }
 
@@ -285,7 +289,13 @@ pub enum LaunchContractError {
     /// A grid or block dimension is 0.
     ZeroDimension { kernel: &'static str, dimension: LaunchDimension, axis: LaunchAxis },
     /// A grid or block dimension is above what every CUDA GPU allows.
-    DeviceDimensionExceeded { kernel: &'static str, dimension: LaunchDimension, axis: LaunchAxis, actual: u32, max: u32 },
+    DeviceDimensionExceeded {
+        kernel: &'static str,
+        dimension: LaunchDimension,
+        axis: LaunchAxis,
+        actual: u32,
+        max: u32,
+    },
     /// More threads per block than the GPU allows.
     DeviceThreadsPerBlockExceeded { kernel: &'static str, actual: u64, max: u32 },
     /// More threads per block than this compiled kernel can run with (its register use).
@@ -341,10 +351,9 @@ impl fmt::Display for LaunchContractError {
                 "kernel `{kernel}`: grid_dim.{axis} * block_dim.{axis} = {grid} * {block} = {positions} \
                  threads, more than 2^32, but its launch contract has coordinates = u32"
             ),
-            InvalidSharedMemoryAlignment { kernel, alignment } => write!(
-                f,
-                "kernel `{kernel}`: dynamic_shared_alignment {alignment} is not a power of two"
-            ),
+            InvalidSharedMemoryAlignment { kernel, alignment } => {
+                write!(f, "kernel `{kernel}`: dynamic_shared_alignment {alignment} is not a power of two")
+            }
             BlockShapeMismatch { kernel, required, actual } => write!(
                 f,
                 "kernel `{kernel}`: block_dim is {actual:?}, but its launch contract requires block = {required:?}"
@@ -460,7 +469,13 @@ impl<C: KernelLaunchContract + ?Sized> PreparedLaunch<C> {
             for (axis, grid, block) in [(LaunchAxis::X, gx, bx), (LaunchAxis::Y, gy, by), (LaunchAxis::Z, gz, bz)] {
                 let positions = u64::from(grid) * u64::from(block);
                 if positions > 1 << 32 {
-                    return Err(LaunchContractError::CoordinateRangeExceedsU32 { kernel, axis, grid, block, positions });
+                    return Err(LaunchContractError::CoordinateRangeExceedsU32 {
+                        kernel,
+                        axis,
+                        grid,
+                        block,
+                        positions,
+                    });
                 }
             }
         }
@@ -475,8 +490,12 @@ impl<C: KernelLaunchContract + ?Sized> PreparedLaunch<C> {
         if actual < min || actual > max {
             return Err(LaunchContractError::DynamicSharedMemoryOutsideRange { kernel, min, max, actual });
         }
-        if let Some(cluster) = spec.cluster().or(function.info().and_then(|i| i.cluster_dims).map(|[x, y, z]| (x, y, z))) {
-            for (axis, grid, c) in [(LaunchAxis::X, gx, cluster.0), (LaunchAxis::Y, gy, cluster.1), (LaunchAxis::Z, gz, cluster.2)] {
+        if let Some(cluster) =
+            spec.cluster().or(function.info().and_then(|i| i.cluster_dims).map(|[x, y, z]| (x, y, z)))
+        {
+            for (axis, grid, c) in
+                [(LaunchAxis::X, gx, cluster.0), (LaunchAxis::Y, gy, cluster.1), (LaunchAxis::Z, gz, cluster.2)]
+            {
                 if c == 0 || grid % c != 0 {
                     return Err(LaunchContractError::ClusterDoesNotDivideGrid { kernel, axis, grid, cluster: c });
                 }
@@ -548,7 +567,9 @@ fn check_dims(kernel: &'static str, c: &LaunchConfig) -> Result<(), LaunchContra
     let block = [c.block_dim.0, c.block_dim.1, c.block_dim.2];
     let grid_max = [MAX_GRID_DIM.0, MAX_GRID_DIM.1, MAX_GRID_DIM.2];
     let block_max = [MAX_BLOCK_DIM.0, MAX_BLOCK_DIM.1, MAX_BLOCK_DIM.2];
-    for (dimension, values, maxes) in [(LaunchDimension::Grid, grid, grid_max), (LaunchDimension::Block, block, block_max)] {
+    for (dimension, values, maxes) in
+        [(LaunchDimension::Grid, grid, grid_max), (LaunchDimension::Block, block, block_max)]
+    {
         for ((axis, actual), max) in axes.into_iter().zip(values).zip(maxes) {
             if actual == 0 {
                 return Err(LaunchContractError::ZeroDimension { kernel, dimension, axis });
@@ -560,7 +581,11 @@ fn check_dims(kernel: &'static str, c: &LaunchConfig) -> Result<(), LaunchContra
     }
     let threads = c.threads_per_block();
     if threads > u64::from(MAX_THREADS_PER_BLOCK) {
-        return Err(LaunchContractError::DeviceThreadsPerBlockExceeded { kernel, actual: threads, max: MAX_THREADS_PER_BLOCK });
+        return Err(LaunchContractError::DeviceThreadsPerBlockExceeded {
+            kernel,
+            actual: threads,
+            max: MAX_THREADS_PER_BLOCK,
+        });
     }
     Ok(())
 }
@@ -575,13 +600,15 @@ fn from_violation(kernel: &'static str, v: ContractViolation) -> LaunchContractE
             required: (required[0], required[1], required[2]),
             actual: (actual[0], actual[1], actual[2]),
         },
-        ContractViolation::CoordinatesExceedU32 { axis, grid, block } => LaunchContractError::CoordinateRangeExceedsU32 {
-            kernel,
-            axis: axis.into(),
-            grid,
-            block,
-            positions: u64::from(grid) * u64::from(block),
-        },
+        ContractViolation::CoordinatesExceedU32 { axis, grid, block } => {
+            LaunchContractError::CoordinateRangeExceedsU32 {
+                kernel,
+                axis: axis.into(),
+                grid,
+                block,
+                positions: u64::from(grid) * u64::from(block),
+            }
+        }
         ContractViolation::DynamicShared { min, max, actual } if min == max => {
             LaunchContractError::DynamicSharedMemoryExactMismatch { kernel, required: min, actual }
         }

@@ -111,7 +111,9 @@ enum ArgShape {
     Slice,
     /// A slice with its row width (`DisjointSlice<T, Runtime2DIndex>`).
     RowWidthSlice,
-    Value { size: usize },
+    Value {
+        size: usize,
+    },
 }
 
 /// The `kernelParams` array of a launch, built argument by argument (contract §4). It borrows

@@ -58,26 +58,28 @@ pub mod swizzle;
 pub mod sync;
 pub mod thread;
 pub mod uniform;
-pub mod view;
 pub mod vector;
+pub mod view;
 pub mod warp;
 
 pub use constant::ConstantMemory;
 /// `#[derive(DeviceCopy)]` (the trait is `cuda_core::DeviceCopy`).
 pub use cuda_macros::DeviceCopyViaDevice as DeviceCopy;
-pub use cuda_macros::{cluster_launch, cuda_module, device, fast_math, gpu_printf, kernel, launch_bounds, unroll};
+pub use cuda_macros::{
+    cluster_launch, cuda_module, device, fast_math, gpu_printf, kernel, launch_bounds, launch_contract, unroll,
+};
 pub use debug::{clock64, trap};
 pub use disjoint::DisjointSlice;
+pub use packed::{bf16x2, convert, f16x2};
+pub use shared::{DynamicSharedArray, SharedArray};
+pub use sync::sync_threads;
 pub use thread::{Index1D, Index2D, Runtime2DIndex, SpaceLayout, ThreadIndex, WarpIndex};
+pub use uniform::Uniform;
 pub use view::{
     ColView32, ColViewIter32, GridStrideRuns32, InBounds32, InBoundsMut32, LinearTiles, LocalIndex32, MatrixView32,
     RowMajorTiles, RowView32, RowViewIter32, RuntimeRowMajorTiles, RuntimeTileMut32, RuntimeViewMut32, StaticTileMut32,
     StaticViewMut32, ThreadRunMut32, ZipView32,
 };
-pub use packed::{bf16x2, convert, f16x2};
-pub use shared::{DynamicSharedArray, SharedArray};
-pub use sync::sync_threads;
-pub use uniform::Uniform;
 
 /// Runtime crates reached by the code that `#[cuda_module]` generates, so that a user crate only
 /// needs `cuda_device` (and `cuda_core` for its own host code) as dependencies.

@@ -20,8 +20,8 @@
 
 use core::marker::PhantomData;
 
-use crate::thread::space_sealed as sealed;
 use crate::thread::SpaceLayout;
+use crate::thread::space_sealed as sealed;
 
 mod matrix;
 mod tiles;
@@ -156,7 +156,7 @@ impl<'a, T, const N: usize> StaticViewMut32<'a, T, N> {
     /// The first `N` elements of `slice`, or `None` when it is shorter.
     #[inline(always)]
     pub fn from_slice(slice: &'a mut [T]) -> Option<Self> {
-        (slice.len() >= N).then(|| StaticViewMut32 { ptr: slice.as_mut_ptr(), _elements: PhantomData })
+        (slice.len() >= N).then_some(StaticViewMut32 { ptr: slice.as_mut_ptr(), _elements: PhantomData })
     }
 
     /// Element `index`.
@@ -267,7 +267,9 @@ pub struct StaticTileMut32<'a, T, const ROWS: usize, const COLS: usize, const RO
     _elements: PhantomData<&'a mut [T]>,
 }
 
-impl<'a, T, const ROWS: usize, const COLS: usize, const ROW_STRIDE: usize> StaticTileMut32<'a, T, ROWS, COLS, ROW_STRIDE> {
+impl<'a, T, const ROWS: usize, const COLS: usize, const ROW_STRIDE: usize>
+    StaticTileMut32<'a, T, ROWS, COLS, ROW_STRIDE>
+{
     /// # Safety
     /// Every element of the tile at `ptr` is valid and owned by this thread during `'a`.
     #[inline(always)]

@@ -155,9 +155,9 @@ pub mod __private {
     pub use cuda_core::oxide_contract::naming::kernel_key;
     pub use cuda_core::{
         BlockRequirement, CudaContext, CudaStream, DeviceBuffer, DriverError, DynamicSharedMemoryRequirement,
-        EmbeddedKernels, Function, KernelLaunchConfig, KernelLaunchContract, KernelParams, LaunchConfig, LaunchConfig1D,
-        LaunchConfig2D, LaunchConfig3D, LaunchContractError, LaunchContractSpec, LoadedBundle, Module, PreparedLaunch,
-        launch_with,
+        EmbeddedKernels, Function, KernelLaunchConfig, KernelLaunchContract, KernelParams, LaunchConfig,
+        LaunchConfig1D, LaunchConfig2D, LaunchConfig3D, LaunchContractError, LaunchContractSpec, LoadedBundle, Module,
+        PreparedLaunch, launch_with,
     };
 
     /// The last segment of a kernel path as `stringify!` spells it (`kernels :: map :: < f32 >`

@@ -114,7 +114,6 @@ fn manifest() -> Manifest {
         launch_bounds: Some(LaunchBounds { max_threads: 512, min_blocks: None }),
         cluster_dims: None,
         launch_contract: None,
-        unchecked_indexing: false,
     });
     m.kernels.push(KernelInfo {
         name: "gputest::scale".into(),
@@ -127,7 +126,6 @@ fn manifest() -> Manifest {
         launch_bounds: None,
         cluster_dims: None,
         launch_contract: None,
-        unchecked_indexing: false,
     });
     m.payloads.push(PayloadInfo {
         arch: "sm_80".into(),

@@ -6,6 +6,7 @@ use syn::spanned::Spanned;
 use syn::{Item, ItemFn, ItemMod};
 
 use crate::attrs::{LaunchBounds, Marker, parse_cluster};
+use crate::contract::ContractArgs;
 use crate::kernel::{Errors, Param, check_kernel_fn, instance_params};
 use crate::launch::{Flavor, LaunchSig, field_name};
 
@@ -17,6 +18,8 @@ pub struct KernelDef {
     pub params: Vec<Param>,
     pub launch_bounds: Option<LaunchBounds>,
     pub cluster: Option<[u32; 3]>,
+    /// `#[launch_contract(..)]`: launched through `prepare_<kernel>`.
+    pub contract: Option<ContractArgs>,
 }
 
 /// Path of the runtime items generated code uses (users depend only on `cuda_device`).
@@ -88,6 +91,7 @@ fn process_fn(f: &ItemFn) -> syn::Result<Option<KernelDef>> {
     let mut device = None;
     let mut bounds: Option<(LaunchBounds, Span)> = None;
     let mut cluster: Option<([u32; 3], Span)> = None;
+    let mut contract: Option<(ContractArgs, Span)> = None;
     let mut errors = Errors::default();
     for attr in &f.attrs {
         let Some(marker) = Marker::of(attr) else { continue };
@@ -102,7 +106,20 @@ fn process_fn(f: &ItemFn) -> syn::Result<Option<KernelDef>> {
         };
         let duplicate = || syn::Error::new(span, format!("#[{}] is given more than once", marker.tool_name()));
         match marker {
-            Marker::Kernel | Marker::Device => {
+            Marker::Kernel => {
+                if let Err(e) = crate::kernel::KernelArgs::parse(args) {
+                    errors.push(e);
+                }
+                if kernel.replace(span).is_some() {
+                    errors.push(duplicate());
+                }
+            }
+            Marker::LaunchContract => match ContractArgs::parse(args, span) {
+                Ok(c) if contract.is_none() => contract = Some((c, span)),
+                Ok(_) => errors.push(duplicate()),
+                Err(e) => errors.push(e),
+            },
+            Marker::Device => {
                 if !args.is_empty() {
                     errors.push(syn::Error::new(args.span(), format!("#[{}] takes no arguments", marker.tool_name())));
                 }
@@ -124,7 +141,12 @@ fn process_fn(f: &ItemFn) -> syn::Result<Option<KernelDef>> {
         }
     }
     if kernel.is_none() {
-        for (what, span) in [("launch_bounds", bounds.map(|b| b.1)), ("cluster_launch", cluster.map(|c| c.1))] {
+        let contract_span = contract.as_ref().map(|c| c.1);
+        for (what, span) in [
+            ("launch_bounds", bounds.map(|b| b.1)),
+            ("cluster_launch", cluster.map(|c| c.1)),
+            ("launch_contract", contract_span),
+        ] {
             if let Some(span) = span {
                 errors.push(syn::Error::new(span, format!("#[{what}] applies only to a #[kernel] function")));
             }
@@ -142,6 +164,7 @@ fn process_fn(f: &ItemFn) -> syn::Result<Option<KernelDef>> {
         params,
         launch_bounds: bounds.map(|b| b.0),
         cluster: cluster.map(|c| c.0),
+        contract: contract.map(|c| c.0),
     }))
 }
 
@@ -157,6 +180,7 @@ fn generate(kernels: &[KernelDef]) -> Vec<Item> {
         quote!(#field: #lookup?)
     });
     let methods = kernels.iter().map(|k| LaunchSig::new(k, Flavor::Sync).method());
+    let contract_items = kernels.iter().filter(|k| k.contract.is_some()).map(crate::launch::contract_marker);
     let async_methods = kernels.iter().map(|k| {
         let borrowed = LaunchSig::new(k, Flavor::Async).method();
         let owned = LaunchSig::new(k, Flavor::AsyncOwned).method();
@@ -193,6 +217,8 @@ fn generate(kernels: &[KernelDef]) -> Vec<Item> {
         pub type LoadedModule = Module;
 
         #(#ptx_names)*
+
+        #(#contract_items)*
 
         fn __oxide_bind(__kernels: #rt::EmbeddedKernels) -> ::core::result::Result<Module, #rt::DriverError> {
             ::core::result::Result::Ok(Module { #(#field_inits,)* __oxide_kernels: __kernels })

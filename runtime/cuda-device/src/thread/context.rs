@@ -43,12 +43,25 @@ pub enum U32Coordinates {}
 ///     if let Some(mut x) = out.element_thread32(i) { x.write(x.read() * 2.0) }
 /// }
 /// ```
-pub struct LaunchContext<'kernel, D = UnknownDomain, C = NativeCoordinates>(
-    PhantomData<(&'kernel (), fn() -> (D, C))>,
-);
+pub struct LaunchContext<'kernel, D = UnknownDomain, C = NativeCoordinates>(PhantomData<Brand<'kernel, D, C>>);
+
+/// What a [`LaunchContext`] is typed by: the kernel's lifetime, its domain and coordinates.
+type Brand<'kernel, D, C> = (&'kernel (), fn() -> (D, C));
 
 /// NVIDIA cuda-oxide's name for the launch context parameter's type (ours is passed by value).
 pub type LaunchContextRef<'kernel, D = UnknownDomain, C = NativeCoordinates> = LaunchContext<'kernel, D, C>;
+
+impl<D, C> LaunchContext<'_, D, C> {
+    /// The token `#[kernel(launch_context = name)]` binds. Holding one proves nothing by itself:
+    /// the functions that rely on the contract ([`index_1d_u32`], [`coord_2d_u32`]) check the
+    /// running launch's shape and trap when it breaks the contract, so a launch that bypassed
+    /// the host's checks cannot make two threads share an index.
+    #[doc(hidden)]
+    #[inline(always)]
+    pub fn __new() -> Self {
+        LaunchContext(PhantomData)
+    }
+}
 
 impl<D, C> Clone for LaunchContext<'_, D, C> {
     #[inline(always)]
@@ -107,7 +120,16 @@ impl ThreadCoord2D32 {
 /// ```
 #[inline(always)]
 pub fn index_1d_u32(_context: LaunchContext<'_, Domain1, U32Coordinates>) -> ThreadIndex32 {
-    // The host checked grid_dim.x * block_dim.x <= 2^32, so this cannot wrap.
+    // The host checks every launch against the contract; checking here too keeps the index
+    // unique per thread even for a launch that skipped those checks (a raw launch of the PTX).
+    let flat = intrinsics::blockDim_y() == 1
+        && intrinsics::blockDim_z() == 1
+        && intrinsics::gridDim_y() == 1
+        && intrinsics::gridDim_z() == 1;
+    let positions = u64::from(intrinsics::gridDim_x()) * u64::from(intrinsics::blockDim_x());
+    if !flat || positions > 1 << 32 {
+        crate::debug::trap();
+    }
     ThreadIndex32(
         intrinsics::blockIdx_x().wrapping_mul(intrinsics::blockDim_x()).wrapping_add(intrinsics::threadIdx_x()),
     )
@@ -121,7 +143,12 @@ pub fn index_1d_u32(_context: LaunchContext<'_, Domain1, U32Coordinates>) -> Thr
 /// ```
 #[inline(always)]
 pub fn coord_2d_u32(_context: LaunchContext<'_, Domain2, U32Coordinates>) -> ThreadCoord2D32 {
-    // The host checked grid_dim * block_dim <= 2^32 on x and y, so neither can wrap.
+    // As in `index_1d_u32`: a launch with a z extent, or coordinates past u32, traps.
+    let positions_x = u64::from(intrinsics::gridDim_x()) * u64::from(intrinsics::blockDim_x());
+    let positions_y = u64::from(intrinsics::gridDim_y()) * u64::from(intrinsics::blockDim_y());
+    if intrinsics::blockDim_z() != 1 || intrinsics::gridDim_z() != 1 || positions_x > 1 << 32 || positions_y > 1 << 32 {
+        crate::debug::trap();
+    }
     ThreadCoord2D32 {
         row: intrinsics::blockIdx_y().wrapping_mul(intrinsics::blockDim_y()).wrapping_add(intrinsics::threadIdx_y()),
         col: intrinsics::blockIdx_x().wrapping_mul(intrinsics::blockDim_x()).wrapping_add(intrinsics::threadIdx_x()),

@@ -93,7 +93,10 @@ impl<'a, T, const N: usize> DisjointSlice<'a, T, LinearTiles<N>> {
 /// # Safety
 /// `bounds` lies inside the allocation at `ptr`, and the run belongs to this thread alone.
 #[inline(always)]
-unsafe fn run_view<'v, T, const N: usize>(ptr: *mut T, bounds: Option<(usize, u32)>) -> Option<ThreadRunMut32<'v, T, N>> {
+unsafe fn run_view<'v, T, const N: usize>(
+    ptr: *mut T,
+    bounds: Option<(usize, u32)>,
+) -> Option<ThreadRunMut32<'v, T, N>> {
     let (start, count) = bounds?;
     if size_of::<T>() == 0 {
         return None;
