@@ -137,3 +137,11 @@ fn perf_types() {
 fn bounds_traps() {
     build_and_run("bounds-traps");
 }
+
+/// `#[launch_contract]` (prepare, requires, the u32 launch context and its views), RowWidth
+/// slices, `get_mut_indexed`, `DisjointSlice::from_raw_parts`.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn launch_contract() {
+    build_and_run("launch-contract");
+}
