@@ -101,7 +101,7 @@ fn run() -> Result<bool, String> {
     let started = std::time::Instant::now();
     let ctx = ck(CudaContext::new(0), "CudaContext::new(0)")?;
     let stream = ctx.default_stream();
-    let (major, minor) = ctx.compute_capability();
+    let (major, minor) = ctx.capability();
     let l2 = measure::l2_bytes(&ctx)?;
     println!(
         "device: {} (sm_{major}{minor}, {} SMs, {:.0} MB L2, {:.1} GB)",

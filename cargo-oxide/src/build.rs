@@ -24,6 +24,8 @@ pub struct Built {
     pub artifacts: Vec<Artifact>,
     /// The manifest of every bundle the built files embed, by artifact folder.
     pub manifests: std::collections::BTreeMap<String, Manifest>,
+    /// The `<crate>.ptx` files written next to `Cargo.toml` (see [`crate::ptx_file`]).
+    pub ptx_files: Vec<crate::ptx_file::PtxFile>,
 }
 
 /// Parses `--arch`; the error is one line with the known list and an example.
@@ -145,7 +147,8 @@ pub fn build(args: &BuildArgs) -> Result<Built> {
     let files: Vec<PathBuf> =
         artifacts.iter().flat_map(|a| a.filenames.iter().map(|f| f.clone().into_std_path_buf())).collect();
     let manifests = crate::artifacts::sync_if_changed(&files, &config.artifact_dir)?;
-    let built = Built { artifacts, manifests };
+    let mut built = Built { artifacts, manifests, ptx_files: Vec::new() };
+    built.ptx_files = crate::ptx_file::write_all(&built, &config.artifact_dir)?;
     if !args.quiet {
         crate::summary::print(&built, &config);
     }
@@ -234,7 +237,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
 /// Builds, then runs the binary, through `wrapper` (a debugger or sanitizer command) if given.
 pub fn run_under(args: &RunArgs, wrapper: Option<Vec<std::ffi::OsString>>) -> Result<ExitCode> {
     let built = build(&args.build)?;
-    let exe = pick_executable(&built.artifacts, &args.build)?;
+    let (exe, package_dir) = pick_executable(&built.artifacts, &args.build)?;
     if !args.build.quiet {
         eprintln!("{:>12} `{}`", "Running", exe.display());
     }
@@ -246,6 +249,8 @@ pub fn run_under(args: &RunArgs, wrapper: Option<Vec<std::ffi::OsString>>) -> Re
         }
         None => Command::new(&exe),
     };
+    // As `cargo run` does: programs find files of their package (`<crate>.ptx`) through it.
+    cmd.env("CARGO_MANIFEST_DIR", &package_dir);
     let status = cmd.args(&args.args).status().with_context(|| format!("could not run {}", exe.display()))?;
     Ok(exit_code(status))
 }
@@ -268,7 +273,8 @@ pub fn test(args: &RunArgs) -> Result<ExitCode> {
     Ok(exit_code(status))
 }
 
-fn pick_executable(artifacts: &[Artifact], args: &BuildArgs) -> Result<PathBuf> {
+/// The executable to run and the directory of its package's `Cargo.toml`.
+fn pick_executable(artifacts: &[Artifact], args: &BuildArgs) -> Result<(PathBuf, PathBuf)> {
     let wanted = |a: &Artifact| {
         let kinds = &a.target.kind;
         let is = |k: &str| kinds.iter().any(|kind| kind.to_string() == k);
@@ -278,17 +284,23 @@ fn pick_executable(artifacts: &[Artifact], args: &BuildArgs) -> Result<PathBuf> 
             (None, None) => is("bin"),
         }
     };
-    let mut exes: Vec<(String, PathBuf)> = artifacts
+    let mut exes: Vec<(String, PathBuf, PathBuf)> = artifacts
         .iter()
         .filter(|a| wanted(a))
-        .filter_map(|a| Some((a.target.name.clone(), a.executable.clone()?.into_std_path_buf())))
+        .filter_map(|a| {
+            let dir = a.manifest_path.parent()?.as_std_path().to_path_buf();
+            Some((a.target.name.clone(), a.executable.clone()?.into_std_path_buf(), dir))
+        })
         .collect();
     exes.dedup();
     match exes.len() {
         0 => bail!("nothing to run: the build made no binary (give --bin NAME or --example NAME)"),
-        1 => Ok(exes.remove(0).1),
+        1 => {
+            let (_, exe, dir) = exes.remove(0);
+            Ok((exe, dir))
+        }
         _ => {
-            let names: Vec<_> = exes.iter().map(|(n, _)| n.as_str()).collect();
+            let names: Vec<_> = exes.iter().map(|(n, _, _)| n.as_str()).collect();
             bail!("several binaries were built ({}); choose one with --bin NAME", names.join(", "))
         }
     }

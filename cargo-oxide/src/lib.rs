@@ -14,6 +14,7 @@ pub mod inspect;
 pub mod new;
 pub mod progress;
 pub mod project;
+pub mod ptx_file;
 pub mod setup;
 pub mod summary;
 pub mod tools;

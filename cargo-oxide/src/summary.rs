@@ -62,6 +62,9 @@ pub fn print(built: &Built, config: &DeviceConfig) {
             eprintln!("{:>12} {exe}", "Binary");
         }
     }
+    for ptx in &built.ptx_files {
+        eprintln!("{:>12} {} ({}, for loading by file name)", "PTX", ptx.path.display(), ptx.arch);
+    }
 }
 
 #[cfg(test)]

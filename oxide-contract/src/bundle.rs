@@ -242,6 +242,11 @@ impl Bundle<'static> {
 /// zero bytes in between (alignment padding, and the marker the runtime puts there so that the
 /// section exists in every binary).
 pub fn parse_section(section: &[u8]) -> Result<Vec<Bundle<'_>>, BundleError> {
+    split_section(section)?.into_iter().map(Bundle::parse).collect()
+}
+
+/// The bytes of each bundle in a bundle section (see [`parse_section`]), unparsed.
+pub fn split_section(section: &[u8]) -> Result<Vec<&[u8]>, BundleError> {
     let mut bundles = Vec::new();
     let mut at = 0;
     while at < section.len() {
@@ -255,7 +260,10 @@ pub fn parse_section(section: &[u8]) -> Result<Vec<Bundle<'_>>, BundleError> {
             return Err(BundleError::Corrupt(format!("bytes at offset {at} of the bundle section are not a bundle")));
         }
         let total_len = u64_at(rest, 16) as usize;
-        bundles.push(Bundle::parse(rest)?);
+        if total_len > rest.len() {
+            return Err(BundleError::Truncated { needed: total_len as u64, available: rest.len() as u64 });
+        }
+        bundles.push(&rest[..total_len]);
         at += total_len.next_multiple_of(PAYLOAD_ALIGN).max(PAYLOAD_ALIGN);
     }
     Ok(bundles)

@@ -145,3 +145,9 @@ fn bounds_traps() {
 fn launch_contract() {
     build_and_run("launch-contract");
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn host_compat() {
+    build_and_run("host-compat");
+}

@@ -76,12 +76,12 @@ pub fn load_bundle(ctx: &Arc<CudaContext>, bytes: &[u8]) -> Result<LoadedBundle,
 impl LoadedBundle {
     /// Loads the payload of `bundle` that fits `ctx`'s GPU (see `oxide_contract::bundle::select`).
     pub fn load(ctx: &Arc<CudaContext>, bundle: &Bundle<'_>) -> Result<LoadedBundle, DriverError> {
-        let payload = bundle.select_payload(ctx.compute_capability())?;
+        let payload = bundle.select_payload(ctx.capability())?;
         let manifest = Arc::new(bundle.manifest.clone());
         let arch = payload.arch_name();
         let module =
             Module::load_with_manifest(ctx, payload.kind, payload.bytes, Arc::clone(&manifest)).map_err(|e| {
-                let (major, minor) = ctx.compute_capability();
+                let (major, minor) = ctx.capability();
                 e.context(format!(
                     "loading the {} {arch} payload of crate `{}` on {} (sm_{major}{minor})",
                     payload.kind,

@@ -509,7 +509,8 @@ impl<C: KernelLaunchContract + ?Sized> PreparedLaunch<C> {
         }
         let ctx = function.context();
         if let Some(required) = spec.min_compute_capability() {
-            let cc = ctx.compute_capability();
+            let (major, minor) = ctx.compute_capability()?;
+            let cc = (major as u32, minor as u32);
             if cc < required {
                 return Err(LaunchContractError::ComputeCapabilityTooLow { kernel, required, actual: cc });
             }

@@ -1,6 +1,8 @@
-//! `DriverError`: the one error type of the host runtime, with the seed's cause-and-fix hints.
+//! `DriverError`: the one error type of the host runtime, with the seed's cause-and-fix hints;
+//! `IntoResult` for driver calls made directly through [`crate::sys`].
 
 use std::fmt;
+use std::ops::Deref;
 
 use cudarc::driver::sys::CUresult;
 
@@ -68,6 +70,14 @@ const HINTS: &[(&str, Hint)] = &[
         Hint {
             cause: "the kernel accessed memory outside its buffers (an out-of-bounds index into a slice, or a raw pointer past the end)",
             fix: "run it under `cargo oxide sanitize` to find the access, or `cargo oxide debug` to stop at the failed bounds check",
+        },
+    ),
+    (
+        "CUDA_ERROR_FILE_NOT_FOUND",
+        Hint {
+            cause: "the device code file is not where the program looks for it",
+            fix: "build with `cargo oxide build` (it writes <crate>.ptx next to Cargo.toml) and run from \
+                  there, or copy the file next to the executable",
         },
     ),
     (
@@ -275,6 +285,74 @@ impl fmt::Debug for DriverError {
 }
 
 impl std::error::Error for DriverError {}
+
+/// The `CUresult` a [`DriverError`] stands for, reached as `err.0`.
+///
+/// NVIDIA's cuda-oxide declares `DriverError(pub CUresult)`, so code written for it compares
+/// `err.0` with a result code. Ours is an enum with more to say (the failed call, what we were
+/// doing, the likely cause), so it dereferences to this one-field struct instead and `err.0`
+/// reads the same: the driver's code for driver errors, the code a host-side error stands for
+/// ([`DriverError::code`]), else `CUDA_ERROR_UNKNOWN`.
+///
+/// ```
+/// use cuda_core::{DriverError, sys};
+/// let err = DriverError::from_cuda(sys::CUresult::CUDA_ERROR_ILLEGAL_ADDRESS, "cuStreamSynchronize");
+/// assert!(err.0 == sys::cudaError_enum_CUDA_ERROR_ILLEGAL_ADDRESS);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(transparent)]
+pub struct ResultCode(pub CUresult);
+
+impl Deref for DriverError {
+    type Target = ResultCode;
+
+    /// See [`ResultCode`]: lets `err.0` name the `CUresult`, as NVIDIA's tuple struct does.
+    fn deref(&self) -> &ResultCode {
+        let code = self.code().unwrap_or(CUresult::CUDA_ERROR_UNKNOWN as u32);
+        let all = &crate::sys::CURESULTS;
+        let known = all.iter().find(|r| **r as u32 == code);
+        let result: &'static CUresult = known.unwrap_or(&CUresult::CUDA_ERROR_UNKNOWN);
+        // SAFETY: `ResultCode` is `repr(transparent)` over `CUresult`, so a reference to one
+        // is a valid reference to the other, for the same ('static) lifetime.
+        unsafe { &*(result as *const CUresult).cast::<ResultCode>() }
+    }
+}
+
+/// Turns the `CUresult` of a driver function called directly through [`crate::sys`] into a
+/// `Result`.
+///
+/// ```no_run
+/// use cuda_core::error::{DriverError, IntoResult};
+///
+/// fn device_count() -> Result<i32, DriverError> {
+///     cuda_core::init(0)?;
+///     let mut count = 0;
+///     // SAFETY: the driver is initialised; cuDeviceGetCount writes one i32.
+///     IntoResult::result(unsafe { cuda_core::sys::cuDeviceGetCount(&mut count) })?;
+///     Ok(count)
+/// }
+/// ```
+/// `CUresult` also has cudarc's own inherent `.result()`, which method lookup picks first; its
+/// error converts into ours with `?`. Unlike NVIDIA's, there is no impl for a `(CUresult,
+/// MaybeUninit<T>)` pair: it would let safe code call `assume_init` on a value the driver never
+/// wrote (pair a success code with any `MaybeUninit`), so read the value after `.result()?`.
+pub trait IntoResult<T> {
+    /// `Ok` for `CUDA_SUCCESS`, else the [`DriverError`] for the code.
+    fn result(self) -> Result<T, DriverError>;
+}
+
+impl IntoResult<()> for CUresult {
+    fn result(self) -> Result<(), DriverError> {
+        crate::driver::check(self, "a driver call")
+    }
+}
+
+impl From<cudarc::driver::DriverError> for DriverError {
+    /// cudarc's error (from `CUresult::result()` or cudarc's own wrappers) as ours.
+    fn from(e: cudarc::driver::DriverError) -> DriverError {
+        DriverError::from_cuda(e.0, "a driver call")
+    }
+}
 
 impl From<oxide_contract::BundleError> for DriverError {
     fn from(e: oxide_contract::BundleError) -> DriverError {

@@ -338,7 +338,7 @@ pub unsafe fn launch(
         }
         Some((cx, cy, cz)) => {
             config.check_cluster((cx, cy, cz))?;
-            let cc = ctx.compute_capability();
+            let cc = ctx.capability();
             if !device_has_clusters(cc) {
                 return Err(DriverError::invalid_config(format!(
                     "kernel `{entry}` uses cluster launch, which needs an sm_{CLUSTER_MIN_SM} or newer GPU; this one is sm_{}{}",

@@ -30,20 +30,22 @@ unsafe extern "C" {
 #[unsafe(link_section = "cuda_oxide_bundles")]
 static SECTION_MARKER: [u8; 16] = [0; 16];
 
+/// The bytes of this binary's bundle section: every bundle it links, and padding.
+pub(crate) fn section() -> &'static [u8] {
+    let _ = &SECTION_MARKER;
+    // SAFETY: the linker defines both symbols at the start and end of one section of this
+    // binary, which lives as long as the program and is never written.
+    unsafe {
+        let start = &raw const SECTION_START;
+        let stop = &raw const SECTION_STOP;
+        std::slice::from_raw_parts(start, (stop as usize).saturating_sub(start as usize))
+    }
+}
+
 /// The bundles of this binary, parsed once.
 fn bundles() -> Result<&'static [Bundle<'static>], DriverError> {
     static BUNDLES: OnceLock<Result<Vec<Bundle<'static>>, DriverError>> = OnceLock::new();
-    let parsed = BUNDLES.get_or_init(|| {
-        // SAFETY: the linker defines both symbols at the start and end of one section of this
-        // binary, which lives as long as the program and is never written.
-        let section: &'static [u8] = unsafe {
-            let start = &raw const SECTION_START;
-            let stop = &raw const SECTION_STOP;
-            std::slice::from_raw_parts(start, (stop as usize).saturating_sub(start as usize))
-        };
-        let _ = &SECTION_MARKER;
-        parse_section(section).map_err(DriverError::from)
-    });
+    let parsed = BUNDLES.get_or_init(|| parse_section(section()).map_err(DriverError::from));
     match parsed {
         Ok(bundles) => Ok(bundles),
         Err(e) => Err(e.clone()),

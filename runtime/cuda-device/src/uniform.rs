@@ -104,4 +104,3 @@ mod tests {
         assert_eq!(unsafe { Uniform::new_unchecked(u32::MAX) }.saturating_add(a).get(), u32::MAX);
     }
 }
-

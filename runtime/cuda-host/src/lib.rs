@@ -23,6 +23,11 @@
 //! # Ok::<(), cuda_core::DriverError>(())
 //! ```
 
+pub mod embedded;
+mod generic_kernel;
+#[cfg(feature = "async")]
+mod launch_async;
+pub mod ltoir;
 mod row_width;
 mod sideload;
 
@@ -30,7 +35,8 @@ pub use cuda_core::{EmbeddedKernels, LoadedBundle, load_bundle};
 /// `#[cuda_module]`, also importable from here (`use cuda_host::cuda_module;`) as NVIDIA
 /// cuda-oxide's programs do; the same macro as `cuda_device::cuda_module`.
 pub use cuda_macros::cuda_module;
-pub use row_width::{GenericCudaKernel, RowWidth, RowWidthOwned};
+pub use generic_kernel::{GenericCudaKernel, intern_entry_name};
+pub use row_width::{RowWidth, RowWidthOwned};
 pub use sideload::{ARTIFACT_DIR_ENV, artifact_dir_candidates, find_module_dir, load_kernel_module, load_module_dir};
 
 use cuda_core::oxide_contract::manifest::Manifest;
@@ -182,6 +188,10 @@ pub mod __private {
     #[cfg(feature = "async")]
     pub use cuda_async;
 
+    /// What `cuda_launch_async!` expands to.
+    #[cfg(feature = "async")]
+    pub use super::launch_async::{AsyncArgs, launch_async};
+
     /// The stream argument of `cuda_launch!`: a `CudaStream`, `Arc<CudaStream>` or a reference.
     pub fn stream_ref<S: AsRef<CudaStream> + ?Sized>(stream: &S) -> &CudaStream {
         stream.as_ref()
@@ -207,6 +217,17 @@ macro_rules! __if_async {
 #[macro_export]
 macro_rules! __if_async {
     ($($item:tt)*) => {};
+}
+
+/// `cuda_launch_async!` needs cuda-host's `async` feature; without it, this says so.
+#[cfg(not(feature = "async"))]
+#[macro_export]
+macro_rules! cuda_launch_async {
+    ($($any:tt)*) => {
+        ::core::compile_error!(
+            "cuda_launch_async! needs cuda-host's `async` feature: cuda-host = { ..., features = [\"async\"] }"
+        )
+    };
 }
 
 /// Launches a kernel of an explicitly loaded module (usually from [`load_kernel_module`]).

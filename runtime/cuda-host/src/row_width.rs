@@ -60,10 +60,3 @@ impl<T> RowWidthOwned<DeviceBuffer<T>> {
         (&mut self.buffer, &self.width)
     }
 }
-
-/// The marker type `#[cuda_module]` generates for a generic kernel
-/// (`kernels::__<kernel>_CudaKernel<T..>`): the PTX entry name of that instance.
-pub trait GenericCudaKernel {
-    /// The instance's PTX entry name (as `kernels::<kernel>_ptx_name::<T..>()`).
-    fn ptx_name() -> &'static str;
-}

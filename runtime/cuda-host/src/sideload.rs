@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use cuda_core::oxide_contract::arch::Arch;
-use cuda_core::oxide_contract::manifest::Manifest;
+use cuda_core::oxide_contract::manifest::{Manifest, PayloadKind};
 use cuda_core::oxide_contract::naming::{self, files};
 use cuda_core::oxide_contract::{bundle, sha256_hex};
 use cuda_core::{CudaContext, DriverError, LoadedBundle, Module};
@@ -91,9 +91,39 @@ pub fn find_module_dir(name: &str) -> Result<PathBuf, DriverError> {
 /// Loads the device code of crate `name` from the build's artifacts
 /// (`<target>/oxide/<name>/manifest.json` and the payload files it lists), choosing the payload
 /// for the context's GPU as the embedded loader does.
+///
+/// When there is no artifact directory (the binary was copied to another machine, say), it
+/// looks where NVIDIA's `load_kernel_module` does, for the `<name>.ptx` (or `<name>.cubin`)
+/// that `cargo oxide build` writes next to `Cargo.toml`: in `$CARGO_MANIFEST_DIR` (run time),
+/// the current directory and the executable's directory (see [`crate::ltoir::load_kernel_module`]);
+/// then at crate `name`'s device code embedded in the executable. A module loaded from such a
+/// file has no manifest, so its launches are not checked against the kernels' parameters.
+///
+/// ```no_run
+/// let ctx = cuda_core::CudaContext::new(0)?;
+/// let module = cuda_host::load_kernel_module(&ctx, "vecadd")?;
+/// # Ok::<(), cuda_core::DriverError>(())
+/// ```
 pub fn load_kernel_module(ctx: &Arc<CudaContext>, name: &str) -> Result<LoadedBundle, DriverError> {
-    let dir = find_module_dir(name)?;
-    load_module_dir(ctx, &dir)
+    let not_in_artifacts = match find_module_dir(name) {
+        Ok(dir) => return load_module_dir(ctx, &dir),
+        Err(e) => e,
+    };
+    let not_in_files = match crate::ltoir::find_file(name) {
+        Ok(path) => return load_file(ctx, name, &path),
+        Err(e) => e,
+    };
+    cuda_core::embedded::load_embedded_module(ctx, name)
+        .map_err(|_| artifact_error(format!("{not_in_artifacts}; {not_in_files}")))
+}
+
+/// A `<name>.ptx` / `.cubin` as a [`LoadedBundle`] with an empty manifest (the file has none).
+fn load_file(ctx: &Arc<CudaContext>, name: &str, path: &Path) -> Result<LoadedBundle, DriverError> {
+    let bytes = std::fs::read(path).map_err(|e| artifact_error(format!("cannot read {}: {e}", path.display())))?;
+    let kind = cuda_core::payload_kind_of(&bytes).unwrap_or(PayloadKind::Ptx);
+    let module = Module::load(ctx, kind, &bytes).map_err(|e| e.context(format!("loading {}", path.display())))?;
+    let manifest = Arc::new(Manifest::new(name.replace('-', "_")));
+    Ok(LoadedBundle::from_parts(module, manifest, kind, format!("file {}", path.display())))
 }
 
 /// Loads the device code described by `<dir>/manifest.json`.
@@ -109,8 +139,7 @@ pub fn load_module_dir(ctx: &Arc<CudaContext>, dir: &Path) -> Result<LoadedBundl
         .enumerate()
         .filter_map(|(i, p)| Arch::parse(&p.arch).ok().map(|a| (i, a.code())))
         .collect();
-    let chosen =
-        bundle::select(usable.iter().map(|(i, code)| (manifest.payloads[*i].kind, *code)), ctx.compute_capability())?;
+    let chosen = bundle::select(usable.iter().map(|(i, code)| (manifest.payloads[*i].kind, *code)), ctx.capability())?;
     let info = &manifest.payloads[usable[chosen].0];
     let path = dir.join(&info.file);
     let bytes = std::fs::read(&path).map_err(|e| artifact_error(format!("cannot read {}: {e}", path.display())))?;

@@ -161,7 +161,7 @@ fn ctx() -> Arc<CudaContext> {
 #[ignore = "needs a CUDA GPU"]
 fn device_info_and_bad_ordinal() {
     let ctx = ctx();
-    let (major, _) = ctx.compute_capability();
+    let (major, _) = ctx.capability();
     assert!(major >= 7 && ctx.sm_count() > 0 && ctx.total_memory() > 0 && !ctx.name().is_empty(), "{ctx:?}");
     let count = CudaContext::device_count().unwrap();
     let err = CudaContext::new(count + 3).unwrap_err();
@@ -311,7 +311,7 @@ fn works_from_other_threads() {
 #[ignore = "needs a CUDA GPU"]
 fn cluster_launch_gives_ranks() {
     let ctx = ctx();
-    if ctx.compute_capability().0 < 9 {
+    if ctx.capability().0 < 9 {
         return;
     }
     let stream = ctx.default_stream();

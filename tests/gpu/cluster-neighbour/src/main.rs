@@ -71,7 +71,7 @@ fn main() {
     let x: Vec<u32> = (0..N).map(|_| rng.next_u32()).collect();
     let (stream, module) = report.setup(|| {
         let ctx = ck(CudaContext::new(0), "CudaContext::new(0)")?;
-        let (major, minor) = ctx.compute_capability();
+        let (major, minor) = ctx.capability();
         if major < 9 {
             return Err(format!("thread block clusters need sm_90 or newer; device 0 is sm_{major}{minor}"));
         }

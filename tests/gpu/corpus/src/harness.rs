@@ -36,8 +36,9 @@ impl Lcg {
 
 /// Plain data a case takes or returns: random generation (edge values first), a poison value the
 /// output buffer is filled with before the launch, and a distance between a CPU and a GPU value
-/// (0 = identical; for floats the ulp distance; `MISMATCH` for unequal exact values).
-pub trait Data: DeviceCopy + Debug {
+/// (0 = identical; for floats the ulp distance; `MISMATCH` for unequal exact values). `'static`
+/// because generic kernels' type parameters are (their entry names use `TypeId`).
+pub trait Data: DeviceCopy + Debug + 'static {
     /// The `i`-th input: small `i` give edge values, the rest random ones.
     fn generate(rng: &mut Lcg, i: usize) -> Self;
     fn poison() -> Self;

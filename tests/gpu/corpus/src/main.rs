@@ -337,7 +337,7 @@ fn main() {
     let device = match &mode {
         Mode::CpuOnly => "cpu-only (no GPU: CPU reference, launch configs and manifest)".to_string(),
         Mode::Gpu { ctx, .. } => {
-            let (major, minor) = ctx.compute_capability();
+            let (major, minor) = ctx.capability();
             format!("{} (sm_{major}{minor})", ctx.name())
         }
     };

@@ -197,7 +197,7 @@ fn main() {
     });
 
     report.check("cluster_dim", || {
-        if ctx.compute_capability().0 < 9 {
+        if ctx.capability().0 < 9 {
             println!("    (skipped: needs sm_90)");
             return Ok(());
         }
