@@ -233,8 +233,9 @@ impl KernelArgs {
                 syn::Meta::Path(p) if p.get_ident().is_some() => {
                     return Err(syn::Error::new(
                         p.span(),
-                        "explicit instantiation (`#[kernel(T)]`) is not supported: name the instance \
-                         in host code (`kernels::my_kernel_ptx_name::<T>()` or a launch), which compiles it",
+                        "#[kernel] takes `launch_context = NAME` and `unchecked_indexing`; explicit \
+                         instantiation (`#[kernel(T)]`) is not supported: name the instance in host code \
+                         (`kernels::my_kernel_ptx_name::<T>()` or a launch), which compiles it",
                     ));
                 }
                 other => {
