@@ -202,16 +202,103 @@ pub fn expand_kernel(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
             list.tokens.extend(quote!(; #flag));
         }
     }
+    if !args.instances.is_empty() {
+        // The instances are the kernels; the generic function stays a device function they call
+        // (a kernel cannot be called from device code), without the kernel options.
+        let instances = args.instances.iter().map(|ty| instance_kernel(&f, ty)).collect::<syn::Result<Vec<_>>>()?;
+        let mut generic = f;
+        generic.attrs.retain(|a| !is_kernel_option(a));
+        return Ok(quote!(#generic #(#instances)*));
+    }
     // The backend checks this classification against the parameters' types (contract §4).
     let launch_args = params.iter().map(|p| format_ident!("{}", p.kind.launch_arg().name()));
     Ok(with_tool_attr_last(f, tool_attr(Marker::Kernel.tool_name(), Some(quote!(#(#launch_args),*)))))
 }
 
-/// The arguments of `#[kernel(..)]`, in any order: `launch_context = NAME` and the flag
-/// `unchecked_indexing` (accepted; bounds checks stay, which changes no correct program).
+/// `#[launch_bounds]`, `#[cluster_launch]`, `#[launch_contract]`, or the tool attribute of one.
+fn is_kernel_option(attr: &syn::Attribute) -> bool {
+    let markers = [Marker::LaunchBounds, Marker::ClusterLaunch, Marker::LaunchContract];
+    markers.iter().any(|&m| Marker::of(attr) == Some(m) || crate::attrs::is_tool_attr(attr, m.tool_name()))
+}
+
+/// For `#[kernel(f32)]` on `fn scale<T>(..)`: the kernel `scale_f32(..)`, with `T = f32` in its
+/// parameters, calling `scale::<f32>` (NVIDIA's explicit instantiation; the entry is named so).
+fn instance_kernel(f: &ItemFn, ty: &Type) -> syn::Result<TokenStream> {
+    let generics = &f.sig.generics;
+    let type_params: Vec<&syn::Ident> = generics.type_params().map(|t| &t.ident).collect();
+    let [param] = type_params.as_slice() else {
+        return Err(syn::Error::new(
+            ty.span(),
+            "#[kernel(T, ..)] instantiates a kernel with exactly one type parameter (and no const parameters)",
+        ));
+    };
+    if generics.const_params().next().is_some() {
+        return Err(syn::Error::new(ty.span(), "#[kernel(T, ..)] does not instantiate const parameters"));
+    }
+    let suffix: String = quote!(#ty)
+        .to_string()
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .map(|c| if c.is_alphanumeric() { c } else { '_' })
+        .collect();
+    let ident = format_ident!("{}_{}", f.sig.ident, suffix);
+    let mut subst = SubstType { param: (*param).clone(), ty: ty.clone() };
+    let mut inputs = Vec::new();
+    let mut forwarded = Vec::new();
+    for (i, input) in f.sig.inputs.iter().enumerate() {
+        let FnArg::Typed(arg) = input else { continue };
+        let mut arg_ty = (*arg.ty).clone();
+        syn::visit_mut::VisitMut::visit_type_mut(&mut subst, &mut arg_ty);
+        let name = match &*arg.pat {
+            Pat::Ident(p) => p.ident.clone(),
+            _ => format_ident!("__arg{}", i),
+        };
+        inputs.push(quote!(#name: #arg_ty));
+        forwarded.push(name);
+    }
+    let callee = &f.sig.ident;
+    let unsafety = &f.sig.unsafety;
+    let vis = &f.vis;
+    let attrs = &f.attrs;
+    let call = quote!(#callee::<#ty>(#(#forwarded),*));
+    let body = if unsafety.is_some() { quote!(unsafe { #call }) } else { call };
+    let wrapper: ItemFn = syn::parse_quote! {
+        #(#attrs)*
+        #[allow(non_snake_case, clippy::too_many_arguments)]
+        #vis #unsafety fn #ident(#(#inputs),*) { #body }
+    };
+    let params = check_kernel_fn(&wrapper)?;
+    let launch_args = params.iter().map(|p| format_ident!("{}", p.kind.launch_arg().name()));
+    Ok(with_tool_attr_last(wrapper, tool_attr(Marker::Kernel.tool_name(), Some(quote!(#(#launch_args),*)))))
+}
+
+/// Replaces the type parameter `param` by `ty`.
+struct SubstType {
+    param: syn::Ident,
+    ty: Type,
+}
+
+impl syn::visit_mut::VisitMut for SubstType {
+    fn visit_type_mut(&mut self, t: &mut Type) {
+        if let Type::Path(p) = t
+            && p.qself.is_none()
+            && p.path.is_ident(&self.param)
+        {
+            *t = self.ty.clone();
+            return;
+        }
+        syn::visit_mut::visit_type_mut(self, t);
+    }
+}
+
+/// The arguments of `#[kernel(..)]`, in any order: `launch_context = NAME`, the flag
+/// `unchecked_indexing` (accepted; bounds checks stay, which changes no correct program), and
+/// types to instantiate a generic kernel with (`#[kernel(f32, f64)]`).
 #[derive(Default)]
 pub struct KernelArgs {
     pub launch_context: Option<syn::Ident>,
+    /// `#[kernel(f32, f64)]`: one kernel per type, of a kernel with one type parameter.
+    pub instances: Vec<Type>,
 }
 
 impl KernelArgs {
@@ -230,18 +317,11 @@ impl KernelArgs {
                     }
                 },
                 syn::Meta::Path(p) if p.is_ident("unchecked_indexing") => {}
-                syn::Meta::Path(p) if p.get_ident().is_some() => {
-                    return Err(syn::Error::new(
-                        p.span(),
-                        "#[kernel] takes `launch_context = NAME` and `unchecked_indexing`; explicit \
-                         instantiation (`#[kernel(T)]`) is not supported: name the instance in host code \
-                         (`kernels::my_kernel_ptx_name::<T>()` or a launch), which compiles it",
-                    ));
-                }
+                syn::Meta::Path(p) => args.instances.push(Type::Path(syn::TypePath { qself: None, path: p.clone() })),
                 other => {
                     return Err(syn::Error::new(
                         other.span(),
-                        "#[kernel] takes `launch_context = NAME` and `unchecked_indexing`",
+                        "#[kernel] takes `launch_context = NAME`, `unchecked_indexing` and types to instantiate it with",
                     ));
                 }
             }

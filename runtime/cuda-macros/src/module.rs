@@ -46,15 +46,30 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
             "#[cuda_module] needs an inline module (`mod kernels { .. }`), not `mod kernels;`",
         ));
     };
+    process_items(items, true)?;
+    // The kernels' `cfg_attr(cuda_oxide, ..)` report unknown cfgs against this module.
+    module.attrs.push(syn::parse_quote!(#[allow(unexpected_cfgs)]));
+    Ok(quote!(#module))
+}
+
+/// Collects the kernels of one module's items and appends its generated items; inline child
+/// modules get their own (`from_parent`), recursively.
+fn process_items(items: &mut Vec<Item>, root: bool) -> syn::Result<()> {
     let mut errors = Errors::default();
     let mut kernels = Vec::new();
-    for item in items.iter() {
+    for item in items.iter_mut() {
         match item {
             Item::Fn(f) => match process_fn(f) {
                 Ok(Some(k)) => kernels.push(k),
                 Ok(None) => {}
                 Err(e) => errors.push(e),
             },
+            Item::Mod(m) if m.content.is_some() && marker_attrs(&Item::Mod(m.clone())).is_empty() => {
+                let (_, child) = m.content.as_mut().expect("inline module");
+                if let Err(e) = process_items(child, false) {
+                    errors.push(e);
+                }
+            }
             other => {
                 if let Some(attr) = marker_attrs(other).into_iter().next() {
                     errors.push(syn::Error::new(attr.span(), "this attribute applies only to functions"));
@@ -63,11 +78,8 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
         }
     }
     errors.finish()?;
-    let generated = generate(&kernels);
-    items.extend(generated);
-    // The kernels' `cfg_attr(cuda_oxide, ..)` report unknown cfgs against this module.
-    module.attrs.push(syn::parse_quote!(#[allow(unexpected_cfgs)]));
-    Ok(quote!(#module))
+    items.extend(generate(&kernels, root));
+    Ok(())
 }
 
 fn marker_attrs(item: &Item) -> Vec<&syn::Attribute> {
@@ -169,7 +181,7 @@ fn process_fn(f: &ItemFn) -> syn::Result<Option<KernelDef>> {
 }
 
 /// `struct Module`, `fn load` and the launch methods.
-fn generate(kernels: &[KernelDef]) -> Vec<Item> {
+fn generate(kernels: &[KernelDef], root: bool) -> Vec<Item> {
     let rt = rt();
     let plain: Vec<&KernelDef> = kernels.iter().filter(|k| instance_params(&k.generics).is_empty()).collect();
     let ptx_names = kernels.iter().filter(|k| !instance_params(&k.generics).is_empty()).map(ptx_name_fn);
@@ -187,14 +199,8 @@ fn generate(kernels: &[KernelDef]) -> Vec<Item> {
         quote!(#borrowed #owned)
     });
     let if_async = if_async();
-    let tokens = quote! {
-        /// The device code of this module, loaded by [`load`]: one launch method per kernel.
-        #[allow(non_snake_case)] // a field per kernel, named after it
-        pub struct Module {
-            __oxide_kernels: #rt::EmbeddedKernels,
-            #(#fields: #rt::Function,)*
-        }
-
+    let loaders = if root {
+        quote! {
         /// Loads the device code of this module's kernels, embedded in this binary by
         /// `cargo oxide build`, on `ctx`'s GPU, choosing the payload (cubin, fatbin or PTX) that fits.
         pub fn load(
@@ -213,6 +219,42 @@ fn generate(kernels: &[KernelDef]) -> Vec<Item> {
             __oxide_bind(#rt::EmbeddedKernels::from_module(module.into()))
         }
 
+        #if_async! {
+            /// Loads this crate's embedded device code on device `device_ordinal` of the async
+            /// runtime (`cuda_async::device_context`), for the `_async` launch methods.
+            pub fn load_async(device_ordinal: usize) -> ::core::result::Result<Module, #rt::DriverError> {
+                let __device = #rt::cuda_async::device_context::device_context(device_ordinal)?;
+                load(__device.context())
+            }
+        }
+
+        }
+    } else {
+        quote! {
+            /// Binds this nested module's kernels in the device code its parent module loaded:
+            /// `kernels::post::LoadedModule::from_parent(&module)?`.
+            pub fn from_parent(parent: &super::Module) -> ::core::result::Result<Module, #rt::DriverError> {
+                __oxide_bind(parent.kernels().share())
+            }
+
+            impl Module {
+                /// [`from_parent`] as an associated function (`LoadedModule::from_parent(&parent)`).
+                pub fn from_parent(parent: &super::Module) -> ::core::result::Result<Module, #rt::DriverError> {
+                    from_parent(parent)
+                }
+            }
+        }
+    };
+    let tokens = quote! {
+        /// The device code of this module, loaded by [`load`]: one launch method per kernel.
+        #[allow(non_snake_case)] // a field per kernel, named after it
+        pub struct Module {
+            __oxide_kernels: #rt::EmbeddedKernels,
+            #(#fields: #rt::Function,)*
+        }
+
+        #loaders
+
         /// The loaded module under NVIDIA cuda-oxide's name for it.
         pub type LoadedModule = Module;
 
@@ -222,15 +264,6 @@ fn generate(kernels: &[KernelDef]) -> Vec<Item> {
 
         fn __oxide_bind(__kernels: #rt::EmbeddedKernels) -> ::core::result::Result<Module, #rt::DriverError> {
             ::core::result::Result::Ok(Module { #(#field_inits,)* __oxide_kernels: __kernels })
-        }
-
-        #if_async! {
-            /// Loads this crate's embedded device code on device `device_ordinal` of the async
-            /// runtime (`cuda_async::device_context`), for the `_async` launch methods.
-            pub fn load_async(device_ordinal: usize) -> ::core::result::Result<Module, #rt::DriverError> {
-                let __device = #rt::cuda_async::device_context::device_context(device_ordinal)?;
-                load(__device.context())
-            }
         }
 
         impl Module {

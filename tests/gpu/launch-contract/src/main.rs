@@ -9,7 +9,8 @@
 //!   and the views it unlocks (`element_thread32`, `grid_stride_runs32`, `tile_2d32`) write every
 //!   element exactly once.
 //! - `DisjointSlice<T, Runtime2DIndex>` gets its row width from `cuda_host::RowWidth` (a third
-//!   ABI word); `get_mut_indexed` and `DisjointSlice::from_raw_parts` write their elements.
+//!   ABI word); `get_mut_indexed` and `DisjointSlice::from_raw_parts` write their elements; a
+//!   nested module's kernels launch through `LoadedModule::from_parent`.
 use cuda_core::{DeviceBuffer, LaunchConfig, LaunchConfig1D, LaunchConfig2D, LaunchContractError};
 use cuda_device::thread::Runtime2DIndex;
 use cuda_device::{DisjointSlice, LinearTiles, RowMajorTiles, cuda_module, kernel, launch_contract, thread};
@@ -81,6 +82,19 @@ mod kernels {
     pub fn doubled(input: &[f32], mut out: DisjointSlice<f32>) {
         if let Some((o, idx)) = out.get_mut_indexed() {
             *o = input[idx.get()] * 2.0;
+        }
+    }
+
+    /// A nested module: its kernels launch through `nested::LoadedModule::from_parent(&module)`.
+    pub mod nested {
+        use super::*;
+
+        /// `out[i] += 7`.
+        #[kernel]
+        pub fn add_seven(mut out: DisjointSlice<u32>) {
+            if let Some((o, _)) = out.get_mut_indexed() {
+                *o = o.wrapping_add(7);
+            }
         }
     }
 
@@ -214,6 +228,16 @@ fn main() {
         // SAFETY: `ptr` is `out`'s `n` elements, which nothing else touches until the copy back.
         ck(unsafe { module.raw_parts(&stream, LaunchConfig::for_num_elems(n as u32), ptr, n) }, "launch raw_parts")?;
         let want: Vec<u32> = (0..n as u32).map(|i| i ^ 0x5a5a).collect();
+        compare("out", &ck(out.to_host_vec(&stream), "copy out")?, &want, |a, b| a == b)
+    });
+
+    report.check("nested module bound with from_parent", || {
+        let n = 300usize;
+        let start: Vec<u32> = (0..n).map(|_| rng.next_u32()).collect();
+        let mut out = ck(DeviceBuffer::from_host(&stream, &start), "copy start")?;
+        let nested = ck(kernels::nested::LoadedModule::from_parent(&module), "nested::from_parent")?;
+        ck(nested.add_seven(&stream, LaunchConfig::for_num_elems(n as u32), &mut out), "launch add_seven")?;
+        let want: Vec<u32> = start.iter().map(|v| v.wrapping_add(7)).collect();
         compare("out", &ck(out.to_host_vec(&stream), "copy out")?, &want, |a, b| a == b)
     });
 
