@@ -23,6 +23,16 @@ impl<'a, T> RowWidth<'a, T> {
         self.width
     }
 
+    /// The buffer's length in elements (what `requires = (c.len() >= m * n)` reads).
+    pub fn len(&self) -> usize {
+        self.buffer.len()
+    }
+
+    /// `true` for an empty buffer.
+    pub fn is_empty(&self) -> bool {
+        self.buffer.len() == 0
+    }
+
     /// The buffer and the width, for the launch packet.
     #[doc(hidden)]
     pub fn __parts(&mut self) -> (&mut DeviceBuffer<T>, &u32) {

@@ -6,7 +6,7 @@ use cuda_device::kernel;
 #[kernel]
 pub struct NotAFunction;
 
-#[kernel(fast)]
+#[kernel(fast = 1)]
 pub fn with_args() {}
 
 #[kernel]
@@ -56,3 +56,6 @@ pub fn contract_requires_not_a_relation(n: u32) {}
 #[kernel]
 #[cuda_device::launch_contract(domain = 1, grid = 3)]
 pub fn contract_unknown_key() {}
+
+#[kernel(f32)]
+pub fn instance_of_non_generic() {}
