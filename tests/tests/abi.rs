@@ -125,8 +125,8 @@ fn macro_and_backend_agree_on_every_parameter_kind() {
     use LaunchArg::{Buffer, BufferMut, RowWidth};
     assert_eq!(&pushed[..6], [Buffer, BufferMut, BufferMut, BufferMut, RowWidth, BufferMut]);
     assert!(pushed[6..].iter().all(|a| *a == LaunchArg::Value));
-    // Five pointer + length pairs, the row width, eleven values.
-    assert_eq!(kernel.launch_slots(), 5 * 2 + 1 + 11);
+    // Six pointer + length pairs, the row width, eleven values.
+    assert_eq!(kernel.launch_slots(), 6 * 2 + 1 + 11);
     // `#[launch_contract]` reaches the manifest, which every launch of the kernel checks.
     let contracted = manifest.kernel("contracted").expect("contracted in the manifest");
     let contract = oxide_contract::launch_contract::LaunchContract {

@@ -201,6 +201,8 @@ fn eval(e: &Expr, rt: &TokenStream) -> TokenStream {
             quote!((#l).and_then(|__l: u64| (#r).and_then(|__r: u64| __l.#op(__r))))
         }
         Expr::Paren(p) => eval(&p.expr, rt),
+        // An unsuffixed literal would default to `i32`.
+        Expr::Lit(l) => quote!(::core::option::Option::Some::<u64>(#l)),
         other => quote!(#rt::requires::widen(#other)),
     }
 }
