@@ -103,6 +103,7 @@ mod tests {
             ],
             launch_bounds: None,
             cluster_dims: None,
+            launch_contract: None,
         });
         m.payloads = vec![
             payload("sm_80", PayloadKind::Ptx),

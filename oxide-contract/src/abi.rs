@@ -17,8 +17,11 @@ pub enum ParamKind {
     Slice,
     /// `&mut [T]`: pointer + u64 length.
     SliceMut,
-    /// `DisjointSlice<T>`: pointer + u64 length.
+    /// `DisjointSlice<T>` (of an index space with no runtime layout): pointer + u64 length.
     DisjointSlice,
+    /// `DisjointSlice<T, Runtime2DIndex>` and other index spaces with a runtime row width
+    /// ([`ROW_WIDTH_SPACES`]): pointer + u64 length + u32 row width.
+    RowWidthSlice,
     /// A scalar or raw pointer, by value.
     Scalar,
     /// A closure, struct, tuple or array: one byval `.param` with the host layout.
@@ -30,16 +33,20 @@ pub enum ParamKind {
 /// The `kernelParams` entries of a slice kind: the pointer, then the length as `u64`.
 pub const SLICE_SLOTS: usize = 2;
 
+/// The `kernelParams` entries of a [`ParamKind::RowWidthSlice`]: pointer, `u64` length, `u32` width.
+pub const ROW_WIDTH_SLICE_SLOTS: usize = 3;
+
 impl ParamKind {
     /// `true` for the kinds passed as pointer + length.
     pub fn is_slice(self) -> bool {
-        matches!(self, ParamKind::Slice | ParamKind::SliceMut | ParamKind::DisjointSlice)
+        matches!(self, ParamKind::Slice | ParamKind::SliceMut | ParamKind::DisjointSlice | ParamKind::RowWidthSlice)
     }
 
     /// How many entries this parameter takes in the `kernelParams` array of a launch.
     pub fn launch_slots(self) -> usize {
         match self {
             ParamKind::Slice | ParamKind::SliceMut | ParamKind::DisjointSlice => SLICE_SLOTS,
+            ParamKind::RowWidthSlice => ROW_WIDTH_SLICE_SLOTS,
             ParamKind::Scalar | ParamKind::Byval => 1,
             ParamKind::Zst => 0,
         }
@@ -50,6 +57,7 @@ impl ParamKind {
         match self {
             ParamKind::Slice => LaunchArg::Buffer,
             ParamKind::SliceMut | ParamKind::DisjointSlice => LaunchArg::BufferMut,
+            ParamKind::RowWidthSlice => LaunchArg::RowWidth,
             ParamKind::Scalar | ParamKind::Byval | ParamKind::Zst => LaunchArg::Value,
         }
     }
@@ -63,19 +71,22 @@ pub enum LaunchArg {
     Buffer,
     /// `&mut [T]` or `DisjointSlice<T>` → `&mut DeviceBuffer<T>`.
     BufferMut,
+    /// `DisjointSlice<T, Runtime2DIndex>` → `RowWidth<T>`: a `&mut DeviceBuffer<T>` and its row width.
+    RowWidth,
     /// Anything else, by value (zero-sized values push nothing).
     Value,
 }
 
 impl LaunchArg {
     /// Every variant, in declaration order.
-    pub const ALL: [LaunchArg; 3] = [LaunchArg::Buffer, LaunchArg::BufferMut, LaunchArg::Value];
+    pub const ALL: [LaunchArg; 4] = [LaunchArg::Buffer, LaunchArg::BufferMut, LaunchArg::RowWidth, LaunchArg::Value];
 
     /// The spelling in the kernel's tool attribute (`oxide::kernel(buffer, value)`).
     pub fn name(self) -> &'static str {
         match self {
             LaunchArg::Buffer => "buffer",
             LaunchArg::BufferMut => "buffer_mut",
+            LaunchArg::RowWidth => "row_width",
             LaunchArg::Value => "value",
         }
     }
@@ -90,6 +101,9 @@ impl LaunchArg {
         match self {
             LaunchArg::Buffer => "`&[T]`",
             LaunchArg::BufferMut => "`&mut [T]` or `DisjointSlice<T>`",
+            LaunchArg::RowWidth => {
+                "`DisjointSlice<T, Runtime2DIndex>` (or another index space with a runtime row width)"
+            }
             LaunchArg::Value => "a value (scalar, raw pointer, closure or struct)",
         }
     }
@@ -98,6 +112,11 @@ impl LaunchArg {
 /// The type name `#[kernel]` recognises as a disjoint output slice (its last path segment); the
 /// backend recognises the type itself by its lang attribute ([`crate::attrs::LangItem`]).
 pub const DISJOINT_SLICE_TYPE: &str = "DisjointSlice";
+
+/// Index spaces (the last path segment of `DisjointSlice`'s second type argument) whose slices
+/// carry a runtime row width, passed by the host as a third word ([`ParamKind::RowWidthSlice`]).
+/// `#[kernel]` recognises them by name; the backend by the slice's layout.
+pub const ROW_WIDTH_SPACES: [&str; 2] = ["Runtime2DIndex", "RuntimeRowMajorTiles"];
 
 #[cfg(test)]
 mod tests {
@@ -109,12 +128,13 @@ mod tests {
             ParamKind::Slice,
             ParamKind::SliceMut,
             ParamKind::DisjointSlice,
+            ParamKind::RowWidthSlice,
             ParamKind::Scalar,
             ParamKind::Byval,
             ParamKind::Zst,
         ];
         let slots: Vec<usize> = all.iter().map(|k| k.launch_slots()).collect();
-        assert_eq!(slots, [2, 2, 2, 1, 1, 0]);
+        assert_eq!(slots, [2, 2, 2, 3, 1, 1, 0]);
         for k in all {
             assert_eq!(k.is_slice(), k.launch_arg() != LaunchArg::Value);
         }

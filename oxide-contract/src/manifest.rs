@@ -71,6 +71,9 @@ pub struct KernelInfo {
     pub launch_bounds: Option<LaunchBounds>,
     #[serde(default)]
     pub cluster_dims: Option<[u32; 3]>,
+    /// `#[launch_contract(..)]`: checked on every launch of the kernel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_contract: Option<crate::launch_contract::LaunchContract>,
 }
 
 /// One Rust-level kernel parameter.
@@ -256,6 +259,7 @@ mod tests {
             ],
             launch_bounds: Some(LaunchBounds { max_threads: 256, min_blocks: None }),
             cluster_dims: Some([4, 1, 1]),
+            launch_contract: None,
         });
         m.payloads.push(PayloadInfo {
             arch: "sm_90".into(),

@@ -25,6 +25,8 @@ mod kernels {
         slice_mut: &mut [u16],
         disjoint: DisjointSlice<u64>,
         full_path: cuda_device::DisjointSlice<i8>,
+        rows: DisjointSlice<'_, f32, cuda_device::thread::Runtime2DIndex>,
+        tiles: DisjointSlice<u32, cuda_device::LinearTiles<4>>,
         int: i32,
         float: f64,
         flag: bool,
@@ -39,13 +41,21 @@ mod kernels {
         unit: (),
         empty: [u32; 0],
     ) {
-        let _ = (slice, slice_mut, disjoint, full_path, int, float, flag, letter, wide, raw, raw_mut);
+        let _ = (slice, slice_mut, disjoint, full_path, rows, tiles, int, float, flag, letter, wide, raw, raw_mut);
         let _ = (pair, tuple, array, option, unit, empty, thread::index_1d());
     }
 
     #[kernel]
     pub fn generic_kinds<T: Copy, F: Fn(T) -> T>(f: F, input: &[T], out: DisjointSlice<T>, scale: T) {
         let _ = (f, input, out, scale);
+    }
+
+    #[kernel(launch_context = lc)]
+    #[cuda_device::launch_contract(domain = 2, coordinates = u32, block = (16, 8, 1),
+        dynamic_shared_range = (0, 256), requires = (out.len() >= n))]
+    pub fn contracted(n: u32, mut out: DisjointSlice<u32>) {
+        let c = thread::coord_2d_u32(lc);
+        let _ = (n, c.row(), &mut out);
     }
 
     /// Takes a struct holding a reference: a host address, which the build warns about.
@@ -65,6 +75,9 @@ fn main() -> Result<(), cuda_core::DriverError> {
         let mut out = cuda_core::DeviceBuffer::<f32>::zeroed(&stream, 4)?;
         let cfg = cuda_core::LaunchConfig::for_num_elems(4);
         module.generic_kinds(&stream, cfg, |x: f32| x * 2.0, &input, &mut out, 3.0f32)?;
+        let mut cells = cuda_core::DeviceBuffer::<u32>::zeroed(&stream, 4)?;
+        let prepared = module.prepare_contracted(cuda_core::LaunchConfig2D::new((1, 1), (16, 8), 0)).unwrap();
+        module.contracted(&stream, &prepared, 4, &mut cells).unwrap();
     }
     Ok(())
 }
@@ -90,6 +103,8 @@ fn macro_and_backend_agree_on_every_parameter_kind() {
         ("slice_mut", SliceMut),
         ("disjoint", DisjointSlice),
         ("full_path", DisjointSlice),
+        ("rows", RowWidthSlice),
+        ("tiles", DisjointSlice),
         ("int", Scalar),
         ("float", Scalar),
         ("flag", Scalar),
@@ -107,9 +122,22 @@ fn macro_and_backend_agree_on_every_parameter_kind() {
     assert_eq!(kinds, expected);
     // What the launch methods push for these kinds (the macro's side of the agreement).
     let pushed: Vec<LaunchArg> = kernel.params.iter().map(|p| p.kind.launch_arg()).collect();
-    assert_eq!(&pushed[..4], [LaunchArg::Buffer, LaunchArg::BufferMut, LaunchArg::BufferMut, LaunchArg::BufferMut]);
-    assert!(pushed[4..].iter().all(|a| *a == LaunchArg::Value));
-    assert_eq!(kernel.launch_slots(), 4 * 2 + 11);
+    use LaunchArg::{Buffer, BufferMut, RowWidth};
+    assert_eq!(&pushed[..6], [Buffer, BufferMut, BufferMut, BufferMut, RowWidth, BufferMut]);
+    assert!(pushed[6..].iter().all(|a| *a == LaunchArg::Value));
+    // Six pointer + length pairs, the row width, eleven values.
+    assert_eq!(kernel.launch_slots(), 6 * 2 + 1 + 11);
+    // `#[launch_contract]` reaches the manifest, which every launch of the kernel checks.
+    let contracted = manifest.kernel("contracted").expect("contracted in the manifest");
+    let contract = oxide_contract::launch_contract::LaunchContract {
+        domain: 2,
+        u32_coordinates: true,
+        block: Some([16, 8, 1]),
+        dynamic_shared: [0, 256],
+        dynamic_shared_alignment: 1,
+        min_compute_capability: None,
+    };
+    assert_eq!(contracted.launch_contract, Some(contract));
     let generic = manifest.kernels.iter().find(|k| k.entry.starts_with("generic_kinds_")).expect("generic instance");
     let kinds: Vec<ParamKind> = generic.params.iter().map(|p| p.kind).collect();
     assert_eq!(kinds, [Zst, Slice, DisjointSlice, Scalar], "the closure captures nothing: zero-sized");

@@ -183,6 +183,14 @@ fn no_binary_sm100a() {
     build_and_run("no-binary-sm100a");
 }
 
+/// `#[launch_contract]` (prepare, requires, the u32 launch context and its views), RowWidth
+/// slices, `get_mut_indexed`, `DisjointSlice::from_raw_parts`.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn launch_contract() {
+    build_and_run("launch-contract");
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn host_compat() {

@@ -4,6 +4,7 @@
 
 use oxide_contract::abi::LaunchArg;
 use oxide_contract::attrs::{self, LangItem};
+use oxide_contract::launch_contract::LaunchContract;
 use rustc_hir::def_id::DefId;
 use rustc_middle::ty::TyCtxt;
 use rustc_span::Symbol;
@@ -43,6 +44,11 @@ pub fn launch_bounds(tcx: TyCtxt<'_>, def_id: DefId) -> Option<(u32, Option<u32>
 pub fn cluster_dims(tcx: TyCtxt<'_>, def_id: DefId) -> Option<[u32; 3]> {
     let v = int_args(tcx, def_id, attrs::CLUSTER_LAUNCH)?;
     Some([0, 1, 2].map(|i| v.get(i).copied().unwrap_or(1)))
+}
+
+/// `#[launch_contract(..)]`, as `#[kernel]` wrote it (`LaunchContract::to_attr_args`).
+pub fn launch_contract(tcx: TyCtxt<'_>, def_id: DefId) -> Option<LaunchContract> {
+    LaunchContract::from_attr_args(&int_args(tcx, def_id, attrs::LAUNCH_CONTRACT)?)
 }
 
 /// The lang item `def_id` is (`#[oxide::lang = "…"]` on an item of `cuda_device`).

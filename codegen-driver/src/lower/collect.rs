@@ -2,6 +2,7 @@
 //! `#[kernel]`), their instances among the crate's mono items, their keys, entry names and launch
 //! attributes.
 
+use oxide_contract::launch_contract::LaunchContract;
 use oxide_contract::manifest::LaunchBounds;
 use oxide_contract::naming;
 use rustc_data_structures::fx::FxHashMap;
@@ -21,6 +22,7 @@ pub struct KernelRoot<'tcx> {
     pub entry: String,
     pub launch_bounds: Option<LaunchBounds>,
     pub cluster_dims: Option<[u32; 3]>,
+    pub launch_contract: Option<LaunchContract>,
 }
 
 /// `true` when a crate can hold kernels or instances of them: when `cuda_device` is among the
@@ -86,6 +88,7 @@ pub fn kernels(tcx: TyCtxt<'_>) -> Vec<KernelRoot<'_>> {
                 entry: naming::entry_name(base.as_str(), key, plain),
                 launch_bounds,
                 cluster_dims: attrs::cluster_dims(tcx, def_id),
+                launch_contract: attrs::launch_contract(tcx, def_id),
             }
         })
         .collect();

@@ -26,11 +26,26 @@ pub fn param_kind<'tcx>(tcx: TyCtxt<'tcx>, ty: Ty<'tcx>, is_zst: bool) -> ParamK
             }
         }
         ty::Adt(def, _) if attrs::lang_item(tcx, def.did()) == Some(LangItem::DisjointSlice) => {
-            ParamKind::DisjointSlice
+            // An index space with run-time data (a row width) makes the slice larger than
+            // pointer + length; that data is the third word of the ABI.
+            if disjoint_slice_size(tcx, ty).is_some_and(|bytes| bytes > SLICE_BYTES) {
+                ParamKind::RowWidthSlice
+            } else {
+                ParamKind::DisjointSlice
+            }
         }
         ty::Bool | ty::Char | ty::Int(_) | ty::Uint(_) | ty::Float(_) | ty::RawPtr(..) => ParamKind::Scalar,
         _ => ParamKind::Byval,
     }
+}
+
+/// Pointer + `usize` length: a `DisjointSlice` whose index space carries no run-time data.
+const SLICE_BYTES: u64 = 16;
+
+/// The size of a (monomorphic) `DisjointSlice` type, `None` when it has no layout.
+fn disjoint_slice_size<'tcx>(tcx: TyCtxt<'tcx>, ty: Ty<'tcx>) -> Option<u64> {
+    let env = ty::TypingEnv::fully_monomorphized();
+    tcx.layout_of(env.as_query_input(ty)).ok().map(|l| l.size.bytes())
 }
 
 /// Defines the entry for `kernel` and returns its manifest record.
@@ -51,12 +66,15 @@ pub fn define<'tcx>(cx: &CodegenCx<'tcx>, kernel: &KernelRoot<'tcx>) -> KernelIn
         // Slices record their element's size and alignment (what the host buffer holds).
         let elem = match layout.ty.kind() {
             ty::Ref(_, inner, _) if inner.is_slice() => Some(cx.layout_of(inner.sequence_element_type(tcx))),
-            ty::Adt(_, args) if kind == ParamKind::DisjointSlice => Some(cx.layout_of(args.type_at(0))),
+            ty::Adt(_, args) if matches!(kind, ParamKind::DisjointSlice | ParamKind::RowWidthSlice) => {
+                // `DisjointSlice<'a, T, S>`: the element is the first type argument.
+                args.types().next().map(|elem| cx.layout_of(elem))
+            }
             _ => None,
         };
         let elem_align = elem.map_or(1, |e| e.align.abi.bytes());
         match kind {
-            ParamKind::Slice | ParamKind::SliceMut | ParamKind::DisjointSlice => {
+            ParamKind::Slice | ParamKind::SliceMut | ParamKind::DisjointSlice | ParamKind::RowWidthSlice => {
                 entry_tys.push(cx.type_ptr());
                 // Elements with interior mutability (atomic cells) are written through `&[T]`.
                 let frozen = elem.is_none_or(|e| e.ty.is_freeze(tcx, ty::TypingEnv::fully_monomorphized()));
@@ -69,6 +87,10 @@ pub fn define<'tcx>(cx: &CodegenCx<'tcx>, kernel: &KernelRoot<'tcx>) -> KernelIn
                 });
                 entry_tys.push(cx.type_i64());
                 entry_attrs.push(String::new());
+                if kind == ParamKind::RowWidthSlice {
+                    entry_tys.push(cx.type_i32());
+                    entry_attrs.push(String::new());
+                }
             }
             ParamKind::Scalar => {
                 entry_tys.push(cx.backend_type(layout));
@@ -103,7 +125,12 @@ pub fn define<'tcx>(cx: &CodegenCx<'tcx>, kernel: &KernelRoot<'tcx>) -> KernelIn
         f.kernel = true;
         f.param_attrs = entry_attrs;
         f.fn_attrs = vec!["convergent".into(), "nounwind".into()];
-        if let Some(lb) = &kernel.launch_bounds {
+        // ptxas refuses `.maxntid` beside `.reqntid`; an exact block is the stronger fact.
+        let exact_block = kernel.launch_contract.and_then(|c| c.block);
+        if let Some([x, y, z]) = exact_block {
+            f.fn_attrs.push(format!("\"nvvm.reqntid\"=\"{x},{y},{z}\""));
+        }
+        if let Some(lb) = kernel.launch_bounds.as_ref().filter(|_| exact_block.is_none()) {
             f.fn_attrs.push(format!("\"nvvm.maxntid\"=\"{}\"", lb.max_threads));
             if let Some(min) = lb.min_blocks {
                 f.fn_attrs.push(format!("\"nvvm.minctasm\"=\"{min}\""));
@@ -134,6 +161,12 @@ pub fn define<'tcx>(cx: &CodegenCx<'tcx>, kernel: &KernelRoot<'tcx>) -> KernelIn
                 let ptr = take(&mut bx);
                 let len = take(&mut bx);
                 push_pair(&mut bx, arg, ptr, len, &mut call_args);
+            }
+            ParamKind::RowWidthSlice => {
+                let ptr = take(&mut bx);
+                let len = take(&mut bx);
+                let width = take(&mut bx);
+                push_row_width_slice(&mut bx, arg, [ptr, len, width], &mut call_args);
             }
             ParamKind::Scalar => {
                 let v = take(&mut bx);
@@ -167,6 +200,7 @@ pub fn define<'tcx>(cx: &CodegenCx<'tcx>, kernel: &KernelRoot<'tcx>) -> KernelIn
         params,
         launch_bounds: kernel.launch_bounds,
         cluster_dims: kernel.cluster_dims,
+        launch_contract: kernel.launch_contract,
     }
 }
 
@@ -203,6 +237,25 @@ fn push_pair<'tcx>(
             push_from_memory(bx, arg, slot, out);
         }
     }
+}
+
+/// A `#[repr(C)]` `DisjointSlice { ptr, len, width: u32, .. }` rebuilt in a stack slot and passed
+/// the way the Rust ABI wants it.
+fn push_row_width_slice<'tcx>(
+    bx: &mut Builder<'_, 'tcx>,
+    arg: &rustc_target::callconv::ArgAbi<'tcx, Ty<'tcx>>,
+    [ptr, len, width]: [ir::Value; 3],
+    out: &mut Vec<ir::Value>,
+) {
+    let align = arg.layout.align.abi;
+    let slot = bx.alloca(arg.layout.size, align);
+    bx.store(ptr, slot, align);
+    for (value, offset) in [(len, 8), (width, 16)] {
+        let off = bx.cx.const_usize(offset);
+        let field = bx.inbounds_ptradd(slot, off);
+        bx.store(value, field, align.restrict_for_offset(Size::from_bytes(offset)));
+    }
+    push_from_memory(bx, arg, slot, out);
 }
 
 /// Loads the Rust-ABI form of `arg` from memory at `ptr` (a byval parameter or a stack slot).

@@ -113,7 +113,11 @@ impl LaunchConfig {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum ArgShape {
     Slice,
-    Value { size: usize },
+    /// A slice with its row width (`DisjointSlice<T, Runtime2DIndex>`).
+    RowWidthSlice,
+    Value {
+        size: usize,
+    },
 }
 
 /// The `kernelParams` array of a launch, built argument by argument (contract §4). It borrows
@@ -147,6 +151,15 @@ impl<'a> KernelParams<'a> {
     pub fn push_slice_mut<T>(&mut self, buf: &'a mut DeviceBuffer<T>) -> &mut Self {
         self.ptrs.extend(buf.param_slots());
         self.shapes.push(ArgShape::Slice);
+        self
+    }
+
+    /// A `DisjointSlice<T, Runtime2DIndex>` parameter (an index space with a runtime row width):
+    /// pushes pointer, u64 length and the u32 row width.
+    pub fn push_slice_row_width<T>(&mut self, buf: &'a mut DeviceBuffer<T>, row_width: &'a u32) -> &mut Self {
+        self.ptrs.extend(buf.param_slots());
+        self.ptrs.push((row_width as *const u32).cast_mut().cast());
+        self.shapes.push(ArgShape::RowWidthSlice);
         self
     }
 
@@ -185,15 +198,29 @@ impl<'a> KernelParams<'a> {
             ));
         }
         for (i, (p, shape)) in params.iter().zip(&self.shapes).enumerate() {
+            let row_width = p.kind == ParamKind::RowWidthSlice;
             match (p.kind.is_slice(), shape) {
-                (true, ArgShape::Slice) => {}
+                (true, ArgShape::Slice) if !row_width => {}
+                (true, ArgShape::RowWidthSlice) if row_width => {}
+                (true, ArgShape::Slice | ArgShape::RowWidthSlice) => {
+                    return mismatch(format!(
+                        "argument {i} (`{}: {}`) {}",
+                        p.name,
+                        p.ty,
+                        if row_width {
+                            "carries a row width; pass cuda_host::RowWidth::new(&mut buf, width)"
+                        } else {
+                            "has no row width; pass the buffer alone"
+                        }
+                    ));
+                }
                 (true, ArgShape::Value { .. }) => {
                     return mismatch(format!(
                         "argument {i} (`{}: {}`) is a slice; pass it as slice(buf) or slice_mut(buf)",
                         p.name, p.ty
                     ));
                 }
-                (false, ArgShape::Slice) => {
+                (false, ArgShape::Slice | ArgShape::RowWidthSlice) => {
                     return mismatch(format!(
                         "argument {i} (`{}: {}`) is not a slice; pass the value itself",
                         p.name, p.ty
@@ -259,6 +286,11 @@ pub unsafe fn launch(
     let info = f.info();
     if let Some(bounds) = info.and_then(|i| i.launch_bounds.as_ref()) {
         config.check_launch_bounds(entry, bounds)?;
+    }
+    if let Some(contract) = info.and_then(|i| i.launch_contract.as_ref()) {
+        contract
+            .check(config.grid_dim, config.block_dim, config.shared_mem_bytes)
+            .map_err(|v| DriverError::invalid_config(format!("kernel `{entry}`: {v}")))?;
     }
     if let Some(info) = info {
         let slots = info.launch_slots();

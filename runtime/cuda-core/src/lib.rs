@@ -15,6 +15,7 @@
 
 pub mod bundle;
 mod context;
+pub mod contract;
 mod driver;
 pub mod embedded;
 pub mod error;
@@ -30,6 +31,11 @@ pub mod vmm;
 
 pub use bundle::{LoadedBundle, load_bundle};
 pub use context::{CudaContext, CudaEvent, CudaStream};
+pub use contract::{
+    BlockRequirement, CoordinateRequirement, DynamicSharedMemoryRequirement, KernelLaunchConfig, KernelLaunchContract,
+    LaunchAxis, LaunchConfig1D, LaunchConfig2D, LaunchConfig3D, LaunchContractError, LaunchContractSpec,
+    LaunchDimension, PreparedLaunch,
+};
 /// `#[derive(DeviceCopy)]` for structs whose fields are all `DeviceCopy`.
 pub use cuda_macros::DeviceCopy;
 pub use driver::is_driver_present;

@@ -98,6 +98,18 @@ impl EmbeddedKernels {
         }
     }
 
+    /// The same device code for another generated `Module` (a nested module's `from_parent`):
+    /// the same context, program-loaded module and loaded bundles, and a cache of its own.
+    pub fn share(&self) -> EmbeddedKernels {
+        let bundles = self.bundles.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
+        EmbeddedKernels {
+            ctx: Arc::clone(&self.ctx),
+            module: self.module.clone(),
+            bundles: Mutex::new(bundles),
+            instances: Default::default(),
+        }
+    }
+
     /// The kernel instance with `key` (`oxide_contract::naming::kernel_key`); `kernel` (its Rust
     /// path) names it in errors.
     pub fn function(&self, key: u64, kernel: &str) -> Result<Function, DriverError> {

@@ -18,6 +18,7 @@
 //! | [`float`] | float instructions with explicit rounding, flush-to-zero, saturation or approximation |
 //! | [`swizzle`], [`access`] | shared-memory bank and swizzle arithmetic, vectorised-access planning (`const fn`s) |
 //! | [`uniform`] | [`Uniform`]: a value alike in every thread of a launch |
+//! | [`view`] | proof-carrying element, tile and run views of a [`DisjointSlice`]; row/column views of a matrix |
 //! | [`config`] | compile-time shapes, tiles, atoms and policies for policy-generic kernels |
 //! | [`vector`] | 8/16-byte vector elements (`F32x4`, …) and vector views of slices |
 //! | [`matrix`] | 2D views of slices that check their bounds once |
@@ -99,19 +100,28 @@ pub mod thread;
 pub mod tma;
 pub mod uniform;
 pub mod vector;
+pub mod view;
 pub mod warp;
 pub mod wgmma;
 
 pub use constant::ConstantMemory;
 /// `#[derive(DeviceCopy)]` (the trait is `cuda_core::DeviceCopy`).
 pub use cuda_macros::DeviceCopyViaDevice as DeviceCopy;
-pub use cuda_macros::{cluster_launch, cuda_module, device, fast_math, gpu_printf, kernel, launch_bounds, unroll};
+pub use cuda_macros::{
+    cluster_launch, cuda_module, device, fast_math, gpu_printf, kernel, launch_bounds, launch_contract, unroll,
+};
 pub use debug::{clock64, trap};
 pub use disjoint::DisjointSlice;
 pub use packed::{bf16x2, convert, f16x2};
 pub use shared::{DynamicSharedArray, SharedArray};
 pub use sync::sync_threads;
+pub use thread::{Index1D, Index2D, Runtime2DIndex, SpaceLayout, ThreadIndex, WarpIndex};
 pub use uniform::Uniform;
+pub use view::{
+    ColView32, ColViewIter32, GridStrideRuns32, InBounds32, InBoundsMut32, LinearTiles, LocalIndex32, MatrixView32,
+    RowMajorTiles, RowView32, RowViewIter32, RuntimeRowMajorTiles, RuntimeTileMut32, RuntimeViewMut32, StaticTileMut32,
+    StaticViewMut32, ThreadRunMut32, ZipView32,
+};
 
 /// Runtime crates reached by the code that `#[cuda_module]` generates, so that a user crate only
 /// needs `cuda_device` (and `cuda_core` for its own host code) as dependencies.

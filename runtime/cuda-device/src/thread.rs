@@ -33,9 +33,19 @@ use core::marker::PhantomData;
 
 use crate::intrinsics;
 
+mod context;
 mod space;
 
-pub use space::{Index1D, Index2D, WarpIndex, index_2d, warp_index};
+pub(crate) use space::sealed as space_sealed;
+
+pub use context::{
+    Domain1, Domain2, Domain3, LaunchContext, LaunchContextRef, NativeCoordinates, ThreadCoord2D32, ThreadIndex32,
+    U32Coordinates, UnknownDomain, coord_2d_u32, index_1d_u32,
+};
+pub use space::{
+    FlatIndexSpace, Index1D, Index2D, IndexFormula, ResolveIndex, Runtime2DIndex, SpaceLayout, WarpIndex, index_2d,
+    index_2d_runtime, warp_index,
+};
 
 pub use crate::intrinsics::{
     blockDim_x, blockDim_y, blockDim_z, blockIdx_x, blockIdx_y, blockIdx_z, gridDim_x, gridDim_y, gridDim_z,
@@ -46,9 +56,9 @@ pub use crate::intrinsics::{
 pub use crate::sync::sync_threads;
 
 /// This thread's index in index space `S` ([`Index1D`] unless said otherwise). Only
-/// [`index_1d`], the 2D/3D linearisations, [`grid_stride`], [`index_2d`] and [`warp_index`] make
-/// one, so two threads of one launch never hold equal values of one space: that is what lets
-/// [`crate::DisjointSlice::get_mut`] hand out `&mut` without a data race.
+/// [`index_1d`], the 2D/3D linearisations, [`grid_stride`], [`index_2d`], [`index_2d_runtime`]
+/// and [`warp_index`] make one, so two threads of one launch never hold equal values of one
+/// space: that is what lets [`crate::DisjointSlice::get_mut`] hand out `&mut` without a data race.
 ///
 /// ```ignore
 /// let idx = thread::index_1d();
@@ -63,6 +73,14 @@ impl<S> ThreadIndex<S> {
         ThreadIndex(raw, PhantomData)
     }
 
+    /// The number the index holds (for [`Runtime2DIndex`], row and column packed).
+    #[inline(always)]
+    pub(crate) fn raw(self) -> usize {
+        self.0
+    }
+}
+
+impl<S: FlatIndexSpace> ThreadIndex<S> {
     /// The index as a plain number, for reading other slices.
     #[inline(always)]
     pub fn get(self) -> usize {
@@ -73,6 +91,27 @@ impl<S> ThreadIndex<S> {
     #[inline(always)]
     pub fn in_bounds(self, len: usize) -> bool {
         self.0 < len
+    }
+}
+
+impl ThreadIndex<Runtime2DIndex> {
+    /// A thread's cell (row, col); the callers make sure no two threads get the same.
+    #[inline(always)]
+    pub(crate) fn new_2d(row: u32, col: u32) -> Self {
+        const { assert!(usize::BITS >= 64, "Runtime2DIndex packs row and column into a 64-bit usize") };
+        ThreadIndex(((row as usize) << 32) | col as usize, PhantomData)
+    }
+
+    /// The thread's row, `blockIdx.y * blockDim.y + threadIdx.y`.
+    #[inline(always)]
+    pub fn row(self) -> usize {
+        self.0 >> 32
+    }
+
+    /// The thread's column, `blockIdx.x * blockDim.x + threadIdx.x`.
+    #[inline(always)]
+    pub fn col(self) -> usize {
+        self.0 & 0xffff_ffff
     }
 }
 
@@ -171,7 +210,7 @@ impl ThreadIndex2D {
 }
 
 /// This thread's global (x, y) position in a 2D launch:
-/// `if let Some(i) = unsafe { thread::index_2d_xy().to_linear(width) } { … }`. (NVIDIA's cuda-oxide uses the
+/// `if let Some(i) = unsafe { thread::index_2d_xy().to_linear(width) } { /* … */ }`. (NVIDIA's cuda-oxide uses the
 /// name `index_2d` for the const-stride index [`index_2d`]`::<ROW_STRIDE>()`.)
 #[inline(always)]
 pub fn index_2d_xy() -> ThreadIndex2D {

@@ -81,6 +81,15 @@ uniform_registers!(
     grid_dim_x => gridDim_x, grid_dim_y => gridDim_y, grid_dim_z => gridDim_z
 );
 
+/// `requires = (a.len() >= n * k)` relations of `#[launch_contract]` read a `Uniform<u32>`
+/// parameter as its value.
+impl<T: cuda_core::contract::requires::Operand> cuda_core::contract::requires::Operand for Uniform<T> {
+    #[inline]
+    fn widen(self) -> u64 {
+        self.value.widen()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

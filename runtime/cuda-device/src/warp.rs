@@ -315,7 +315,7 @@ pub fn match_any_i64_sync(mask: u32, val: u64) -> u32 {
 
 /// `__match_all_sync(mask, val, &pred)`'s value: `mask` when every lane of `mask` holds the same
 /// `val`, else 0 (as CUDA C++ and NVIDIA's cuda-oxide return it):
-/// `if warp::match_all_sync(FULL_MASK, key) == FULL_MASK { … }`. [`all_equal_sync`] says the
+/// `if warp::match_all_sync(FULL_MASK, key) == FULL_MASK { /* … */ }`. [`all_equal_sync`] says the
 /// same as an `Option`.
 #[inline(always)]
 pub fn match_all_sync<T: MatchValue>(mask: u32, val: T) -> u32 {
@@ -329,7 +329,7 @@ pub fn match_all_i64_sync(mask: u32, val: u64) -> u32 {
 }
 
 /// Whether every lane of `mask` holds the same `val`: `Some(mask)` if so, else `None`
-/// (`match.all.sync`): `if let Some(lanes) = warp::all_equal_sync(FULL_MASK, key) { … }`.
+/// (`match.all.sync`): `if let Some(lanes) = warp::all_equal_sync(FULL_MASK, key) { /* … */ }`.
 #[inline(always)]
 pub fn all_equal_sync<T: MatchValue>(mask: u32, val: T) -> Option<u32> {
     let m = val.match_all(mask);

@@ -29,6 +29,7 @@ mod generic_kernel;
 #[cfg(feature = "async")]
 mod launch_async;
 pub mod ltoir;
+mod row_width;
 mod sideload;
 
 pub use cuda_core::{EmbeddedKernels, LoadedBundle, load_bundle};
@@ -36,6 +37,7 @@ pub use cuda_core::{EmbeddedKernels, LoadedBundle, load_bundle};
 /// cuda-oxide's programs do; the same macro as `cuda_device::cuda_module`.
 pub use cuda_macros::cuda_module;
 pub use generic_kernel::{GenericCudaKernel, intern_entry_name};
+pub use row_width::{RowWidth, RowWidthOwned};
 pub use sideload::{ARTIFACT_DIR_ENV, artifact_dir_candidates, find_module_dir, load_kernel_module, load_module_dir};
 
 use cuda_core::oxide_contract::manifest::Manifest;
@@ -157,13 +159,16 @@ impl<T> SliceMutArg for DeviceBuffer<T> {
 /// Items the macros' generated code reaches; not a stable API.
 #[doc(hidden)]
 pub mod __private {
-    pub use super::{KernelSource, SliceArg, SliceMutArg};
+    pub use super::{GenericCudaKernel, KernelSource, RowWidth, RowWidthOwned, SliceArg, SliceMutArg};
+    pub use cuda_core::contract::requires;
     pub use cuda_core::oxide_contract;
     pub use cuda_core::oxide_contract::manifest::LaunchBounds;
     pub use cuda_core::oxide_contract::naming::kernel_key;
     pub use cuda_core::{
-        CudaContext, CudaStream, DeviceBuffer, DriverError, EmbeddedKernels, Function, KernelParams, LaunchConfig,
-        LoadedBundle, Module, launch_with,
+        BlockRequirement, CudaContext, CudaStream, DeviceBuffer, DriverError, DynamicSharedMemoryRequirement,
+        EmbeddedKernels, Function, KernelLaunchConfig, KernelLaunchContract, KernelParams, LaunchConfig,
+        LaunchConfig1D, LaunchConfig2D, LaunchConfig3D, LaunchContractError, LaunchContractSpec, LoadedBundle, Module,
+        PreparedLaunch, launch_with,
     };
 
     /// The last segment of a kernel path as `stringify!` spells it (`kernels :: map :: < f32 >`

@@ -16,13 +16,19 @@ pub enum Marker {
     Device,
     LaunchBounds,
     ClusterLaunch,
+    LaunchContract,
 }
 
 impl Marker {
     pub fn of(attr: &Attribute) -> Option<Marker> {
+        // `oxide::launch_bounds(..)` is the tool attribute a marker became (its `cfg_attr` is
+        // expanded before later attribute macros run), not the marker.
+        if attr.path().segments.first().is_some_and(|s| s.ident == attrs::TOOL) {
+            return None;
+        }
         let last = attr.path().segments.last()?;
         let name = last.ident.to_string();
-        [Marker::Kernel, Marker::Device, Marker::LaunchBounds, Marker::ClusterLaunch]
+        [Marker::Kernel, Marker::Device, Marker::LaunchBounds, Marker::ClusterLaunch, Marker::LaunchContract]
             .into_iter()
             .find(|m| m.tool_name() == name)
     }
@@ -34,6 +40,7 @@ impl Marker {
             Marker::Device => attrs::DEVICE,
             Marker::LaunchBounds => attrs::LAUNCH_BOUNDS,
             Marker::ClusterLaunch => attrs::CLUSTER_LAUNCH,
+            Marker::LaunchContract => attrs::LAUNCH_CONTRACT,
         }
     }
 
@@ -43,9 +50,13 @@ impl Marker {
     }
 }
 
-/// `#[cfg_attr(cuda_oxide, oxide::<name>..)]`.
-fn is_tool_attr(attr: &Attribute, name: &str) -> bool {
-    if !attr.path().is_ident("cfg_attr") {
+/// `#[cfg_attr(cuda_oxide, oxide::<name>..)]`, or `#[oxide::<name>..]` once the `cfg_attr` is expanded.
+pub fn is_tool_attr(attr: &Attribute, name: &str) -> bool {
+    let path = attr.path();
+    if path.segments.len() == 2 && path.segments[0].ident == attrs::TOOL {
+        return path.segments[1].ident == name;
+    }
+    if !path.is_ident("cfg_attr") {
         return false;
     }
     let text = quote!(#attr).to_string().replace(' ', "");

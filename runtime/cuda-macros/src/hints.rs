@@ -108,7 +108,7 @@ impl Parse for UnrollArgs {
     }
 }
 
-/// `unroll!(for … { … })`, `unroll!(N, while … { … })`.
+/// `unroll!(for … { … })`, `unroll!(N, while … { /* … */ })`.
 pub fn expand(tokens: TokenStream) -> syn::Result<TokenStream> {
     let UnrollArgs { count, mut body } = syn::parse2(tokens)?;
     let span = syn::spanned::Spanned::span(&body);

@@ -5,7 +5,7 @@ use quote::{ToTokens, format_ident, quote};
 use syn::spanned::Spanned;
 use syn::{FnArg, GenericParam, Item, ItemFn, Pat, ReturnType, Type};
 
-use oxide_contract::abi::{DISJOINT_SLICE_TYPE, LaunchArg};
+use oxide_contract::abi::{DISJOINT_SLICE_TYPE, LaunchArg, ROW_WIDTH_SPACES};
 
 use crate::attrs::{LaunchBounds, Marker, cluster_tokens, parse_cluster, tool_attr};
 
@@ -15,8 +15,11 @@ pub enum ParamKind {
     Slice(Type),
     /// `&mut [T]`
     SliceMut(Type),
-    /// `DisjointSlice<T>`
+    /// `DisjointSlice<T>` (of an index space without run-time data)
     Disjoint(Type),
+    /// `DisjointSlice<T, Runtime2DIndex>` and other index spaces with a row width
+    /// (`oxide_contract::abi::ROW_WIDTH_SPACES`): the host passes `cuda_host::RowWidth`.
+    RowWidth(Type),
     /// Anything else: scalars, raw pointers, closures, structs (zero-sized ones are dropped at run time).
     Value,
 }
@@ -25,7 +28,7 @@ impl ParamKind {
     /// The buffer's element type, for the slice kinds.
     pub fn elem(&self) -> Option<&Type> {
         match self {
-            ParamKind::Slice(e) | ParamKind::SliceMut(e) | ParamKind::Disjoint(e) => Some(e),
+            ParamKind::Slice(e) | ParamKind::SliceMut(e) | ParamKind::Disjoint(e) | ParamKind::RowWidth(e) => Some(e),
             ParamKind::Value => None,
         }
     }
@@ -35,6 +38,7 @@ impl ParamKind {
         match self {
             ParamKind::Slice(_) => LaunchArg::Buffer,
             ParamKind::SliceMut(_) | ParamKind::Disjoint(_) => LaunchArg::BufferMut,
+            ParamKind::RowWidth(_) => LaunchArg::RowWidth,
             ParamKind::Value => LaunchArg::Value,
         }
     }
@@ -135,12 +139,27 @@ fn classify(ty: &Type) -> syn::Result<ParamKind> {
             if last.ident != DISJOINT_SLICE_TYPE {
                 return Ok(ParamKind::Value);
             }
-            match &last.arguments {
-                syn::PathArguments::AngleBracketed(args) if args.args.len() == 1 => match args.args.first() {
-                    Some(syn::GenericArgument::Type(elem)) => Ok(ParamKind::Disjoint(elem.clone())),
-                    _ => Err(syn::Error::new(last.span(), "expected `DisjointSlice<T>`")),
-                },
-                _ => Err(syn::Error::new(last.span(), "expected `DisjointSlice<T>`")),
+            // `DisjointSlice<'a, T, Space>`: the lifetime is optional, the space defaults to `Index1D`.
+            let usage =
+                || syn::Error::new(last.span(), "expected `DisjointSlice<T>` or `DisjointSlice<T, IndexSpace>`");
+            let syn::PathArguments::AngleBracketed(args) = &last.arguments else { return Err(usage()) };
+            let types: Vec<&Type> = args
+                .args
+                .iter()
+                .filter_map(|a| match a {
+                    syn::GenericArgument::Type(t) => Some(t),
+                    _ => None,
+                })
+                .collect();
+            let row_width = |space: &Type| match space {
+                Type::Path(p) => p.path.segments.last().is_some_and(|s| ROW_WIDTH_SPACES.iter().any(|r| s.ident == r)),
+                _ => false,
+            };
+            match types.as_slice() {
+                [elem] => Ok(ParamKind::Disjoint((*elem).clone())),
+                [elem, space] if row_width(space) => Ok(ParamKind::RowWidth((*elem).clone())),
+                [elem, _] => Ok(ParamKind::Disjoint((*elem).clone())),
+                _ => Err(usage()),
             }
         }
         _ => Ok(ParamKind::Value),
@@ -165,23 +184,192 @@ fn no_args(attr: TokenStream, what: &str) -> syn::Result<()> {
 
 /// `#[kernel]` on a function.
 pub fn expand_kernel(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
-    let args = no_args(attr, "#[kernel]");
+    let args = KernelArgs::parse(attr);
     let f = parse_fn(item, "#[kernel]")?;
-    args?;
+    let args = args?;
     let params = check_kernel_fn(&f)?;
     let mut f = f;
     crate::hints::rewrite_loops(&mut f)?;
+    if let Some(name) = &args.launch_context {
+        let contract = crate::contract::find(&f.attrs)?;
+        bind_launch_context(&mut f, name, contract.as_ref().map(|c| &c.contract));
+    }
     for attr in &mut f.attrs {
-        if matches!(Marker::of(attr), Some(Marker::LaunchBounds | Marker::ClusterLaunch))
+        if matches!(Marker::of(attr), Some(Marker::LaunchBounds | Marker::ClusterLaunch | Marker::LaunchContract))
             && let syn::Meta::List(list) = &mut attr.meta
         {
             let flag = syn::Ident::new(AFTER_KERNEL, Span::call_site());
             list.tokens.extend(quote!(; #flag));
         }
     }
+    if !args.instances.is_empty() {
+        // The instances are the kernels; the generic function stays a device function they call
+        // (a kernel cannot be called from device code), without the kernel options.
+        let instances = args.instances.iter().map(|ty| instance_kernel(&f, ty)).collect::<syn::Result<Vec<_>>>()?;
+        let mut generic = f;
+        generic.attrs.retain(|a| !is_kernel_option(a));
+        return Ok(quote!(#generic #(#instances)*));
+    }
     // The backend checks this classification against the parameters' types (contract §4).
     let launch_args = params.iter().map(|p| format_ident!("{}", p.kind.launch_arg().name()));
     Ok(with_tool_attr_last(f, tool_attr(Marker::Kernel.tool_name(), Some(quote!(#(#launch_args),*)))))
+}
+
+/// `#[launch_bounds]`, `#[cluster_launch]`, `#[launch_contract]`, or the tool attribute of one.
+fn is_kernel_option(attr: &syn::Attribute) -> bool {
+    let markers = [Marker::LaunchBounds, Marker::ClusterLaunch, Marker::LaunchContract];
+    markers.iter().any(|&m| Marker::of(attr) == Some(m) || crate::attrs::is_tool_attr(attr, m.tool_name()))
+}
+
+/// For `#[kernel(f32)]` on `fn scale<T>(..)`: the kernel `scale_f32(..)`, with `T = f32` in its
+/// parameters, calling `scale::<f32>` (NVIDIA's explicit instantiation; the entry is named so).
+fn instance_kernel(f: &ItemFn, ty: &Type) -> syn::Result<TokenStream> {
+    let generics = &f.sig.generics;
+    let type_params: Vec<&syn::Ident> = generics.type_params().map(|t| &t.ident).collect();
+    let [param] = type_params.as_slice() else {
+        return Err(syn::Error::new(
+            ty.span(),
+            "#[kernel(T, ..)] instantiates a kernel with exactly one type parameter (and no const parameters)",
+        ));
+    };
+    if generics.const_params().next().is_some() {
+        return Err(syn::Error::new(ty.span(), "#[kernel(T, ..)] does not instantiate const parameters"));
+    }
+    let suffix: String = quote!(#ty)
+        .to_string()
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .map(|c| if c.is_alphanumeric() { c } else { '_' })
+        .collect();
+    let ident = format_ident!("{}_{}", f.sig.ident, suffix);
+    let mut subst = SubstType { param: (*param).clone(), ty: ty.clone() };
+    let mut inputs = Vec::new();
+    let mut forwarded = Vec::new();
+    for (i, input) in f.sig.inputs.iter().enumerate() {
+        let FnArg::Typed(arg) = input else { continue };
+        let mut arg_ty = (*arg.ty).clone();
+        syn::visit_mut::VisitMut::visit_type_mut(&mut subst, &mut arg_ty);
+        let name = match &*arg.pat {
+            Pat::Ident(p) => p.ident.clone(),
+            _ => format_ident!("__arg{}", i),
+        };
+        inputs.push(quote!(#name: #arg_ty));
+        forwarded.push(name);
+    }
+    let callee = &f.sig.ident;
+    let unsafety = &f.sig.unsafety;
+    let vis = &f.vis;
+    let attrs = &f.attrs;
+    let call = quote!(#callee::<#ty>(#(#forwarded),*));
+    let body = if unsafety.is_some() { quote!(unsafe { #call }) } else { call };
+    let wrapper: ItemFn = syn::parse_quote! {
+        #(#attrs)*
+        #[allow(non_snake_case, clippy::too_many_arguments)]
+        #vis #unsafety fn #ident(#(#inputs),*) { #body }
+    };
+    let params = check_kernel_fn(&wrapper)?;
+    let launch_args = params.iter().map(|p| format_ident!("{}", p.kind.launch_arg().name()));
+    Ok(with_tool_attr_last(wrapper, tool_attr(Marker::Kernel.tool_name(), Some(quote!(#(#launch_args),*)))))
+}
+
+/// Replaces the type parameter `param` by `ty`.
+struct SubstType {
+    param: syn::Ident,
+    ty: Type,
+}
+
+impl syn::visit_mut::VisitMut for SubstType {
+    fn visit_type_mut(&mut self, t: &mut Type) {
+        if let Type::Path(p) = t
+            && p.qself.is_none()
+            && p.path.is_ident(&self.param)
+        {
+            *t = self.ty.clone();
+            return;
+        }
+        syn::visit_mut::visit_type_mut(self, t);
+    }
+}
+
+/// The arguments of `#[kernel(..)]`, in any order: `launch_context = NAME`, the flag
+/// `unchecked_indexing` (accepted; bounds checks stay, which changes no correct program), and
+/// types to instantiate a generic kernel with (`#[kernel(f32, f64)]`).
+#[derive(Default)]
+pub struct KernelArgs {
+    pub launch_context: Option<syn::Ident>,
+    /// `#[kernel(f32, f64)]`: one kernel per type, of a kernel with one type parameter.
+    pub instances: Vec<Type>,
+}
+
+impl KernelArgs {
+    pub fn parse(attr: TokenStream) -> syn::Result<KernelArgs> {
+        use syn::parse::Parser;
+        let metas = syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated.parse2(attr)?;
+        let mut args = KernelArgs::default();
+        for meta in metas {
+            match &meta {
+                syn::Meta::NameValue(nv) if nv.path.is_ident("launch_context") => match &nv.value {
+                    syn::Expr::Path(p) if p.path.get_ident().is_some() && args.launch_context.is_none() => {
+                        args.launch_context = p.path.get_ident().cloned();
+                    }
+                    other => {
+                        return Err(syn::Error::new(other.span(), "expected `launch_context = NAME`, given once"));
+                    }
+                },
+                syn::Meta::Path(p) if p.is_ident("unchecked_indexing") => {}
+                syn::Meta::Path(p) => args.instances.push(Type::Path(syn::TypePath { qself: None, path: p.clone() })),
+                other => {
+                    return Err(syn::Error::new(
+                        other.span(),
+                        "#[kernel] takes `launch_context = NAME`, `unchecked_indexing` and types to instantiate it with",
+                    ));
+                }
+            }
+        }
+        Ok(args)
+    }
+}
+
+/// `let NAME: LaunchContext<'_, Domain, Coordinates> = ..;` at the top of the kernel body, typed
+/// by the kernel's launch contract (`UnknownDomain`, `NativeCoordinates` without one).
+fn bind_launch_context(
+    f: &mut ItemFn,
+    name: &syn::Ident,
+    contract: Option<&oxide_contract::launch_contract::LaunchContract>,
+) {
+    let thread = quote!(::cuda_device::thread);
+    let domain = match contract.map(|c| c.domain) {
+        Some(1) => quote!(#thread::Domain1),
+        Some(2) => quote!(#thread::Domain2),
+        Some(3) => quote!(#thread::Domain3),
+        _ => quote!(#thread::UnknownDomain),
+    };
+    let coordinates = if contract.is_some_and(|c| c.u32_coordinates) {
+        quote!(#thread::U32Coordinates)
+    } else {
+        quote!(#thread::NativeCoordinates)
+    };
+    let stmt: syn::Stmt = syn::parse_quote! {
+        #[allow(unused_variables)]
+        let #name: #thread::LaunchContext<'_, #domain, #coordinates> = #thread::LaunchContext::__new();
+    };
+    f.block.stmts.insert(0, stmt);
+}
+
+/// `#[launch_contract(..)]` on a kernel.
+pub fn expand_launch_contract(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
+    let (attr, after_kernel) = strip_after_kernel(attr);
+    let span = if attr.is_empty() { Span::call_site() } else { attr.span() };
+    let args = crate::contract::ContractArgs::parse(attr, span);
+    let f = parse_fn(item, "#[launch_contract]")?;
+    let args = args?;
+    if !after_kernel && !Marker::Kernel.present_in(&f.attrs) {
+        return Err(syn::Error::new(f.sig.ident.span(), "#[launch_contract] applies only to a #[kernel] function"));
+    }
+    if Marker::LaunchContract.present_in(&f.attrs) {
+        return Err(syn::Error::new(f.sig.ident.span(), "#[launch_contract] is given more than once"));
+    }
+    Ok(with_tool_attr_last(f, args.tool_attr()))
 }
 
 /// `#[device]` on a function.
@@ -266,7 +454,7 @@ pub fn expand_kernel_option(marker: Marker, attr: TokenStream, item: TokenStream
 /// is gone before they run, so this is how they learn that the function is a kernel.
 const AFTER_KERNEL: &str = "__oxide_after_kernel";
 
-fn strip_after_kernel(attr: TokenStream) -> (TokenStream, bool) {
+pub fn strip_after_kernel(attr: TokenStream) -> (TokenStream, bool) {
     let mut tokens: Vec<proc_macro2::TokenTree> = attr.clone().into_iter().collect();
     let n = tokens.len();
     let flagged = n >= 2

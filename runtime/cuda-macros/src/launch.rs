@@ -32,6 +32,69 @@ pub struct LaunchSig<'k> {
     op_lifetime: syn::Lifetime,
 }
 
+/// The method parameters and packet pushes of a launch method.
+fn args_and_pushes(sig: &LaunchSig<'_>) -> (Vec<TokenStream>, Vec<TokenStream>) {
+    (sig.k.params.iter().map(|p| sig.arg(p)).collect(), sig.k.params.iter().map(|p| sig.push(p)).collect())
+}
+
+/// `__<kernel>_CudaKernel`: the type `PreparedLaunch` is branded with (one per kernel; a generic
+/// kernel's launch methods still look up their own instance).
+fn marker_name(k: &KernelDef) -> syn::Ident {
+    format_ident!("__{}_CudaKernel", k.ident)
+}
+
+fn config_type(domain: u8) -> TokenStream {
+    match domain {
+        1 => quote!(LaunchConfig1D),
+        2 => quote!(LaunchConfig2D),
+        _ => quote!(LaunchConfig3D),
+    }
+}
+
+/// The marker type of a `#[launch_contract]` kernel and its `KernelLaunchContract` impl.
+pub fn contract_marker(k: &KernelDef) -> TokenStream {
+    let rt = rt();
+    let marker = marker_name(k);
+    let c = &k.contract.as_ref().expect("contracted kernel").contract;
+    let config_ty = config_type(c.domain);
+    let name = k.ident.to_string();
+    let block = match c.block {
+        Some([x, y, z]) => quote!(#rt::BlockRequirement::Exact((#x, #y, #z))),
+        None => {
+            let max = k.launch_bounds.map_or(oxide_contract::limits::MAX_THREADS_PER_BLOCK, |b| b.max_threads);
+            quote!(#rt::BlockRequirement::MaxThreads(#max))
+        }
+    };
+    let [min, max] = c.dynamic_shared;
+    let align = c.dynamic_shared_alignment;
+    let shared = if min == max {
+        quote!(#rt::DynamicSharedMemoryRequirement::Exact { bytes: #min, min_alignment: #align })
+    } else {
+        quote!(#rt::DynamicSharedMemoryRequirement::Range { min_bytes: #min, max_bytes: #max, min_alignment: #align })
+    };
+    let mut spec = quote!(#rt::LaunchContractSpec::new(#name, #block, #shared));
+    if let Some([x, y, z]) = k.cluster {
+        spec = quote!(#spec.with_cluster((#x, #y, #z)));
+    }
+    if let Some([major, minor]) = c.min_compute_capability {
+        spec = quote!(#spec.with_min_compute_capability(#major, #minor));
+    }
+    if c.u32_coordinates {
+        spec = quote!(#spec.with_u32_coordinates());
+    }
+    let doc = format!(" The launch contract of kernel [`{name}`] (what `prepare_{name}` checks).");
+    quote! {
+        #[doc = #doc]
+        #[allow(non_camel_case_types)]
+        pub enum #marker {}
+
+        impl #rt::KernelLaunchContract for #marker {
+            type Config = #rt::#config_ty;
+            const SPEC: #rt::LaunchContractSpec = #spec;
+        }
+    }
+}
+
 /// The name of the `Module` field holding a non-generic kernel's function.
 pub fn field_name(k: &KernelDef) -> syn::Ident {
     format_ident!("__oxide_kernel_{}", k.ident)
@@ -116,6 +179,9 @@ impl<'k> LaunchSig<'k> {
                 let ty = &p.ty;
                 quote!(#name: #ty)
             }
+            (ParamKind::RowWidth(e), Flavor::Sync) => quote!(#name: #rt::RowWidth<'_, #e>),
+            (ParamKind::RowWidth(e), Flavor::Async) => quote!(#name: #rt::RowWidth<#lifetime, #e>),
+            (ParamKind::RowWidth(e), Flavor::AsyncOwned) => quote!(#name: #rt::RowWidthOwned<#rt::DeviceBuffer<#e>>),
             (ParamKind::Slice(e) | ParamKind::SliceMut(e) | ParamKind::Disjoint(e), Flavor::AsyncOwned) => {
                 quote!(#name: #rt::DeviceBuffer<#e>)
             }
@@ -133,8 +199,17 @@ impl<'k> LaunchSig<'k> {
     /// The statement that adds `p` to the packet `__params` (contract §4).
     fn push(&self, p: &Param) -> TokenStream {
         let name = &p.name;
-        let mutable = matches!(p.kind, ParamKind::SliceMut(_) | ParamKind::Disjoint(_));
+        let mutable = matches!(p.kind, ParamKind::SliceMut(_) | ParamKind::Disjoint(_) | ParamKind::RowWidth(_));
         match (&p.kind, self.flavor) {
+            (ParamKind::RowWidth(_), Flavor::Sync) => quote! {
+                let mut #name = #name;
+                let (__buffer, __width) = #name.__parts();
+                __params.push_slice_row_width(__buffer, __width);
+            },
+            (ParamKind::RowWidth(_), _) => quote! {
+                let (__buffer, __width) = #name.__parts();
+                __params.push_slice_row_width(__buffer, __width);
+            },
             (ParamKind::Value, Flavor::Sync) => quote!(__params.push_value(&#name);),
             (ParamKind::Value, _) => quote!(__params.push_value(#name.get());),
             (_, Flavor::Sync) if mutable => quote!(__params.push_slice_mut(#name);),
@@ -227,6 +302,9 @@ impl<'k> LaunchSig<'k> {
         // Naming the kernel instance puts it among this crate's mono items, so it is compiled.
         let name_instance = quote!(let _ = ::core::hint::black_box(#ident #turbofish as *const ()););
         let rt = rt();
+        if self.flavor == Flavor::Sync && k.contract.is_some() {
+            return self.contracted(&args_and_pushes(self));
+        }
         if self.flavor == Flavor::Sync {
             return quote! {
                 #[doc = #doc]
@@ -262,13 +340,17 @@ impl<'k> LaunchSig<'k> {
             let name = &p.name;
             quote!(let #name = #rt::cuda_async::__private::KernelValue::new(#name);)
         });
-        let rebind_mut =
-            k.params.iter().filter(|p| owned && matches!(p.kind, ParamKind::SliceMut(_) | ParamKind::Disjoint(_))).map(
-                |p| {
-                    let name = &p.name;
-                    quote!(let mut #name = #name;)
-                },
-            );
+        let rebind_mut = k
+            .params
+            .iter()
+            .filter(|p| {
+                matches!(p.kind, ParamKind::RowWidth(_))
+                    || (owned && matches!(p.kind, ParamKind::SliceMut(_) | ParamKind::Disjoint(_)))
+            })
+            .map(|p| {
+                let name = &p.name;
+                quote!(let mut #name = #name;)
+            });
         let (output_ty, output) = self.async_output();
         quote! {
             #[doc = #doc]
@@ -301,6 +383,132 @@ impl<'k> LaunchSig<'k> {
         }
     }
 
+    /// For a `#[launch_contract]` kernel: `prepare_<k>[_for]`, the launch `<k>(&stream, &prepared,
+    /// args..)` that checks the `requires` relations, and the raw `unsafe fn <k>_unchecked`.
+    fn contracted(&self, (args, pushes): &(Vec<TokenStream>, Vec<TokenStream>)) -> TokenStream {
+        let rt = rt();
+        let k = self.k;
+        let ident = &k.ident;
+        let contract = k.contract.as_ref().expect("contracted kernel");
+        let marker = marker_name(k);
+        let prepare = format_ident!("prepare_{}", ident);
+        let prepare_for = format_ident!("prepare_{}_for", ident);
+        let unchecked = format_ident!("{}_unchecked", ident);
+        let config_ty = config_type(contract.contract.domain);
+        let generics_decl = self.generics_decl();
+        let where_clause = self.where_clause();
+        let turbofish = self.turbofish();
+        let unsafety = &k.unsafety;
+        let name_instance = quote!(let _ = ::core::hint::black_box(#ident #turbofish as *const ()););
+        let function = self.function();
+        let owned_function = if self.iparams.is_empty() {
+            let field = field_name(k);
+            quote!(let __function: #rt::Function = ::core::clone::Clone::clone(&self.#field);)
+        } else {
+            let lookup = lookup(k, quote!(self.__oxide_kernels), self.turbofish());
+            quote!(let __function: #rt::Function = #lookup?;)
+        };
+        let bounds_check = self.bounds_check();
+        let cluster = self.cluster();
+        let entry = ident.to_string();
+        let requires = contract.requires.iter().map(|r| r.check(&quote!(#rt), &entry));
+        let witnesses: Vec<TokenStream> = self
+            .tparams
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let w = format_ident!("__witness{}", i);
+                quote!(#w: &#t)
+            })
+            .collect();
+        let prepare_for_fn = (!self.tparams.is_empty()).then(|| {
+            quote! {
+                /// [`Self::#prepare`] for the instance whose type parameters are those of the given
+                /// values (a closure, say), in order.
+                #[allow(clippy::multiple_bound_locations)]
+                pub fn #prepare_for #generics_decl(
+                    &self,
+                    #(#witnesses,)*
+                    config: #rt::#config_ty,
+                ) -> ::core::result::Result<#rt::PreparedLaunch<#marker>, #rt::LaunchContractError> #where_clause {
+                    self.#prepare #turbofish(config)
+                }
+            }
+        });
+        let doc_prepare = format!(
+            " Checks `config` against the launch contract of kernel [`{entry}`], the GPU and the compiled kernel, for `{ident}(&stream, &prepared, ..)`."
+        );
+        let doc_launch = format!(
+            " Launches kernel [`{entry}`] with a config [`Self::{prepare}`] checked; checks the contract's `requires` relations first. `Ok` means queued."
+        );
+        let safety = match unsafety {
+            Some(_) => {
+                quote!(#[doc = ""] #[doc = " # Safety"] #[doc = " The kernel is `unsafe fn`: the caller upholds its contract."])
+            }
+            None => quote!(),
+        };
+        quote! {
+            #[doc = #doc_prepare]
+            #[allow(clippy::multiple_bound_locations)]
+            pub fn #prepare #generics_decl(
+                &self,
+                config: #rt::#config_ty,
+            ) -> ::core::result::Result<#rt::PreparedLaunch<#marker>, #rt::LaunchContractError> #where_clause {
+                #name_instance
+                #owned_function
+                // SAFETY: `__function` is this kernel, whose contract `#marker` describes.
+                unsafe { #rt::PreparedLaunch::<#marker>::__prepare(__function, config) }
+            }
+
+            #prepare_for_fn
+
+            #[doc = #doc_launch]
+            #safety
+            #[allow(clippy::too_many_arguments, clippy::multiple_bound_locations, unused_mut)]
+            pub #unsafety fn #ident #generics_decl(
+                &self,
+                stream: &#rt::CudaStream,
+                prepared: &#rt::PreparedLaunch<#marker>,
+                #(#args),*
+            ) -> ::core::result::Result<(), #rt::LaunchContractError> #where_clause {
+                #name_instance
+                #function
+                prepared.validate_stream(stream)?;
+                #(#requires)*
+                let config = prepared.config();
+                #bounds_check
+                let mut __params = #rt::KernelParams::new();
+                #(#pushes)*
+                // SAFETY: the packet follows the kernel's signature by construction (contract §4),
+                // and is checked against the manifest entry of the kernel (and its contract) as well.
+                unsafe { #rt::launch_with(__function, stream, &config, #cluster, &mut __params) }?;
+                ::core::result::Result::Ok(())
+            }
+
+            /// Launches the kernel with a raw `LaunchConfig`, skipping `prepare` and the `requires`
+            /// relations (the kernel's manifest entry still checks the launch shape).
+            ///
+            /// # Safety
+            /// The contract's `requires` relations hold for these arguments, and the kernel's own
+            /// safety contract (for an `unsafe fn` kernel) is upheld.
+            #[allow(clippy::too_many_arguments, clippy::multiple_bound_locations, unused_mut)]
+            pub unsafe fn #unchecked #generics_decl(
+                &self,
+                stream: &#rt::CudaStream,
+                config: #rt::LaunchConfig,
+                #(#args),*
+            ) -> ::core::result::Result<(), #rt::DriverError> #where_clause {
+                #name_instance
+                #function
+                #bounds_check
+                let mut __params = #rt::KernelParams::new();
+                #(#pushes)*
+                // SAFETY: as in the checked launch method.
+                unsafe { #rt::launch_with(__function, stream, &config, #cluster, &mut __params) }
+            }
+        }
+    }
+
     /// What an async operation yields: `()` when borrowing; when owning, the buffers back (one
     /// alone, several as a tuple in parameter order).
     fn async_output(&self) -> (TokenStream, TokenStream) {
@@ -308,16 +516,22 @@ impl<'k> LaunchSig<'k> {
         if self.flavor != Flavor::AsyncOwned {
             return (quote!(()), quote!(()));
         }
-        let elems = self.buffer_elems();
-        let names: Vec<&syn::Ident> =
-            self.k.params.iter().filter(|p| !matches!(p.kind, ParamKind::Value)).map(|p| &p.name).collect();
-        match elems.as_slice() {
-            [] => (quote!(()), quote!(())),
-            [e] => {
-                let name = names[0];
-                (quote!(#rt::DeviceBuffer<#e>), quote!(#name))
-            }
-            _ => (quote!((#(#rt::DeviceBuffer<#elems>),*)), quote!((#(#names),*))),
+        let buffers: Vec<&Param> = self.k.params.iter().filter(|p| !matches!(p.kind, ParamKind::Value)).collect();
+        let names: Vec<&syn::Ident> = buffers.iter().map(|p| &p.name).collect();
+        let tys: Vec<TokenStream> = buffers
+            .iter()
+            .map(|p| match &p.kind {
+                ParamKind::RowWidth(e) => quote!(#rt::RowWidthOwned<#rt::DeviceBuffer<#e>>),
+                kind => {
+                    let e = kind.elem();
+                    quote!(#rt::DeviceBuffer<#e>)
+                }
+            })
+            .collect();
+        match (tys.as_slice(), names.as_slice()) {
+            ([], _) => (quote!(()), quote!(())),
+            ([t], [name]) => (quote!(#t), quote!(#name)),
+            _ => (quote!((#(#tys),*)), quote!((#(#names),*))),
         }
     }
 }

@@ -9,6 +9,7 @@
 use proc_macro::TokenStream;
 
 mod attrs;
+mod contract;
 mod device_copy;
 mod hints;
 mod kernel;
@@ -44,7 +45,7 @@ pub fn fast_math(attr: TokenStream, item: TokenStream) -> TokenStream {
     output(hints::expand_fast_math(attr.into(), item.into()))
 }
 
-/// `unroll!(for … { … })` unrolls the loop fully, `unroll!(N, for … { … })` by `N` (also `while`
+/// `unroll!(for … { … })` unrolls the loop fully, `unroll!(N, for … { /* … */ })` by `N` (also `while`
 /// and `loop`); the same as `#[unroll]` / `#[unroll(N)]` on a loop inside a `#[kernel]`.
 #[proc_macro]
 pub fn unroll(item: TokenStream) -> TokenStream {
@@ -56,6 +57,16 @@ pub fn unroll(item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn launch_bounds(attr: TokenStream, item: TokenStream) -> TokenStream {
     output(kernel::expand_kernel_option(attrs::Marker::LaunchBounds, attr.into(), item.into()))
+}
+
+/// `#[launch_contract(domain = 1, coordinates = u32, block = (256, 1, 1), ..)]` on a `#[kernel]`:
+/// what every launch of it keeps. Launches are checked against it (the `#[cuda_module]` methods
+/// `prepare_<kernel>` and `<kernel>(&stream, &prepared, ..)`, and every other launch path through
+/// the kernel's manifest entry); an exact `block` becomes `.reqntid`; `requires = (a.len() >= n)`
+/// relations are checked by the generated launch method.
+#[proc_macro_attribute]
+pub fn launch_contract(attr: TokenStream, item: TokenStream) -> TokenStream {
+    output(kernel::expand_launch_contract(attr.into(), item.into()))
 }
 
 /// `#[cluster_launch(x, y, z)]` on a `#[kernel]`: launch with thread block clusters of this

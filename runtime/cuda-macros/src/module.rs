@@ -6,6 +6,7 @@ use syn::spanned::Spanned;
 use syn::{Item, ItemFn, ItemMod};
 
 use crate::attrs::{LaunchBounds, Marker, parse_cluster};
+use crate::contract::ContractArgs;
 use crate::kernel::{Errors, Param, check_kernel_fn, instance_params};
 use crate::launch::{Flavor, LaunchSig, field_name};
 
@@ -17,6 +18,8 @@ pub struct KernelDef {
     pub params: Vec<Param>,
     pub launch_bounds: Option<LaunchBounds>,
     pub cluster: Option<[u32; 3]>,
+    /// `#[launch_contract(..)]`: launched through `prepare_<kernel>`.
+    pub contract: Option<ContractArgs>,
 }
 
 /// Path of the runtime items generated code uses (users depend only on `cuda_device`).
@@ -43,15 +46,30 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
             "#[cuda_module] needs an inline module (`mod kernels { .. }`), not `mod kernels;`",
         ));
     };
+    process_items(items, true)?;
+    // The kernels' `cfg_attr(cuda_oxide, ..)` report unknown cfgs against this module.
+    module.attrs.push(syn::parse_quote!(#[allow(unexpected_cfgs)]));
+    Ok(quote!(#module))
+}
+
+/// Collects the kernels of one module's items and appends its generated items; inline child
+/// modules get their own (`from_parent`), recursively.
+fn process_items(items: &mut Vec<Item>, root: bool) -> syn::Result<()> {
     let mut errors = Errors::default();
     let mut kernels = Vec::new();
-    for item in items.iter() {
+    for item in items.iter_mut() {
         match item {
             Item::Fn(f) => match process_fn(f) {
                 Ok(Some(k)) => kernels.push(k),
                 Ok(None) => {}
                 Err(e) => errors.push(e),
             },
+            Item::Mod(m) if m.content.is_some() && marker_attrs(&Item::Mod(m.clone())).is_empty() => {
+                let (_, child) = m.content.as_mut().expect("inline module");
+                if let Err(e) = process_items(child, false) {
+                    errors.push(e);
+                }
+            }
             other => {
                 if let Some(attr) = marker_attrs(other).into_iter().next() {
                     errors.push(syn::Error::new(attr.span(), "this attribute applies only to functions"));
@@ -60,11 +78,8 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
         }
     }
     errors.finish()?;
-    let generated = generate(&kernels);
-    items.extend(generated);
-    // The kernels' `cfg_attr(cuda_oxide, ..)` report unknown cfgs against this module.
-    module.attrs.push(syn::parse_quote!(#[allow(unexpected_cfgs)]));
-    Ok(quote!(#module))
+    items.extend(generate(&kernels, root));
+    Ok(())
 }
 
 fn marker_attrs(item: &Item) -> Vec<&syn::Attribute> {
@@ -88,6 +103,7 @@ fn process_fn(f: &ItemFn) -> syn::Result<Option<KernelDef>> {
     let mut device = None;
     let mut bounds: Option<(LaunchBounds, Span)> = None;
     let mut cluster: Option<([u32; 3], Span)> = None;
+    let mut contract: Option<(ContractArgs, Span)> = None;
     let mut errors = Errors::default();
     for attr in &f.attrs {
         let Some(marker) = Marker::of(attr) else { continue };
@@ -102,7 +118,20 @@ fn process_fn(f: &ItemFn) -> syn::Result<Option<KernelDef>> {
         };
         let duplicate = || syn::Error::new(span, format!("#[{}] is given more than once", marker.tool_name()));
         match marker {
-            Marker::Kernel | Marker::Device => {
+            Marker::Kernel => {
+                if let Err(e) = crate::kernel::KernelArgs::parse(args) {
+                    errors.push(e);
+                }
+                if kernel.replace(span).is_some() {
+                    errors.push(duplicate());
+                }
+            }
+            Marker::LaunchContract => match ContractArgs::parse(args, span) {
+                Ok(c) if contract.is_none() => contract = Some((c, span)),
+                Ok(_) => errors.push(duplicate()),
+                Err(e) => errors.push(e),
+            },
+            Marker::Device => {
                 if !args.is_empty() {
                     errors.push(syn::Error::new(args.span(), format!("#[{}] takes no arguments", marker.tool_name())));
                 }
@@ -124,7 +153,12 @@ fn process_fn(f: &ItemFn) -> syn::Result<Option<KernelDef>> {
         }
     }
     if kernel.is_none() {
-        for (what, span) in [("launch_bounds", bounds.map(|b| b.1)), ("cluster_launch", cluster.map(|c| c.1))] {
+        let contract_span = contract.as_ref().map(|c| c.1);
+        for (what, span) in [
+            ("launch_bounds", bounds.map(|b| b.1)),
+            ("cluster_launch", cluster.map(|c| c.1)),
+            ("launch_contract", contract_span),
+        ] {
             if let Some(span) = span {
                 errors.push(syn::Error::new(span, format!("#[{what}] applies only to a #[kernel] function")));
             }
@@ -142,11 +176,12 @@ fn process_fn(f: &ItemFn) -> syn::Result<Option<KernelDef>> {
         params,
         launch_bounds: bounds.map(|b| b.0),
         cluster: cluster.map(|c| c.0),
+        contract: contract.map(|c| c.0),
     }))
 }
 
 /// `struct Module`, `fn load` and the launch methods.
-fn generate(kernels: &[KernelDef]) -> Vec<Item> {
+fn generate(kernels: &[KernelDef], root: bool) -> Vec<Item> {
     let rt = rt();
     let plain: Vec<&KernelDef> = kernels.iter().filter(|k| instance_params(&k.generics).is_empty()).collect();
     let ptx_names = kernels.iter().filter(|k| !instance_params(&k.generics).is_empty()).map(ptx_name_fn);
@@ -157,20 +192,15 @@ fn generate(kernels: &[KernelDef]) -> Vec<Item> {
         quote!(#field: #lookup?)
     });
     let methods = kernels.iter().map(|k| LaunchSig::new(k, Flavor::Sync).method());
+    let contract_items = kernels.iter().filter(|k| k.contract.is_some()).map(crate::launch::contract_marker);
     let async_methods = kernels.iter().map(|k| {
         let borrowed = LaunchSig::new(k, Flavor::Async).method();
         let owned = LaunchSig::new(k, Flavor::AsyncOwned).method();
         quote!(#borrowed #owned)
     });
     let if_async = if_async();
-    let tokens = quote! {
-        /// The device code of this module, loaded by [`load`]: one launch method per kernel.
-        #[allow(non_snake_case)] // a field per kernel, named after it
-        pub struct Module {
-            __oxide_kernels: #rt::EmbeddedKernels,
-            #(#fields: #rt::Function,)*
-        }
-
+    let loaders = if root {
+        quote! {
         /// Loads the device code of this module's kernels, embedded in this binary by
         /// `cargo oxide build`, on `ctx`'s GPU, choosing the payload (cubin, fatbin or PTX) that fits.
         pub fn load(
@@ -189,15 +219,6 @@ fn generate(kernels: &[KernelDef]) -> Vec<Item> {
             __oxide_bind(#rt::EmbeddedKernels::from_module(module.into()))
         }
 
-        /// The loaded module under NVIDIA cuda-oxide's name for it.
-        pub type LoadedModule = Module;
-
-        #(#ptx_names)*
-
-        fn __oxide_bind(__kernels: #rt::EmbeddedKernels) -> ::core::result::Result<Module, #rt::DriverError> {
-            ::core::result::Result::Ok(Module { #(#field_inits,)* __oxide_kernels: __kernels })
-        }
-
         #if_async! {
             /// Loads this crate's embedded device code on device `device_ordinal` of the async
             /// runtime (`cuda_async::device_context`), for the `_async` launch methods.
@@ -205,6 +226,44 @@ fn generate(kernels: &[KernelDef]) -> Vec<Item> {
                 let __device = #rt::cuda_async::device_context::device_context(device_ordinal)?;
                 load(__device.context())
             }
+        }
+
+        }
+    } else {
+        quote! {
+            /// Binds this nested module's kernels in the device code its parent module loaded:
+            /// `kernels::post::LoadedModule::from_parent(&module)?`.
+            pub fn from_parent(parent: &super::Module) -> ::core::result::Result<Module, #rt::DriverError> {
+                __oxide_bind(parent.kernels().share())
+            }
+
+            impl Module {
+                /// [`from_parent`] as an associated function (`LoadedModule::from_parent(&parent)`).
+                pub fn from_parent(parent: &super::Module) -> ::core::result::Result<Module, #rt::DriverError> {
+                    from_parent(parent)
+                }
+            }
+        }
+    };
+    let tokens = quote! {
+        /// The device code of this module, loaded by [`load`]: one launch method per kernel.
+        #[allow(non_snake_case)] // a field per kernel, named after it
+        pub struct Module {
+            __oxide_kernels: #rt::EmbeddedKernels,
+            #(#fields: #rt::Function,)*
+        }
+
+        #loaders
+
+        /// The loaded module under NVIDIA cuda-oxide's name for it.
+        pub type LoadedModule = Module;
+
+        #(#ptx_names)*
+
+        #(#contract_items)*
+
+        fn __oxide_bind(__kernels: #rt::EmbeddedKernels) -> ::core::result::Result<Module, #rt::DriverError> {
+            ::core::result::Result::Ok(Module { #(#field_inits,)* __oxide_kernels: __kernels })
         }
 
         impl Module {

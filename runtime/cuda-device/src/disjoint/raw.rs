@@ -3,9 +3,12 @@
 //! by one lane of each warp). Each of them gives up the one-thread-one-element guarantee, so
 //! keeping accesses disjoint is the caller's part.
 
-use super::DisjointSlice;
+use core::marker::PhantomData;
 
-impl<T> DisjointSlice<T> {
+use super::DisjointSlice;
+use crate::thread::SpaceLayout;
+
+impl<'a, T, S: SpaceLayout<Data = ()>> DisjointSlice<'a, T, S> {
     /// A slice over `len` elements at `ptr`, built in device code.
     ///
     /// ```ignore
@@ -18,7 +21,33 @@ impl<T> DisjointSlice<T> {
     /// [`ThreadIndex`](crate::thread::ThreadIndex) (as `get_mut` assumes).
     #[inline(always)]
     pub unsafe fn from_raw_parts(ptr: *mut T, len: usize) -> Self {
-        DisjointSlice { ptr, len }
+        DisjointSlice { ptr, len, space: (), _elements: PhantomData }
+    }
+
+    /// A slice over `slice`'s elements.
+    ///
+    /// # Safety
+    /// As [`from_raw_parts`](Self::from_raw_parts): every thread of the launch that builds one over
+    /// the same memory holds a different index.
+    #[inline(always)]
+    pub unsafe fn from_mut_slice(slice: &'a mut [T]) -> Self {
+        DisjointSlice { ptr: slice.as_mut_ptr(), len: slice.len(), space: (), _elements: PhantomData }
+    }
+}
+
+impl<'a, T, S: SpaceLayout> DisjointSlice<'a, T, S> {
+    /// A slice over `len` elements at `ptr` with the index space's layout data, e.g. the row
+    /// width of a `DisjointSlice<T, Runtime2DIndex>`.
+    ///
+    /// ```ignore
+    /// let grid = unsafe { DisjointSlice::<f32, Runtime2DIndex>::from_raw_parts_with_space(p, n, width) };
+    /// ```
+    ///
+    /// # Safety
+    /// As [`from_raw_parts`](Self::from_raw_parts), and every thread uses the same `space`.
+    #[inline(always)]
+    pub unsafe fn from_raw_parts_with_space(ptr: *mut T, len: usize, space: S::Data) -> Self {
+        DisjointSlice { ptr, len, space, _elements: PhantomData }
     }
 
     /// The base pointer: `core::ptr::copy_nonoverlapping(src, out.as_mut_ptr(), n)`. Writing
