@@ -10,6 +10,8 @@ use oxide_contract::naming::files;
 use oxide_tests::*;
 
 const ARCH: &str = "sm_90";
+/// The bench kernels include wgmma (sm_90a only).
+const BENCH_ARCH: &str = "sm_90a";
 
 const KERNELS: &str = r#"
 use cuda_device::{cuda_module, kernel, thread, DisjointSlice};
@@ -145,9 +147,9 @@ fn full_debug_information_describes_every_bench_kernel() {
     let project = bench_kernels_project("e2e-debuginfo-bench-full");
     let crate_name = project.crate_name();
     remove_artifacts("dev", &crate_name);
-    let out = cargo_oxide(project.path(), &["build", "--device-debug", "full", "--arch", ARCH]);
+    let out = cargo_oxide(project.path(), &["build", "--device-debug", "full", "--arch", BENCH_ARCH]);
     assert_success(&out, "cargo oxide build --device-debug full (bench kernels)");
-    let cubin = artifact("dev", &crate_name, &files::cubin(&crate_name, Arch::parse(ARCH).unwrap()));
+    let cubin = artifact("dev", &crate_name, &files::cubin(&crate_name, Arch::parse(BENCH_ARCH).unwrap()));
     let elf = object::File::parse(&*cubin).expect("cubin is ELF");
     assert!(elf.section_by_name(".debug_info").is_some(), "no .debug_info in the -G cubin");
 }
@@ -156,13 +158,13 @@ fn full_debug_information_describes_every_bench_kernel() {
 fn line_info_leaves_bench_sass_unchanged() {
     let project = bench_kernels_project("e2e-debuginfo-bench");
     let crate_name = project.crate_name();
-    let cubin_name = files::cubin(&crate_name, Arch::parse(ARCH).unwrap());
+    let cubin_name = files::cubin(&crate_name, Arch::parse(BENCH_ARCH).unwrap());
     let mut sizes = Vec::new();
     let mut line_tables = Vec::new();
     for level in ["none", "lines"] {
         remove_artifacts("release", &crate_name);
         force_rebuild(project.path());
-        let out = cargo_oxide(project.path(), &["build", "--release", "--device-debug", level, "--arch", ARCH]);
+        let out = cargo_oxide(project.path(), &["build", "--release", "--device-debug", level, "--arch", BENCH_ARCH]);
         assert_success(&out, &format!("cargo oxide build --release --device-debug {level} (bench kernels)"));
         let cubin = artifact("release", &crate_name, &cubin_name);
         sizes.push(text_sizes(&cubin));
@@ -172,8 +174,9 @@ fn line_info_leaves_bench_sass_unchanged() {
     let (none, lines) = (&sizes[0], &sizes[1]);
     assert!(none.len() >= 8, "too few kernels in the bench cubin: {none:?}");
     assert_eq!(none, lines, "SASS sizes (bytes per kernel) differ between --device-debug none and lines");
-    let ptx = String::from_utf8(artifact("release", &crate_name, &files::ptx(&crate_name, Arch::parse(ARCH).unwrap())))
-        .expect("PTX is text");
+    let ptx =
+        String::from_utf8(artifact("release", &crate_name, &files::ptx(&crate_name, Arch::parse(BENCH_ARCH).unwrap())))
+            .expect("PTX is text");
     assert!(ptx.contains(".loc"), "the lines build has no `.loc`");
     // ptxas made a line table from them (`-lineinfo`), and none without them.
     assert_eq!(line_tables, [false, true], "`.debug_line` in the cubins of none, lines");

@@ -133,7 +133,8 @@ fn successors(line: &str) -> Vec<String> {
 fn terminator_start(lines: &[&str]) -> Option<usize> {
     let is_code = |l: &&str| !l.trim().is_empty() && !l.trim_start().starts_with(';');
     let last = lines.iter().rposition(is_code)?;
-    if lines[last].trim() == "]" {
+    // The case list ends in `]`, maybe followed by metadata (`], !prof !3`).
+    if lines[last].trim_start().starts_with(']') {
         return lines[..last].iter().rposition(|l| l.trim_start().starts_with("switch "));
     }
     Some(last)
@@ -452,6 +453,8 @@ body:
             terminator_start(&["  %x = add i32 1, 2", "  switch i32 %x, label %d [", "    i32 0, label %a", "  ]"]),
             Some(1)
         );
+        // oxide-fuzz 3:183: a switch with branch weights ends in `], !prof !3`.
+        assert_eq!(terminator_start(&["  switch i16 %v, label %d [", "    i16 0, label %a", "  ], !prof !3"]), Some(0));
     }
 
     #[test]

@@ -138,7 +138,7 @@ pub fn compile_crate(tcx: TyCtxt<'_>) -> Option<DeviceOutput> {
         return None;
     }
     let crate_name = tcx.crate_name(rustc_hir::def_id::LOCAL_CRATE).to_string();
-    let config = match DeviceConfig::from_env() {
+    let mut config = match DeviceConfig::from_env() {
         Ok(Some(config)) => config,
         Ok(None) => {
             report_at(tcx, None, DeviceError::ConfigMissing { crate_name, var: CONFIG_ENV });
@@ -155,6 +155,12 @@ pub fn compile_crate(tcx: TyCtxt<'_>) -> Option<DeviceOutput> {
 
     let sources = cuda_sources(tcx, &config);
     let tasks = plan(&config, !sources.is_empty());
+    if tasks.iter().any(|t| matches!(t, Task::Ltoir(_) | Task::Link(_))) {
+        // nvJitLink refuses to link our debug metadata with nvcc's ("linking module flags
+        // 'Debug Info Version': IDs have conflicting behaviors"): code that goes through LTOIR
+        // carries no debug information yet (docs/interop.md).
+        config.debuginfo = DeviceDebugInfo::None;
+    }
     let progress = Progress { crate_name: &crate_name, file: config.progress_file.as_ref() };
     let started = Instant::now();
     progress.send(ProgressEvent::CrateStarted {
