@@ -1,16 +1,7 @@
-//! `oxide-fuzz`: differential fuzzing of cuda-oxide's device compiler. Generates random,
-//! well-defined Rust programs, builds them through `cargo oxide build` as kernels and as plain host
-//! functions in one binary per batch, runs the host side, checks every PTX with `ptxas`, and packs a
-//! GPU bundle whose `run.sh` compares GPU checksums with the CPU's. See README.md.
-mod bundle;
-mod crate_writer;
-mod failure;
-mod generator;
-mod pipeline;
-mod rng;
-mod tools;
+//! The `oxide-fuzz` command line: `run`, `shrink`, `bundle`, `gen`, `features` (see README.md).
+use oxide_fuzz::{bundle, crate_writer, failure, generator, pipeline, shrink, tools};
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
@@ -83,6 +74,9 @@ enum Cmd {
         /// Also write a GPU bundle (binaries, CPU checksums, run.sh) into this folder
         #[arg(long)]
         gpu_bundle: Option<PathBuf>,
+        /// Largest part of the bundle in MiB (a bigger bundle is split into part-N/ folders)
+        #[arg(long, default_value_t = 30)]
+        bundle_max_mib: u64,
         /// Run the binaries on this machine's GPU as well
         #[arg(long)]
         gpu: bool,
@@ -96,6 +90,45 @@ enum Cmd {
         features: FeatureArgs,
         #[command(flatten)]
         tools: ToolArgs,
+    },
+    /// Shrink a failing program (a file or SEED:INDEX) while it keeps failing the same way
+    Shrink {
+        /// A program file, or SEED:INDEX
+        target: String,
+        /// The failure to keep: host-reject, cpu-panic, cpu-profiles, device-build, ptxas, mismatch (default: found out)
+        #[arg(long)]
+        kind: Option<String>,
+        /// The profile of the device build that fails
+        #[arg(long, default_value = "release")]
+        profile: String,
+        /// Run binaries on this machine's GPU (needed to shrink a mismatch)
+        #[arg(long)]
+        gpu: bool,
+        /// Write the shrunk program here (default: target/fuzz/shrink/<id>/shrunk.rs)
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Append the shrunk program to the corpus (tests/gpu/corpus) as a regression case
+        #[arg(long)]
+        save_regression: bool,
+        #[command(flatten)]
+        features: FeatureArgs,
+        #[command(flatten)]
+        tools: ToolArgs,
+    },
+    /// Write a GPU bundle from the binaries of an earlier run (its work folder)
+    Bundle {
+        /// The run's work folder (target/fuzz/s<SEED>)
+        #[arg(long)]
+        work: PathBuf,
+        /// The bundle folder to write
+        #[arg(long)]
+        out: PathBuf,
+        /// Profiles to bundle: debug, release or both
+        #[arg(long, default_value = "both")]
+        profile: String,
+        /// Largest part in MiB (a bigger bundle is split into part-N/ folders)
+        #[arg(long, default_value_t = 30)]
+        max_mib: u64,
     },
     /// Print one generated program, named `SEED:INDEX`
     Gen {
@@ -130,22 +163,30 @@ enum Cmd {
     },
 }
 
-/// The cuda-oxide checkout this binary was built from.
-fn checkout_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap_or_else(|_| PathBuf::from("."))
+use oxide_fuzz::{checkout_root, parse_id};
+
+fn mib(n: u64) -> u64 {
+    n * 1024 * 1024
 }
 
-/// Parses `SEED:INDEX`.
-pub fn parse_id(id: &str) -> Result<(u64, u64), String> {
-    let (s, i) = id
-        .split_once(':')
-        .ok_or_else(|| format!("`{id}` is not SEED:INDEX"))?;
-    let s = s.parse().map_err(|e| format!("seed `{s}`: {e}"))?;
-    let i = i.parse().map_err(|e| format!("index `{i}`: {e}"))?;
-    Ok((s, i))
+fn print_bundle(dir: &std::path::Path, info: &bundle::BundleInfo) {
+    println!(
+        "GPU bundle: {} ({} binaries, {:.1} MiB stripped, {:.1} MiB packed); run {}/run.sh on a GPU host",
+        dir.display(),
+        info.binaries,
+        info.raw_bytes as f64 / 1048576.0,
+        info.bytes as f64 / 1048576.0,
+        dir.display()
+    );
+    if info.parts.len() > 1 {
+        for (p, n, b) in &info.parts {
+            println!(
+                "  {}: {n} binaries, {:.1} MiB (complete on its own)",
+                p.display(),
+                *b as f64 / 1048576.0
+            );
+        }
+    }
 }
 
 fn programs(seed: u64, count: u64, f: &generator::Features) -> Vec<generator::Program> {
@@ -163,6 +204,7 @@ fn dispatch(cmd: Cmd) -> Result<bool, String> {
             per_crate,
             profile,
             gpu_bundle,
+            bundle_max_mib,
             gpu,
             work,
             keep,
@@ -191,21 +233,84 @@ fn dispatch(cmd: Cmd) -> Result<bool, String> {
                     "./x fuzz --seed {seed} --count {count} --per-crate {per_crate}{}",
                     f.describe_changes()
                 );
-                let info = bundle::write(&dir, &opts.work, &sum.batches, &profiles, &replay)?;
-                println!(
-                    "GPU bundle: {} ({} binaries, {:.1} MiB stripped, {:.1} MiB packed); run {}/run.sh on a GPU host",
-                    dir.display(),
-                    info.binaries,
-                    info.raw_bytes as f64 / 1048576.0,
-                    info.bytes as f64 / 1048576.0,
-                    dir.display()
-                );
+                let info = bundle::write(
+                    &dir,
+                    &opts.work,
+                    &sum.batches,
+                    &profiles,
+                    &replay,
+                    mib(bundle_max_mib),
+                )?;
+                print_bundle(&dir, &info);
             }
             println!(
                 "work folder: {} (failures.txt, report.txt)",
                 opts.work.display()
             );
             Ok(sum.failures.is_empty())
+        }
+        Cmd::Shrink {
+            target,
+            kind,
+            profile,
+            gpu,
+            out,
+            save_regression,
+            features,
+            tools,
+        } => {
+            let kind = kind
+                .map(|k| failure::Kind::parse(&k).ok_or(format!("unknown failure kind `{k}`")))
+                .transpose()?;
+            let profile = match failure::Profile::parse_list(&profile)?.as_slice() {
+                [p] => *p,
+                _ => return Err("--profile takes debug or release".into()),
+            };
+            // Without the CUDA tools only the CPU checks are possible.
+            let tools = tools
+                .tools()
+                .map_err(|e| eprintln!("note: {e}; only the CPU checks run"))
+                .ok();
+            let opts = shrink::ShrinkOpts {
+                target,
+                kind,
+                profile,
+                features: features.features()?,
+                gpu,
+                out,
+            };
+            let root = checkout_root();
+            let s = shrink::shrink(tools.as_ref(), &root, &opts)?;
+            println!("{}", s.summary);
+            if save_regression {
+                let line = shrink::regression::save(&root, &s.id, s.kind, &s.signature, &s.source)?;
+                println!("saved in the corpus: {line}");
+            }
+            Ok(true)
+        }
+        Cmd::Bundle {
+            work,
+            out,
+            profile,
+            max_mib,
+        } => {
+            let profiles = failure::Profile::parse_list(&profile)?;
+            let mut batches: Vec<String> = std::fs::read_dir(work.join("bin"))
+                .map_err(|e| format!("read {}/bin: {e}", work.display()))?
+                .flatten()
+                .filter_map(|e| {
+                    e.file_name()
+                        .to_string_lossy()
+                        .rsplit_once('.')
+                        .map(|(b, _)| b.to_string())
+                })
+                .collect();
+            batches.sort();
+            batches.dedup();
+            let replay = format!("oxide-fuzz bundle --work {}", work.display());
+            let info = bundle::write(&out, &work, &batches, &profiles, &replay, mib(max_mib))?;
+            print_bundle(&out, &info);
+            Ok(true)
         }
         Cmd::Gen { id, features } => {
             let (seed, index) = parse_id(&id)?;

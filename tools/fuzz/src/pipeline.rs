@@ -37,6 +37,19 @@ pub struct Summary {
     /// Seconds per phase: "build release", "ptxas", "cpu release", …
     pub secs: HashMap<String, f64>,
     pub total_secs: f64,
+    /// CPU seconds of the tools it ran (user + system): what the run costs without other load.
+    pub cpu_secs: f64,
+}
+
+/// CPU seconds (user + system) of this process's finished children, from `/proc/self/stat`.
+pub fn children_cpu_secs() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the parenthesised command name; cutime and cstime are the 16th and 17th fields.
+    let rest = stat.rsplit_once(')').map(|x| x.1).unwrap_or("");
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0);
+    // USER_HZ is 100 on Linux.
+    (ticks(13) + ticks(14)) / 100.0
 }
 
 impl Summary {
@@ -62,10 +75,12 @@ impl Summary {
         let rate = self.programs as f64 / self.total_secs.max(1e-9);
         let _ = writeln!(
             r,
-            "time: {:.0} s ({:.2} programs/s, {:.1} min per 1,000)",
+            "time: {:.0} s wall ({:.2} programs/s, {:.1} min per 1,000); {:.0} CPU-s in the tools ({:.2} per program)",
             self.total_secs,
             rate,
-            1000.0 / rate.max(1e-9) / 60.0
+            1000.0 / rate.max(1e-9) / 60.0,
+            self.cpu_secs,
+            self.cpu_secs / self.programs.max(1) as f64
         );
         let mut phases: Vec<_> = self.secs.iter().collect();
         phases.sort_by(|a, b| a.0.cmp(b.0));
@@ -101,6 +116,7 @@ pub fn batch_name(seed: u64, b: u64) -> String {
 /// Runs the whole pipeline; the summary lists every failure.
 pub fn run(tools: &Tools, opts: &RunOpts) -> Result<Summary, String> {
     let t0 = Instant::now();
+    let cpu0 = children_cpu_secs();
     let mut sum = Summary {
         programs: opts.count,
         ..Summary::default()
@@ -155,6 +171,7 @@ pub fn run(tools: &Tools, opts: &RunOpts) -> Result<Summary, String> {
         );
     }
     sum.total_secs = t0.elapsed().as_secs_f64();
+    sum.cpu_secs = children_cpu_secs() - cpu0;
     let mut failures = String::new();
     for f in &sum.failures {
         let _ = write!(failures, "{f}");

@@ -58,12 +58,14 @@ pub fn digest(sums: &[u64]) -> u64 {
     })
 }
 
-/// `run`'s checksum for every thread, or the message of its panic.
-pub fn cpu_sums(run: fn(u64, &[u64]) -> u64, input: &[u64]) -> Result<Vec<u64>, String> {
+/// `run`'s checksum for every thread (seeded by `seed_of`), or the message of its panic.
+pub fn cpu_sums(
+    run: fn(u64, &[u64]) -> u64,
+    seed_of: fn(usize) -> u64,
+    input: &[u64],
+) -> Result<Vec<u64>, String> {
     catch_unwind(AssertUnwindSafe(|| {
-        (0..THREADS)
-            .map(|i| run(crate::programs::thread_seed(i), input))
-            .collect()
+        (0..THREADS).map(|i| run(seed_of(i), input)).collect()
     }))
     .map_err(|e| {
         e.downcast_ref::<&str>()

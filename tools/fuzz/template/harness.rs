@@ -197,7 +197,7 @@ pub fn main<M, E: Display>(
         if args.only.as_deref().is_some_and(|o| o != p.id) {
             continue;
         }
-        let want = match cpu_sums(p.cpu, &input) {
+        let want = match cpu_sums(p.cpu, crate::programs::thread_seed, &input) {
             Ok(w) => w,
             Err(msg) => {
                 failed += 1;

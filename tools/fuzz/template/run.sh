@@ -10,20 +10,27 @@ set -u
 cd "$(dirname "${BASH_SOURCE[0]}")"
 TIMEOUT="${FUZZ_TIMEOUT:-900}"
 
-# The binaries travel as one xz-compressed tar (they are mostly device code and compress well).
+# The binaries travel as xz-compressed tars, one per profile (bin-release.tar.xz, bin-debug.tar.xz).
 BIN="$PWD/bin"
 if [ ! -d "$BIN" ]; then
     tmp="$(mktemp -d "${TMPDIR:-/tmp}/oxide-fuzz.XXXXXX")"
     trap 'rm -rf "$tmp"' EXIT
-    if command -v xz >/dev/null; then
-        xz -dc bin.tar.xz | tar -x -C "$tmp" || exit 2
-    elif command -v python3 >/dev/null; then
-        python3 -c 'import lzma, sys, tarfile; tarfile.open(fileobj=lzma.open(sys.argv[1])).extractall(sys.argv[2])' bin.tar.xz "$tmp" || exit 2
-    else
-        echo "error: unpacking bin.tar.xz needs xz or python3" >&2
-        exit 2
-    fi
+    for archive in bin-*.tar.xz; do
+        [ -f "$archive" ] || continue
+        if command -v xz >/dev/null; then
+            xz -dc "$archive" | tar -x -C "$tmp" || exit 2
+        elif command -v python3 >/dev/null; then
+            python3 -c 'import lzma, sys, tarfile; tarfile.open(fileobj=lzma.open(sys.argv[1])).extractall(sys.argv[2])' "$archive" "$tmp" || exit 2
+        else
+            echo "error: unpacking $archive needs xz or python3" >&2
+            exit 2
+        fi
+    done
     BIN="$tmp/bin"
+fi
+if [ ! -d "$BIN" ]; then
+    echo "error: no binaries (bin/ or bin-*.tar.xz) next to run.sh" >&2
+    exit 2
 fi
 
 passed=0
@@ -39,9 +46,10 @@ for name in "${names[@]}"; do
         log="$(mktemp)"
         timeout "$TIMEOUT" "$exe" --expect "refs/$name.txt" --from "$from" >"$log" 2>&1
         code=$?
-        grep -E '^(PASS|FAIL) ' "$log"
+        # Program lines only: a failed setup is reported once, below.
+        grep -E '^(PASS|FAIL) ' "$log" | grep -v '^FAIL setup:'
         passed=$((passed + $(grep -c '^PASS ' "$log")))
-        failed=$((failed + $(grep -c '^FAIL ' "$log")))
+        failed=$((failed + $(grep '^FAIL ' "$log" | grep -vc '^FAIL setup:')))
         next=""
         if [ "$code" -eq 3 ]; then
             # The CUDA context broke (a trap, a fault): go on after the program that broke it.
