@@ -1,9 +1,9 @@
-//! The CI slice of the differential fuzzer (tools/fuzz): 200 generated programs (fixed seed) in one
+//! The CI slice of the differential fuzzer (tools/fuzz): 100 generated programs (fixed seed) in one
 //! crate, built through `cargo oxide build --no-fmad --arch sm_90` in release and debug, every PTX
 //! checked with `ptxas`, the CPU side run in both profiles (no program may panic, both profiles must
 //! compute the same checksums). A build that fails is narrowed down to the programs that make it
 //! fail; any failure fails the test with the report (`./x fuzz shrink SEED:INDEX` reduces one).
-//! The GPU side runs from a bundle: `./x fuzz --seed 2024 --count 200 --gpu-bundle DIR`.
+//! The GPU side runs from a bundle: `./x fuzz --seed 2024 --count 100 --gpu-bundle DIR`.
 use oxide_fuzz::failure::Profile;
 use oxide_fuzz::generator::Features;
 use oxide_fuzz::pipeline::{self, RunOpts};
@@ -11,7 +11,7 @@ use oxide_fuzz::tools::Tools;
 use oxide_tests::*;
 
 const SEED: u64 = 2024;
-const COUNT: u64 = 200;
+const COUNT: u64 = 100;
 
 #[test]
 fn fixed_seed_slice_builds_and_runs_on_the_cpu() {
