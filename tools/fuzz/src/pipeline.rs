@@ -310,7 +310,7 @@ fn build_isolating(
             ));
         }
         let mut found = found;
-        found.sort_by(|a, b| b.0.cmp(&a.0));
+        found.sort_by_key(|f| std::cmp::Reverse(f.0));
         for (k, failure) in found {
             eprintln!(
                 "  {}: {} {} set aside",
@@ -422,12 +422,11 @@ pub fn culprits_in(text: &str, ptx: &str, programs: &[Program]) -> Vec<usize> {
             && digits.bytes().all(|c| c.is_ascii_digit())
             && !after.is_ascii_digit()
             && matches!(before, b'/' | b':' | b'5' | b' ' | b'`' | b'(')
+            && let Ok(k) = digits.parse::<usize>()
+            && k < programs.len()
+            && !found.contains(&k)
         {
-            if let Ok(k) = digits.parse::<usize>() {
-                if k < programs.len() && !found.contains(&k) {
-                    found.push(k);
-                }
-            }
+            found.push(k);
         }
     }
     if !ptx.is_empty() {
@@ -437,21 +436,18 @@ pub fn culprits_in(text: &str, ptx: &str, programs: &[Program]) -> Vec<usize> {
             .collect::<Vec<_>>()
             .windows(2)
         {
-            if w[0] == "line" {
-                if let Ok(n) = w[1].parse::<usize>() {
-                    let owner = lines[..n.min(lines.len())]
-                        .iter()
-                        .rev()
-                        .find(|l| l.contains(".entry") || l.contains(".func"));
-                    if let Some(l) = owner {
-                        found.extend(
-                            culprits_in(l, "", programs)
-                                .into_iter()
-                                .filter(|k| !found.contains(k))
-                                .collect::<Vec<_>>(),
-                        );
-                    }
-                }
+            if w[0] == "line"
+                && let Ok(n) = w[1].parse::<usize>()
+                && let Some(l) = lines[..n.min(lines.len())]
+                    .iter()
+                    .rev()
+                    .find(|l| l.contains(".entry") || l.contains(".func"))
+            {
+                let new: Vec<usize> = culprits_in(l, "", programs)
+                    .into_iter()
+                    .filter(|k| !found.contains(k))
+                    .collect();
+                found.extend(new);
             }
         }
     }

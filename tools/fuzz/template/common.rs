@@ -46,7 +46,11 @@ pub fn input() -> Vec<u64> {
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^= z >> 31;
         // Some small values, so loops and shifts see them too.
-        v.push(if v.len() % 3 == 0 { z >> (z & 63) } else { z });
+        v.push(if v.len().is_multiple_of(3) {
+            z >> (z & 63)
+        } else {
+            z
+        });
     }
     v
 }

@@ -71,10 +71,10 @@ impl Gen<'_> {
             let p = self.rng.pick(&places).clone();
             return self.place_text(&p);
         }
-        if roll < 74 {
-            if let Some(e) = self.compound_read(t) {
-                return e;
-            }
+        if roll < 74
+            && let Some(e) = self.compound_read(t)
+        {
+            return e;
         }
         if roll < 88 {
             let from = self.any_scalar();

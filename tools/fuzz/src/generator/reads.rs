@@ -6,6 +6,9 @@ use super::expr::atom;
 use super::scope::{FieldKind, Kind, Param, Shape};
 use super::ty::{Int, Scalar};
 
+/// One way of reading a `t` out of something in scope.
+type Reader = Box<dyn for<'a, 'b> Fn(&'a mut Gen<'b>) -> Option<String>>;
+
 impl Gen<'_> {
     /// A `t` read out of a compound variable or produced by a closure/method in scope, if any fits.
     pub fn compound_read(&mut self, t: Scalar) -> Option<String> {
@@ -20,7 +23,7 @@ impl Gen<'_> {
 
     fn compound_read_inner(&mut self, t: Scalar) -> Option<String> {
         let vars = self.scopes.vars_of(|_| true);
-        let mut options: Vec<Box<dyn Fn(&mut Self) -> Option<String>>> = Vec::new();
+        let mut options: Vec<Reader> = Vec::new();
         for v in vars {
             let name = v.name.clone();
             match v.kind.clone() {
@@ -312,11 +315,10 @@ impl Gen<'_> {
                 choices.push(2);
             }
             if generics.fold_arr
-                && self
+                && !self
                     .scopes
                     .vars_of(|k| matches!(k, Kind::Array(e, _) if *e == t))
-                    .len()
-                    > 0
+                    .is_empty()
             {
                 choices.push(3);
             }

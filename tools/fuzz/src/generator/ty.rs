@@ -81,7 +81,7 @@ impl Int {
             0 => format!("{n}::MAX"),
             1 if self.signed() => format!("{n}::MIN"),
             1 => format!("0{n}"),
-            2 | 3 | 4 => {
+            2..=4 => {
                 let v = rng.below(17) as i64 - if self.signed() { 8 } else { 0 };
                 signed_lit(v as i128, n)
             }

@@ -127,19 +127,20 @@ pub fn shrink(tools: Option<&Tools>, root: &Path, opts: &ShrinkOpts) -> Result<S
                     if kind != Kind::HostReject && oracle.valid(&cand_text)?.is_err() {
                         continue;
                     }
-                    if let Outcome::Failed(k, sig) = oracle.check(&cand_text, kind)? {
-                        if k == kind && sig == signature {
-                            file = cand;
-                            accepted = true;
-                            progress = true;
-                            eprintln!(
-                                "  {} bytes ({:?} {site}), {} checks",
-                                text(&file).len(),
-                                edit,
-                                oracle.checks
-                            );
-                            break;
-                        }
+                    if let Outcome::Failed(k, sig) = oracle.check(&cand_text, kind)?
+                        && k == kind
+                        && sig == signature
+                    {
+                        file = cand;
+                        accepted = true;
+                        progress = true;
+                        eprintln!(
+                            "  {} bytes ({:?} {site}), {} checks",
+                            text(&file).len(),
+                            edit,
+                            oracle.checks
+                        );
+                        break;
                     }
                 }
                 if !accepted {

@@ -100,12 +100,13 @@ impl VisitMut for Sites {
         match self.kind {
             Edit::Hoist => {
                 let children = direct_children(e);
-                if !children.is_empty() && self.hit() {
-                    if let Some(c) = children.get(self.choice) {
-                        *e = c.clone();
-                        self.applied = true;
-                        return;
-                    }
+                if !children.is_empty()
+                    && self.hit()
+                    && let Some(c) = children.get(self.choice)
+                {
+                    *e = c.clone();
+                    self.applied = true;
+                    return;
                 }
             }
             Edit::Literal => {
@@ -128,12 +129,12 @@ impl VisitMut for Sites {
                         }
                         _ => None,
                     };
-                    if let Some(r) = replacement {
-                        if self.hit() {
-                            l.lit = r;
-                            self.applied = true;
-                            return;
-                        }
+                    if let Some(r) = replacement
+                        && self.hit()
+                    {
+                        l.lit = r;
+                        self.applied = true;
+                        return;
                     }
                 }
             }
@@ -161,10 +162,10 @@ fn direct_children(e: &Expr) -> Vec<Expr> {
         }
         // Closures' and blocks' statements are the statement edits' business.
         fn visit_block(&mut self, b: &'ast Block) {
-            if let Some(Stmt::Expr(tail, None)) = b.stmts.last() {
-                if b.stmts.len() == 1 {
-                    self.out.push(tail.clone());
-                }
+            if let Some(Stmt::Expr(tail, None)) = b.stmts.last()
+                && b.stmts.len() == 1
+            {
+                self.out.push(tail.clone());
             }
         }
     }
