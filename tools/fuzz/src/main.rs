@@ -91,6 +91,25 @@ enum Cmd {
         #[command(flatten)]
         tools: ToolArgs,
     },
+    /// Build every prefix of a program (its first k statements of `run`, k = 0..=all) into one crate
+    /// and bundle it: on the GPU, the first failing prefix names the statement where CPU and GPU part
+    Localize {
+        /// `SEED:INDEX`
+        id: String,
+        /// debug, release or both
+        #[arg(long, default_value = "both")]
+        profile: String,
+        /// Write the GPU bundle of the prefixes into this folder
+        #[arg(long)]
+        gpu_bundle: Option<PathBuf>,
+        /// Run the prefixes on this machine's GPU as well
+        #[arg(long)]
+        gpu: bool,
+        #[command(flatten)]
+        features: FeatureArgs,
+        #[command(flatten)]
+        tools: ToolArgs,
+    },
     /// Shrink a failing program (a file or SEED:INDEX) while it keeps failing the same way
     Shrink {
         /// A program file, or SEED:INDEX
@@ -312,8 +331,78 @@ fn dispatch(cmd: Cmd) -> Result<bool, String> {
             print_bundle(&out, &info);
             Ok(true)
         }
-        Cmd::Gen { id, features } => {
+        Cmd::Localize {
+            id,
+            profile,
+            gpu_bundle,
+            gpu,
+            features,
+            tools,
+        } => {
             let (seed, index) = parse_id(&id)?;
+            let f = features.features()?;
+            let tools = tools.tools()?;
+            let n = generator::generate(seed, index, &f).statements;
+            let programs: Vec<_> = (0..=n)
+                .map(|k| generator::generate_prefix(seed, index, &f, Some(k)))
+                .collect();
+            let profiles = failure::Profile::parse_list(&profile)?;
+            let work = checkout_root()
+                .join("target/fuzz/localize")
+                .join(format!("{seed}_{index}"));
+            let opts = pipeline::RunOpts {
+                seed,
+                count: programs.len() as u64,
+                per_crate: programs.len(),
+                profiles: profiles.clone(),
+                work,
+                features: f,
+                gpu,
+                keep: false,
+            };
+            let mut sum = pipeline::Summary {
+                programs: opts.count,
+                ..Default::default()
+            };
+            let name = format!("localize_{seed}_{index}");
+            pipeline::run_batch(&tools, &opts, &name, programs, &mut sum)?;
+            print!("{}", sum.report(&opts));
+            if let Some(dir) = gpu_bundle {
+                let info = bundle::write(
+                    &dir,
+                    &opts.work,
+                    &sum.batches,
+                    &profiles,
+                    &format!("oxide-fuzz localize {id}"),
+                    mib(30),
+                )?;
+                print_bundle(&dir, &info);
+                println!(
+                    "the first prefix that fails ({id}@K) ends with the statement where CPU and GPU part: `oxide-fuzz gen {id}@K`"
+                );
+            }
+            Ok(sum.failures.is_empty())
+        }
+        Cmd::Gen { id, features } => {
+            // `SEED:INDEX@K` is the program's prefix of K statements (see `localize`).
+            let (id, stop) = match id.split_once('@') {
+                Some((i, k)) => (
+                    i.to_string(),
+                    Some(
+                        k.parse::<usize>()
+                            .map_err(|e| format!("prefix `{k}`: {e}"))?,
+                    ),
+                ),
+                None => (id, None),
+            };
+            let (seed, index) = parse_id(&id)?;
+            if let Some(k) = stop {
+                print!(
+                    "{}",
+                    generator::generate_prefix(seed, index, &features.features()?, Some(k)).source
+                );
+                return Ok(true);
+            }
             print!(
                 "{}",
                 generator::generate(seed, index, &features.features()?).source

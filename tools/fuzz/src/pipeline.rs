@@ -129,43 +129,15 @@ pub fn run(tools: &Tools, opts: &RunOpts) -> Result<Summary, String> {
     for b in 0..batches {
         let lo = b * opts.per_crate as u64;
         let hi = (lo + opts.per_crate as u64).min(opts.count);
-        let name = batch_name(opts.seed, b);
         let t = Instant::now();
         let programs: Vec<Program> = (lo..hi)
             .map(|i| generate(opts.seed, i, &opts.features))
             .collect();
         sum.add_secs("generate".into(), t.elapsed().as_secs_f64());
-        let mut batch = Batch {
-            dir: opts.work.join("crates").join(&name),
-            name: name.clone(),
-            programs,
-        };
-        let mut refs = HashMap::new();
-        for &profile in &opts.profiles {
-            if let Some(r) = run_profile(tools, opts, &mut batch, profile, &mut sum)? {
-                refs.insert(profile, r);
-            }
-        }
-        if let (Some(d), Some(r)) = (refs.get(&Profile::Debug), refs.get(&Profile::Release)) {
-            for (id, digest) in d {
-                if r.get(id).is_some_and(|x| x != digest) {
-                    sum.failures.push(Failure {
-                        id: id.clone(),
-                        kind: Kind::CpuProfiles,
-                        profile: None,
-                        detail: format!("CPU digest debug {digest} release {}", r[id]),
-                    });
-                }
-            }
-        }
-        if !opts.keep {
-            tools.clean_crate(&name);
-            tools.clean_crate(&format!("{name}_bisect"));
-        }
-        sum.batches.push(name.clone());
+        run_batch(tools, opts, &batch_name(opts.seed, b), programs, &mut sum)?;
         let failed = sum.failures.len();
         eprintln!(
-            "[{}/{batches}] {name}: programs {lo}..{hi}, {:.0} s, {failed} failures so far",
+            "[{}/{batches}] programs {lo}..{hi}, {:.0} s, {failed} failures so far",
             b + 1,
             t.elapsed().as_secs_f64()
         );
@@ -179,6 +151,50 @@ pub fn run(tools: &Tools, opts: &RunOpts) -> Result<Summary, String> {
     let _ = std::fs::write(opts.work.join("failures.txt"), failures);
     let _ = std::fs::write(opts.work.join("report.txt"), sum.report(opts));
     Ok(sum)
+}
+
+/// Builds, checks and runs one batch crate `name` of `programs` in every profile of `opts`,
+/// adding its failures to `sum` (and its name to `sum.batches`).
+pub fn run_batch(
+    tools: &Tools,
+    opts: &RunOpts,
+    name: &str,
+    programs: Vec<Program>,
+    sum: &mut Summary,
+) -> Result<(), String> {
+    for sub in ["crates", "bin", "refs"] {
+        std::fs::create_dir_all(opts.work.join(sub))
+            .map_err(|e| format!("create {}: {e}", opts.work.join(sub).display()))?;
+    }
+    let mut batch = Batch {
+        dir: opts.work.join("crates").join(name),
+        name: name.to_string(),
+        programs,
+    };
+    let mut refs = HashMap::new();
+    for &profile in &opts.profiles {
+        if let Some(r) = run_profile(tools, opts, &mut batch, profile, sum)? {
+            refs.insert(profile, r);
+        }
+    }
+    if let (Some(d), Some(r)) = (refs.get(&Profile::Debug), refs.get(&Profile::Release)) {
+        for (id, digest) in d {
+            if r.get(id).is_some_and(|x| x != digest) {
+                sum.failures.push(Failure {
+                    id: id.clone(),
+                    kind: Kind::CpuProfiles,
+                    profile: None,
+                    detail: format!("CPU digest debug {digest} release {}", r[id]),
+                });
+            }
+        }
+    }
+    if !opts.keep {
+        tools.clean_crate(name);
+        tools.clean_crate(&format!("{name}_bisect"));
+    }
+    sum.batches.push(name.to_string());
+    Ok(())
 }
 
 /// The programs a batch crate holds now (those that made a build fail are taken out).

@@ -15,6 +15,7 @@ mod stmt;
 mod ty;
 
 pub use features::{ALL as FEATURE_LIST, Features};
+
 pub use ty::{Int, Scalar};
 
 use crate::rng::{Rng, program_seed};
@@ -29,21 +30,39 @@ pub struct Program {
     /// `seed:index`
     pub id: String,
     pub source: String,
+    /// Statements directly in `run` (what [`generate_prefix`] counts).
+    pub statements: usize,
 }
 
 /// Program `index` of the run seeded with `seed`.
 pub fn generate(seed: u64, index: u64, features: &Features) -> Program {
+    generate_prefix(seed, index, features, None)
+}
+
+/// Program `index` cut after its first `stop` statements of `run` (each may be a whole loop or
+/// block), then folding every variable in scope: the same program up to there, the same random
+/// choices. `oxide-fuzz localize` runs all prefixes to find where CPU and GPU first part.
+pub fn generate_prefix(seed: u64, index: u64, features: &Features, stop: Option<usize>) -> Program {
     let mut rng = Rng::new(program_seed(seed, index));
-    let id = format!("{seed}:{index}");
+    let id = match stop {
+        None => format!("{seed}:{index}"),
+        Some(k) => format!("{seed}:{index}@{k}"),
+    };
     let mut g = Gen::new(&mut rng, features);
+    g.stop = stop;
     let items = g.items_section();
     let run = g.run_fn();
+    let statements = g.statements;
     let source = format!(
         "//! oxide-fuzz program {id} (`oxide-fuzz gen {id}`{}): generated, do not edit.\n\
          #![allow(warnings)]\n\n{PRELUDE}\n{items}{run}",
         features.describe_changes()
     );
-    Program { id, source }
+    Program {
+        id,
+        source,
+        statements,
+    }
 }
 
 /// Helpers every program starts with: the checksum fold and the platform-independent float bits.
@@ -124,6 +143,10 @@ pub(crate) struct Gen<'r> {
     pub nest: u32,
     /// Whether `input: &[u64]` is in scope (in `run`, not in the items before it).
     pub has_input: bool,
+    /// Stop `run` after this many statements (a prefix, for `localize`).
+    pub stop: Option<usize>,
+    /// Statements written directly in `run`.
+    pub statements: usize,
     /// Nesting of index expressions (`a[b[c[..]]]` is cut off at two).
     pub index_nest: u32,
 }
@@ -158,6 +181,8 @@ impl<'r> Gen<'r> {
             nest: 0,
             has_input: false,
             index_nest: 0,
+            stop: None,
+            statements: 0,
         }
     }
 
@@ -230,8 +255,9 @@ impl<'r> Gen<'r> {
                 g.scopes.declare(&name, Kind::Scalar(t), true);
             }
             g.budget = g.rng.range(4, 10) as i32;
-            while g.budget > 0 {
+            while g.budget > 0 && g.stop != Some(g.statements) {
                 g.stmt();
+                g.statements += 1;
             }
             g.fold_scope_vars();
             g.scopes.pop();

@@ -67,6 +67,7 @@ fn program(source: &str) -> Program {
     Program {
         id: "shrink:0".into(),
         source: source.to_string(),
+        statements: 0,
     }
 }
 

@@ -90,3 +90,63 @@ pub fn save(
     std::fs::write(&main, m).map_err(|e| format!("write {}: {e}", main.display()))?;
     Ok(line.trim().to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_saved_case_compiles_and_is_listed() {
+        let root =
+            std::env::temp_dir().join(format!("oxide-fuzz-regression-{}", std::process::id()));
+        let src = root.join("tests/gpu/corpus/src");
+        std::fs::create_dir_all(src.join("cases")).unwrap();
+        std::fs::write(root.join(MODS), "pub mod control;\npub mod floats;\n").unwrap();
+        std::fs::write(
+            root.join(MAIN),
+            "corpus! {\n    cases {\n        ints::a(u8) -> u8, 0;\n    }\n    extra {\n    }\n}\n",
+        )
+        .unwrap();
+        let program = "//! oxide-fuzz 7:9, shrunk\n#![allow(warnings)]\npub fn run(seed: u64, input: &[u64]) -> u64 {\n    let input: &[u64; 64] = input.try_into().unwrap();\n    seed ^ input[3]\n}\n";
+        let line = save(&root, "7:9", Kind::Mismatch, "", program).unwrap();
+        assert_eq!(line, "fuzz_regressions::fuzz_7_9(u64) -> u64, 0;");
+        assert!(
+            std::fs::read_to_string(root.join(MAIN))
+                .unwrap()
+                .contains("        fuzz_regressions::fuzz_7_9(u64) -> u64, 0;\n    }\n    extra {")
+        );
+        assert!(
+            std::fs::read_to_string(root.join(MODS))
+                .unwrap()
+                .contains("pub mod fuzz_regressions;")
+        );
+        assert!(
+            save(&root, "7:9", Kind::Mismatch, "", program).is_err(),
+            "saved twice"
+        );
+        assert!(
+            save(&root, "7:10", Kind::CpuPanic, "", program).is_err(),
+            "a generator bug was saved"
+        );
+        let out = std::process::Command::new("rustc")
+            .args([
+                "--edition",
+                "2024",
+                "--crate-type",
+                "lib",
+                "--emit",
+                "metadata",
+                "-o",
+            ])
+            .arg(root.join("check.rmeta"))
+            .arg(root.join(FILE))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let _ = std::fs::remove_dir_all(&root);
+    }
+}
