@@ -3,7 +3,7 @@
 //! (`move` and `FnMut`), `fn` pointers, and calls that write through `&mut`.
 use super::Gen;
 use super::expr::atom;
-use super::scope::{FieldKind, Kind, Param, Place, Shape};
+use super::scope::{FieldKind, Kind, Param, Place, Ret, Shape};
 use super::ty::{Int, Scalar};
 
 impl Gen<'_> {
@@ -440,11 +440,12 @@ impl Gen<'_> {
                     .collect::<Vec<_>>()
             })
             .collect();
+        // Helpers that write through `&mut` or return an aggregate are called as statements.
         let fns: Vec<_> = self
             .items
             .fns
             .iter()
-            .filter(|f| !f.pure())
+            .filter(|f| !f.pure() || !matches!(f.ret, Ret::Scalar(_)))
             .cloned()
             .collect();
         if !setters.is_empty() && (fns.is_empty() || self.rng.chance(40)) {
@@ -499,10 +500,27 @@ impl Gen<'_> {
             self.scopes.unhide(&b);
         }
         let call = format!("{}({})", f.name, args.join(", "));
-        if self.has_ck && self.rng.chance(70) {
-            self.fold_stmt(&call, f.ret);
-        } else {
-            self.line(&format!("let _ = {call};"));
+        match f.ret {
+            Ret::Scalar(r) if self.has_ck && self.rng.chance(70) => self.fold_stmt(&call, r),
+            Ret::Pair(a, b) => {
+                let (x, y) = (self.scopes.fresh("v"), self.scopes.fresh("v"));
+                self.line(&format!(
+                    "let (mut {x}, mut {y}): ({}, {}) = {call};",
+                    a.name(),
+                    b.name()
+                ));
+                self.scopes.declare(&x, Kind::Scalar(a), true);
+                self.scopes.declare(&y, Kind::Scalar(b), true);
+            }
+            Ret::Struct(si) => {
+                let s = self.scopes.fresh("s");
+                self.line(&format!(
+                    "let mut {s}: {} = {call};",
+                    self.items.structs[si].name
+                ));
+                self.scopes.declare(&s, Kind::Struct(si), true);
+            }
+            Ret::Scalar(_) => self.line(&format!("let _ = {call};")),
         }
     }
 }

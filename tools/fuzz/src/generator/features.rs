@@ -53,6 +53,11 @@ pub const ALL: &[(&str, bool, &str)] = &[
         "generated helper functions (by value, &, &mut, slices, arrays)",
     ),
     (
+        "aggregates",
+        true,
+        "structs and tuples passed to and returned from helpers by value",
+    ),
+    (
         "generics",
         true,
         "a trait implemented for several types, generic fns, const generics",

@@ -4,7 +4,7 @@
 //! slices, arrays and struct references. Each is registered in [`Items`] as it is written, so later
 //! code calls only what exists (helpers call earlier helpers: no unbounded recursion).
 use super::Gen;
-use super::scope::{EnumDef, FieldKind, FnSig, Kind, Param, Scopes, Shape, StructDef};
+use super::scope::{EnumDef, FieldKind, FnSig, Kind, Param, Ret, Scopes, Shape, StructDef};
 use super::ty::{Int, Scalar};
 use super::{LoopCtx, fold_call};
 
@@ -395,6 +395,14 @@ impl Gen<'_> {
         let k = self.items.fns.len();
         let name = format!("h{k}");
         let ret = self.any_scalar();
+        let aggregates = self.feat.on("aggregates");
+        let ret_kind = match self.rng.below(10) {
+            0 | 1 if aggregates => Ret::Pair(ret, self.any_scalar()),
+            2 | 3 if aggregates && !self.items.structs.is_empty() => {
+                Ret::Struct(self.rng.below(self.items.structs.len()))
+            }
+            _ => Ret::Scalar(ret),
+        };
         let np = self.rng.range(1, 3);
         let mut sig = Vec::new();
         let mut params = Vec::new();
@@ -445,6 +453,15 @@ impl Gen<'_> {
                         false,
                     )
                 }
+                4 if aggregates && !self.items.structs.is_empty() => {
+                    let si = self.rng.below(self.items.structs.len());
+                    (
+                        Param::StructVal(si),
+                        Kind::Struct(si),
+                        self.items.structs[si].name.clone(),
+                        true,
+                    )
+                }
                 _ => (Param::Value(t), Kind::Scalar(t), t.name().to_string(), true),
             };
             // References are used through `(*q)`; by-value parameters are `mut` bindings.
@@ -452,7 +469,9 @@ impl Gen<'_> {
                 Param::Ref(_) | Param::MutRef(_) | Param::StructRef(_) => {
                     (format!("(*{q})"), format!("{q}: {ty}"))
                 }
-                Param::Value(_) | Param::Array(..) => (q.clone(), format!("mut {q}: {ty}")),
+                Param::Value(_) | Param::Array(..) | Param::StructVal(_) => {
+                    (q.clone(), format!("mut {q}: {ty}"))
+                }
                 _ => (q.clone(), format!("{q}: {ty}")),
             };
             sig.push(p);
@@ -460,29 +479,41 @@ impl Gen<'_> {
         }
         let decls: Vec<String> = params.iter().map(|p| p.3.clone()).collect();
         let vars: Vec<(String, Kind, bool)> = params.into_iter().map(|p| (p.0, p.1, p.2)).collect();
-        let body = self.in_fn(&vars, Some(ret), true, |g| {
+        // `return e;` needs a scalar result; aggregate results come only at the end.
+        let early = matches!(ret_kind, Ret::Scalar(_)).then_some(ret);
+        let ret_kind2 = ret_kind.clone();
+        let body = self.in_fn(&vars, early, true, |g| {
             g.line("let mut ck: u64 = 0;");
             g.budget = g.rng.range(1, 4) as i32;
             while g.budget > 0 {
                 g.stmt();
             }
             let e = super::expr::atom(&g.expr(ret, 2));
-            let tail = match ret {
+            let scalar = match ret {
                 Scalar::Int(i) => format!("{e} ^ (ck as {})", i.name()),
                 Scalar::F32 | Scalar::F64 => format!("{e} + ((ck & 0xff) as {})", ret.name()),
                 Scalar::Bool => format!("{e} ^ (ck & 1 == 1)"),
             };
+            let tail = match ret_kind2 {
+                Ret::Scalar(_) => scalar,
+                Ret::Pair(_, b) => format!("({scalar}, {})", g.expr(b, 2)),
+                Ret::Struct(si) => g.struct_literal(si),
+            };
             g.line(&tail);
         });
+        let ret_ty = match &ret_kind {
+            Ret::Scalar(t) => t.name().to_string(),
+            Ret::Pair(a, b) => format!("({}, {})", a.name(), b.name()),
+            Ret::Struct(si) => self.items.structs[*si].name.clone(),
+        };
         self.items.fns.push(FnSig {
             name: name.clone(),
             params: sig,
-            ret,
+            ret: ret_kind,
         });
         format!(
-            "fn {name}({}) -> {} {{\n{body}}}\n\n",
-            decls.join(", "),
-            ret.name()
+            "fn {name}({}) -> {ret_ty} {{\n{body}}}\n\n",
+            decls.join(", ")
         )
     }
 }

@@ -21,6 +21,11 @@ pub use ty::{Int, Scalar};
 use crate::rng::{Rng, program_seed};
 use scope::{Items, Kind, Scopes};
 
+/// The generator's version: which programs `SEED:INDEX` names. Bump it with every change to what
+/// the generator writes (the `golden` test below fails until then); ids of another version need
+/// the oxide-fuzz of that version (its commit) to be regenerated.
+pub const VERSION: u32 = 2;
+
 /// Words of input every program reads (the harness passes exactly this many).
 pub const INPUT_LEN: usize = 64;
 
@@ -54,7 +59,7 @@ pub fn generate_prefix(seed: u64, index: u64, features: &Features, stop: Option<
     let run = g.run_fn();
     let statements = g.statements;
     let source = format!(
-        "//! oxide-fuzz program {id} (`oxide-fuzz gen {id}`{}): generated, do not edit.\n\
+        "//! oxide-fuzz program {id}, generator v{VERSION} (`oxide-fuzz gen {id}`{}): generated, do not edit.\n\
          #![allow(warnings)]\n\n{PRELUDE}\n{items}{run}",
         features.describe_changes()
     );
@@ -310,6 +315,21 @@ pub fn fold_call(ck: &str, e: &str, t: Scalar) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Fails when the generated programs change: bump [`VERSION`] and update the hash.
+    #[test]
+    fn golden() {
+        let f = Features::default();
+        let text: String = (0..30).map(|i| generate(7, i, &f).source).collect();
+        let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+        });
+        assert_eq!(
+            (VERSION, hash),
+            (2, 0x3d75_bb35_6cdd_1a31),
+            "the generator's output changed: bump VERSION and set the new hash {hash:#x}"
+        );
+    }
 
     #[test]
     fn generation_is_deterministic() {

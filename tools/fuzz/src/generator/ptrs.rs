@@ -223,7 +223,9 @@ impl Gen<'_> {
             .items
             .fns
             .iter()
-            .filter(|f| f.ret == r && f.params == [super::scope::Param::Value(a)])
+            .filter(|f| {
+                f.ret == super::scope::Ret::Scalar(r) && f.params == [super::scope::Param::Value(a)]
+            })
             .map(|f| f.name.clone())
             .collect();
         let mut arm = || {

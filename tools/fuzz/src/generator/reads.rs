@@ -3,7 +3,7 @@
 //! functions, generic and recursive functions.
 use super::Gen;
 use super::expr::atom;
-use super::scope::{FieldKind, Kind, Param, Shape};
+use super::scope::{FieldKind, FnSig, Kind, Param, Ret, Shape};
 use super::ty::{Int, Scalar};
 
 /// One way of reading a `t` out of something in scope.
@@ -296,13 +296,29 @@ impl Gen<'_> {
 
     fn call_expr_inner(&mut self, t: Scalar, d: u32) -> Option<String> {
         let mut choices: Vec<usize> = Vec::new();
-        let fns: Vec<_> = self
-            .items
-            .fns
-            .iter()
-            .filter(|f| f.ret == t && f.pure())
-            .cloned()
-            .collect();
+        // Helpers whose result is, or holds, a `t`: (helper, the projection that picks it).
+        let mut fns: Vec<(FnSig, String)> = Vec::new();
+        for f in self.items.fns.iter().filter(|f| f.pure()) {
+            match &f.ret {
+                Ret::Scalar(r) if *r == t => fns.push((f.clone(), String::new())),
+                Ret::Pair(a, b) => {
+                    if *a == t {
+                        fns.push((f.clone(), ".0".into()));
+                    }
+                    if *b == t {
+                        fns.push((f.clone(), ".1".into()));
+                    }
+                }
+                Ret::Struct(si) => {
+                    for (field, k) in &self.items.structs[*si].fields {
+                        if *k == FieldKind::Scalar(t) {
+                            fns.push((f.clone(), format!(".{field}")));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
         if !fns.is_empty() {
             choices.extend([0, 0, 0]);
         }
@@ -339,9 +355,9 @@ impl Gen<'_> {
         let n = t.name();
         Some(match *self.rng.pick(&choices) {
             0 => {
-                let f = self.rng.pick(&fns).clone();
+                let (f, proj) = self.rng.pick(&fns).clone();
                 let args: Vec<String> = f.params.iter().map(|p| self.arg(p, d)).collect();
-                format!("{}({})", f.name, args.join(", "))
+                format!("{}({}){proj}", f.name, args.join(", "))
             }
             1 => {
                 let f = self.rng.pick(&generics.generic_fns).clone();
@@ -400,6 +416,14 @@ impl Gen<'_> {
                     format!("&{}", self.rng.pick(&vars).name)
                 } else {
                     format!("&{}", self.struct_literal(*si))
+                }
+            }
+            Param::StructVal(si) => {
+                let vars = self.scopes.vars_of(|k| *k == Kind::Struct(*si));
+                if !vars.is_empty() && self.rng.chance(75) {
+                    self.rng.pick(&vars).name.clone()
+                } else {
+                    self.struct_literal(*si)
                 }
             }
             Param::MutRef(_) | Param::MutSlice(_) => unreachable!("pure calls take no &mut"),

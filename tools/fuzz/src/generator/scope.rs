@@ -93,6 +93,18 @@ pub enum Param {
     Array(Scalar, usize),
     /// `&S` of a generated struct.
     StructRef(usize),
+    /// `S` of a generated struct, by value.
+    StructVal(usize),
+}
+
+/// What a generated helper returns.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Ret {
+    Scalar(Scalar),
+    /// `(A, B)`
+    Pair(Scalar, Scalar),
+    /// A generated struct, by value.
+    Struct(usize),
 }
 
 impl Param {
@@ -105,7 +117,7 @@ impl Param {
 pub struct FnSig {
     pub name: String,
     pub params: Vec<Param>,
-    pub ret: Scalar,
+    pub ret: Ret,
 }
 
 impl FnSig {
