@@ -184,6 +184,20 @@ enum Cmd {
 
 use oxide_fuzz::{checkout_root, parse_id};
 
+/// The checkout's commit, for the bundle's README (programs are named per generator version).
+fn git_commit() -> String {
+    std::process::Command::new("git")
+        .args(["-C"])
+        .arg(checkout_root())
+        .args(["rev-parse", "--short", "HEAD"])
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .filter(|s| !s.is_empty())
+        .map(|s| format!("commit {s}"))
+        .unwrap_or_else(|| "commit unknown".into())
+}
+
 fn mib(n: u64) -> u64 {
     n * 1024 * 1024
 }
@@ -249,8 +263,10 @@ fn dispatch(cmd: Cmd) -> Result<bool, String> {
             print!("{}", sum.report(&opts));
             if let Some(dir) = gpu_bundle {
                 let replay = format!(
-                    "./x fuzz --seed {seed} --count {count} --per-crate {per_crate}{}",
-                    f.describe_changes()
+                    "./x fuzz --seed {seed} --count {count} --per-crate {per_crate}{} (generator v{}, {})",
+                    f.describe_changes(),
+                    generator::VERSION,
+                    git_commit()
                 );
                 let info = bundle::write(
                     &dir,
