@@ -104,6 +104,56 @@ fn write_part_files(dir: &Path, readme: &str) -> Result<(), String> {
     std::fs::write(dir.join("README.txt"), readme).map_err(|e| format!("write README.txt: {e}"))
 }
 
+/// Strips the binaries of batch group `g` into a staging folder and packs them; returns the
+/// archive and the bytes it holds unpacked (`None` when the group has no binaries).
+fn pack_group(
+    dir: &Path,
+    work: &Path,
+    archives_dir: &Path,
+    g: usize,
+    group: &[String],
+    profiles: &[Profile],
+) -> Result<Option<(Archive, u64)>, String> {
+    let stage = dir.join(format!(".stage-{g}"));
+    let _ = std::fs::remove_dir_all(&stage);
+    create(&stage.join("bin"))?;
+    let mut refs = Vec::new();
+    for name in group {
+        for p in profiles {
+            let file = format!("{name}.{}", p.name());
+            let (bin, r) = (
+                work.join("bin").join(&file),
+                work.join("refs").join(format!("{file}.txt")),
+            );
+            if !bin.is_file() || !r.is_file() {
+                continue;
+            }
+            let dest = stage.join("bin").join(&file);
+            copy(&bin, &dest)?;
+            sh(Command::new("strip").arg("--strip-all").arg(&dest), "strip")?;
+            refs.push(r);
+        }
+    }
+    if refs.is_empty() {
+        let _ = std::fs::remove_dir_all(&stage);
+        return Ok(None);
+    }
+    let raw = dir_bytes(&stage);
+    let path = archives_dir.join(format!("bin-{:03}.tar.xz", g * GROUP));
+    pack(&stage, &path)?;
+    let _ = std::fs::remove_dir_all(&stage);
+    let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    Ok(Some((
+        Archive {
+            path,
+            binaries: refs.len(),
+            refs,
+            bytes,
+        },
+        raw,
+    )))
+}
+
 /// Writes the bundle for `batches` × `profiles` of the run in `work` into `dir` (replacing it).
 /// `replay` is the command that regenerates the programs (for the README).
 pub fn write(
@@ -123,50 +173,40 @@ pub fn write(
         bytes: 0,
         parts: Vec::new(),
     };
-    let mut archives = Vec::new();
-    for (g, group) in batches.chunks(GROUP).enumerate() {
-        let stage = dir.join(".stage");
-        let _ = std::fs::remove_dir_all(&stage);
-        create(&stage.join("bin"))?;
-        let mut refs = Vec::new();
-        for name in group {
-            for p in profiles {
-                let file = format!("{name}.{}", p.name());
-                let (bin, r) = (
-                    work.join("bin").join(&file),
-                    work.join("refs").join(format!("{file}.txt")),
+    // Two archives at a time: xz runs on one core, and packing 10,000 programs takes minutes.
+    let groups: Vec<(usize, &[String])> = batches.chunks(GROUP).enumerate().collect();
+    let archives_at: &Path = &archives_dir;
+    let mut archives: Vec<Archive> = Vec::new();
+    for pair in groups.chunks(2) {
+        let made: Vec<Result<Option<(Archive, u64)>, String>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = pair
+                .iter()
+                .map(|&(g, group)| {
+                    scope.spawn(move || pack_group(dir, work, archives_at, g, group, profiles))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err("a packing thread panicked".into()))
+                })
+                .collect()
+        });
+        for m in made {
+            if let Some((a, raw)) = m? {
+                eprintln!(
+                    "  packed {} ({} binaries, {:.1} MiB)",
+                    a.path.file_name().unwrap_or_default().to_string_lossy(),
+                    a.binaries,
+                    a.bytes as f64 / 1048576.0
                 );
-                if !bin.is_file() || !r.is_file() {
-                    continue;
-                }
-                let dest = stage.join("bin").join(&file);
-                copy(&bin, &dest)?;
-                sh(Command::new("strip").arg("--strip-all").arg(&dest), "strip")?;
-                refs.push(r);
+                info.binaries += a.binaries;
+                info.raw_bytes += raw;
+                archives.push(a);
             }
         }
-        if refs.is_empty() {
-            continue;
-        }
-        info.raw_bytes += dir_bytes(&stage);
-        let path = archives_dir.join(format!("bin-{:03}.tar.xz", g * GROUP));
-        pack(&stage, &path)?;
-        let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-        eprintln!(
-            "  packed {} ({} binaries, {:.1} MiB)",
-            path.file_name().unwrap_or_default().to_string_lossy(),
-            refs.len(),
-            bytes as f64 / 1048576.0
-        );
-        info.binaries += refs.len();
-        archives.push(Archive {
-            path,
-            binaries: refs.len(),
-            refs,
-            bytes,
-        });
     }
-    let _ = std::fs::remove_dir_all(dir.join(".stage"));
 
     // Parts: consecutive archives, each part at most `max_part` bytes (at least one archive).
     let mut parts: Vec<Vec<Archive>> = Vec::new();
