@@ -160,7 +160,10 @@ impl Gen<'_> {
         let half = bits / 2;
         let s = Scalar::Int(t);
         let a = atom(&self.int_expr(t, d));
-        match self.rng.weighted(&[10, 6, 7, 4, 8, 7, 6, 5, 8, 5, 6, 4, 5]) {
+        match self
+            .rng
+            .weighted(&[10, 6, 7, 4, 8, 7, 6, 5, 8, 5, 6, 4, 5, 4])
+        {
             0 => {
                 let op = self.rng.pick(&["add", "sub", "mul"]);
                 let b = self.int_expr(t, d);
@@ -327,7 +330,48 @@ impl Gen<'_> {
             }
             10 => self.branch(s, d, &a),
             11 => self.compound_read(s).unwrap_or(a),
-            _ => self.call_expr(s, d).unwrap_or(a),
+            12 => self.call_expr(s, d).unwrap_or(a),
+            _ => self.library_int(t, d, &a),
+        }
+    }
+
+    /// Integer code of the library that goes through traits and arrays: `TryFrom`, `Wrapping`,
+    /// `Saturating`, byte arrays, `bool::then_some`.
+    fn library_int(&mut self, t: Int, d: u32, a: &str) -> String {
+        let n = t.name();
+        let bytes = t.bits() / 8;
+        match self.rng.below(6) {
+            0 => {
+                let from = self.any_int();
+                let e = atom(&self.expr(Scalar::Int(from), d));
+                let c = self.leaf(Scalar::Int(t));
+                format!("{n}::try_from({e}).unwrap_or({c})")
+            }
+            1 => {
+                let b = self.expr(Scalar::Int(t), d);
+                let op = self.rng.pick(&["+", "-", "*", "^", "&", "|"]);
+                format!("(core::num::Wrapping({a}) {op} core::num::Wrapping({b})).0")
+            }
+            2 => {
+                let b = self.expr(Scalar::Int(t), d);
+                let op = self.rng.pick(&["+", "-"]);
+                format!("(core::num::Saturating({a}) {op} core::num::Saturating({b})).0")
+            }
+            3 => {
+                let k = self.rng.below(bytes as usize);
+                let end = self.rng.pick(&["le", "be", "ne"]);
+                format!("({a}.to_{end}_bytes()[{k}] as {n})")
+            }
+            4 => format!(
+                "{n}::from_{}_bytes({a}.to_{}_bytes())",
+                self.rng.pick(&["le", "be"]),
+                self.rng.pick(&["le", "be"])
+            ),
+            _ => {
+                let c = self.bool_expr(d);
+                let e = self.leaf(Scalar::Int(t));
+                format!("({c}).then_some({a}).unwrap_or({e})")
+            }
         }
     }
 
@@ -370,7 +414,13 @@ impl Gen<'_> {
                 let c = self.float_expr(t, d);
                 format!("{a}.mul_add({b}, {c})")
             }
-            2 => match self.rng.below(10) {
+            2 => match self.rng.below(11) {
+                // Literal bounds in order: clamp cannot panic.
+                9 => {
+                    let lo = self.rng.range(0, 8) as f64 - 4.0;
+                    let hi = lo + self.rng.range(0, 6) as f64 + 0.5;
+                    format!("{a}.clamp({lo:?}, {hi:?})")
+                }
                 0 => format!("(-{a})"),
                 1 => format!("{a}.abs()"),
                 2 => format!("{a}.sqrt()"),
