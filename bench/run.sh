@@ -60,6 +60,14 @@ case "${1:-}" in
         ;;
 esac
 
+# cuBLAS (the sgemm128 reference) is loaded at run time by name: add the CUDA toolkit's and the
+# Python wheels' library folders, where the GPU hosts keep libcublas.
+for dir in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib \
+    $(python3 -c 'import nvidia, os; print(" ".join(os.path.join(p, d, "lib") for p in nvidia.__path__ for d in ("cu13", "cublas")))' 2>/dev/null); do
+    if [ -d "$dir" ]; then LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$dir"; fi
+done
+export LD_LIBRARY_PATH
+
 BIN="${BENCH_BIN:-}"
 if [ -z "$BIN" ]; then
     for candidate in "$HERE/oxide-bench" "$HERE/../target/oxide/release/oxide-bench"; do

@@ -23,7 +23,7 @@ add() { # add <built binary> <name in the bundle>
 # Device artifacts (manifest + payloads) of crate <name>, for load_kernel_module on the GPU host,
 # where run.sh points CUDA_OXIDE_ARTIFACT_DIR at artifacts/.
 artifacts() { # artifacts <crate name>
-    local src="$CARGO_TARGET_DIR/oxide/$1"
+    local src="$CARGO_TARGET_DIR/oxide/release/device/$1"
     [ -f "$src/manifest.json" ] || return 0
     mkdir -p "$OUT/artifacts/$1"
     cp "$src/manifest.json" "$OUT/artifacts/$1/"
@@ -60,7 +60,13 @@ mkdir -p "$OUT/bench/cuda"
 cp "$RELEASE/oxide-bench" "$ROOT/bench/run.sh" "$OUT/bench/"
 if command -v strip >/dev/null; then strip --strip-all "$OUT/bench/oxide-bench"; fi
 cp "$ROOT"/bench/cuda/*.cu "$OUT/bench/cuda/"
-if [ -d "$ROOT/bench/cubin" ]; then cp -r "$ROOT/bench/cubin" "$OUT/bench/cubin"; fi
+# The CUDA twins are compiled here, fresh, when an nvcc is at hand (the managed CUDA tools have
+# one), so the GPU host only runs; otherwise its run.sh compiles them with the host's nvcc.
+if "$ROOT/bench/run.sh" --cubins-only; then
+    cp -r "$ROOT/bench/cubin" "$OUT/bench/cubin"
+else
+    echo "(no nvcc here: gpu-bundle/bench/run.sh compiles the CUDA twins on the GPU host)" >&2
+fi
 
 # The project `cargo oxide new` generates must run as generated, too.
 tmp="$(mktemp -d)"

@@ -16,6 +16,7 @@ extern "C" __global__ void __launch_bounds__(1024) sgemm(const float* __restrict
         as[ty * TILE + tx] = a[row * n + t + tx];
         bs[ty * TILE + tx] = b[(t + ty) * n + col];
         __syncthreads();
+#pragma unroll
         for (int k = 0; k < TILE; ++k) acc += as[ty * TILE + k] * bs[k * TILE + tx];
         __syncthreads();
     }

@@ -34,6 +34,8 @@ pub struct Row {
     pub note: String,
     pub rust: Outcome,
     pub nvcc: Outcome,
+    /// cuBLAS on the same problem (SGEMM only), for the "% of cuBLAS" column.
+    pub cublas: Option<Outcome>,
 }
 
 /// Everything a benchmark needs.
@@ -53,16 +55,20 @@ pub struct Env<'a> {
 impl Env<'_> {
     /// Input sets to rotate over so that every launch reads from memory, not from L2: enough
     /// that the sets together are 3× the L2 (at most 8).
-    fn sets_for(&self, bytes_per_set: usize) -> usize {
+    pub(crate) fn sets_for(&self, bytes_per_set: usize) -> usize {
         (3 * self.l2).div_ceil(bytes_per_set.max(1)).clamp(1, 8)
     }
 
-    fn upload<T: DeviceCopy>(&self, data: &[T], what: &str) -> Result<DeviceBuffer<T>, String> {
+    pub(crate) fn upload<T: DeviceCopy>(&self, data: &[T], what: &str) -> Result<DeviceBuffer<T>, String> {
         ck(DeviceBuffer::from_host(self.stream, data), &format!("copy {what} to the device"))
     }
 
     /// `n` copies of `src` (device to device), for rotation.
-    fn replicate<T: DeviceCopy>(&self, src: &DeviceBuffer<T>, n: usize) -> Result<Vec<DeviceBuffer<T>>, String> {
+    pub(crate) fn replicate<T: DeviceCopy>(
+        &self,
+        src: &DeviceBuffer<T>,
+        n: usize,
+    ) -> Result<Vec<DeviceBuffer<T>>, String> {
         (0..n)
             .map(|_| {
                 let mut b = ck(DeviceBuffer::<T>::zeroed(self.stream, src.len()), "allocate a rotation set")?;
@@ -72,14 +78,14 @@ impl Env<'_> {
             .collect()
     }
 
-    fn nvcc_fn(&self, file: &str, entry: &str) -> Result<cuda_core::Function, String> {
+    pub(crate) fn nvcc_fn(&self, file: &str, entry: &str) -> Result<cuda_core::Function, String> {
         match self.nvcc {
             Some(n) => n.function(file, entry),
             None => Err("no cubins (see bench/README.md)".into()),
         }
     }
 
-    fn download<T: DeviceCopy>(&self, b: &DeviceBuffer<T>) -> Result<Vec<T>, String> {
+    pub(crate) fn download<T: DeviceCopy>(&self, b: &DeviceBuffer<T>) -> Result<Vec<T>, String> {
         ck(self.stream.synchronize(), "synchronize after the checked launch (the kernel failed while running)")?;
         ck(b.to_host_vec(self.stream), "copy the result to the host")
     }
@@ -118,12 +124,43 @@ fn report_check(side: &str, r: &Result<f64, String>) {
     }
 }
 
+/// A side given as "enqueue one run on input set `k`"; the timing wraps it in CUDA events.
+pub(crate) type Side<'a> = dyn FnMut(usize) -> Result<(), String> + 'a;
+
+impl Env<'_> {
+    /// The usual benchmark: each side is checked once on set 0 (`reset` poisons the outputs
+    /// first, `check` compares them with the CPU), then both are timed, rotating over `sets`.
+    pub(crate) fn run_sides(
+        &self,
+        sets: usize,
+        reset: &mut dyn FnMut() -> Result<(), String>,
+        check: &dyn Fn() -> Result<f64, String>,
+        rust: &mut Side<'_>,
+        nvcc: &mut Side<'_>,
+    ) -> Result<(Outcome, Outcome), String> {
+        let rust_ok = side_check(|| {
+            reset()?;
+            rust(0)?;
+            check()
+        });
+        let nvcc_ok = side_check(|| {
+            reset()?;
+            nvcc(0)?;
+            check()
+        });
+        let stream = self.stream;
+        let mut r = |i: usize, s: &Stamp| s.around(stream, || rust(i % sets));
+        let mut c = |i: usize, s: &Stamp| s.around(stream, || nvcc(i % sets));
+        self.time(rust_ok, nvcc_ok, &mut r, &mut c)
+    }
+}
+
 /// Runs `check` for one side, turning a setup error into the side's failure.
 fn side_check(f: impl FnOnce() -> Result<f64, String>) -> Result<f64, String> {
     f()
 }
 
-const NAN: f32 = f32::NAN;
+pub(crate) const NAN: f32 = f32::NAN;
 
 pub fn vecadd(env: &mut Env<'_>) -> Result<Row, String> {
     let n = 1usize << (26 - env.shift);
@@ -153,7 +190,9 @@ pub fn vecadd(env: &mut Env<'_>) -> Result<Row, String> {
     let cd = std::cell::RefCell::new(cd);
     let mut r = |i: usize, s: &Stamp| {
         let k = i % sets;
-        s.around(stream, || ck(rust.vecadd(stream, cfg, &ad[k], &bd[k], &mut cd.borrow_mut()[k]), "launch vecadd (rust)"))
+        s.around(stream, || {
+            ck(rust.vecadd(stream, cfg, &ad[k], &bd[k], &mut cd.borrow_mut()[k]), "launch vecadd (rust)")
+        })
     };
     let mut c = |i: usize, s: &Stamp| {
         let (k, f) = (i % sets, f.as_ref().map_err(Clone::clone)?);
@@ -161,7 +200,15 @@ pub fn vecadd(env: &mut Env<'_>) -> Result<Row, String> {
         s.around(stream, || launch_nvcc(f, stream, cfg, &args))
     };
     let (rust, nvcc) = env.time(rust_ok, nvcc_ok, &mut r, &mut c)?;
-    Ok(Row { name: "vecadd", size: format!("2^{} f32", 26 - env.shift), work: Work::Bytes(12.0 * n as f64), note: rotation_note(sets, 12 * n), rust, nvcc })
+    Ok(Row {
+        name: "vecadd",
+        size: format!("2^{} f32", 26 - env.shift),
+        work: Work::Bytes(12.0 * n as f64),
+        note: rotation_note(sets, 12 * n),
+        rust,
+        nvcc,
+        cublas: None,
+    })
 }
 
 pub fn saxpy(env: &mut Env<'_>) -> Result<Row, String> {
@@ -202,7 +249,15 @@ pub fn saxpy(env: &mut Env<'_>) -> Result<Row, String> {
         s.around(stream, || launch_nvcc(f, stream, cfg, &args))
     };
     let (rust, nvcc) = env.time(rust_ok, nvcc_ok, &mut r, &mut c)?;
-    Ok(Row { name: "saxpy", size: format!("2^{} f32", 26 - env.shift), work: Work::Bytes(12.0 * n as f64), note: rotation_note(sets, 12 * n), rust, nvcc })
+    Ok(Row {
+        name: "saxpy",
+        size: format!("2^{} f32", 26 - env.shift),
+        work: Work::Bytes(12.0 * n as f64),
+        note: rotation_note(sets, 12 * n),
+        rust,
+        nvcc,
+        cublas: None,
+    })
 }
 
 pub fn reduce(env: &mut Env<'_>) -> Result<Row, String> {
@@ -248,7 +303,15 @@ pub fn reduce(env: &mut Env<'_>) -> Result<Row, String> {
     };
     let (rust, nvcc) = env.time(rust_ok, nvcc_ok, &mut r, &mut c)?;
     let size = format!("2^{} f32, {grid} blocks", 26 - env.shift);
-    Ok(Row { name: "reduce", size, work: Work::Bytes(4.0 * n as f64), note: rotation_note(sets, 4 * n), rust, nvcc })
+    Ok(Row {
+        name: "reduce",
+        size,
+        work: Work::Bytes(4.0 * n as f64),
+        note: rotation_note(sets, 4 * n),
+        rust,
+        nvcc,
+        cublas: None,
+    })
 }
 
 pub fn transpose(env: &mut Env<'_>) -> Result<Row, String> {
@@ -288,7 +351,9 @@ pub fn transpose(env: &mut Env<'_>) -> Result<Row, String> {
     let outd = std::cell::RefCell::new(outd);
     let mut r = |i: usize, s: &Stamp| {
         let k = i % sets;
-        s.around(stream, || ck(rust.transpose(stream, cfg, &ind[k], &mut outd.borrow_mut()[k], wu, hu), "launch transpose (rust)"))
+        s.around(stream, || {
+            ck(rust.transpose(stream, cfg, &ind[k], &mut outd.borrow_mut()[k], wu, hu), "launch transpose (rust)")
+        })
     };
     let mut c = |i: usize, s: &Stamp| {
         let (k, f) = (i % sets, f.as_ref().map_err(Clone::clone)?);
@@ -296,7 +361,15 @@ pub fn transpose(env: &mut Env<'_>) -> Result<Row, String> {
         s.around(stream, || launch_nvcc(f, stream, cfg, &args))
     };
     let (rust, nvcc) = env.time(rust_ok, nvcc_ok, &mut r, &mut c)?;
-    Ok(Row { name: "transpose", size: format!("{w}x{h} f32"), work: Work::Bytes(8.0 * (w * h) as f64), note: rotation_note(sets, 8 * w * h), rust, nvcc })
+    Ok(Row {
+        name: "transpose",
+        size: format!("{w}x{h} f32"),
+        work: Work::Bytes(8.0 * (w * h) as f64),
+        note: rotation_note(sets, 8 * w * h),
+        rust,
+        nvcc,
+        cublas: None,
+    })
 }
 
 pub fn histogram(env: &mut Env<'_>) -> Result<Row, String> {
@@ -344,7 +417,15 @@ pub fn histogram(env: &mut Env<'_>) -> Result<Row, String> {
     };
     let (rust, nvcc) = env.time(rust_ok, nvcc_ok, &mut r, &mut c)?;
     let size = format!("2^{} bytes, {grid} blocks", 28 - env.shift);
-    Ok(Row { name: "histogram", size, work: Work::Bytes(4.0 * n_words as f64), note: rotation_note(sets, 4 * n_words), rust, nvcc })
+    Ok(Row {
+        name: "histogram",
+        size,
+        work: Work::Bytes(4.0 * n_words as f64),
+        note: rotation_note(sets, 4 * n_words),
+        rust,
+        nvcc,
+        cublas: None,
+    })
 }
 
 pub fn sgemm(env: &mut Env<'_>) -> Result<Row, String> {
@@ -385,7 +466,11 @@ pub fn sgemm(env: &mut Env<'_>) -> Result<Row, String> {
         compare_f32(&env.download(&cd)?, &want, tol, 1e-4)
     });
     let cd = std::cell::RefCell::new(cd);
-    let mut r = |_: usize, s: &Stamp| s.around(stream, || ck(rust.sgemm(stream, cfg, &ad, &bd, &mut cd.borrow_mut(), n as u32), "launch sgemm (rust)"));
+    let mut r = |_: usize, s: &Stamp| {
+        s.around(stream, || {
+            ck(rust.sgemm(stream, cfg, &ad, &bd, &mut cd.borrow_mut(), n as u32), "launch sgemm (rust)")
+        })
+    };
     let mut c = |_: usize, s: &Stamp| {
         let f = f.as_ref().map_err(Clone::clone)?;
         let args = [Arg::buf(&ad), Arg::buf(&bd), Arg::buf(&cd.borrow()), Arg::I32(n as i32)];
@@ -393,10 +478,18 @@ pub fn sgemm(env: &mut Env<'_>) -> Result<Row, String> {
     };
     let (rust, nvcc) = env.time(rust_ok, nvcc_ok, &mut r, &mut c)?;
     let note = "one set: compute-bound, each input is re-read n/32 times from L2 by design".to_string();
-    Ok(Row { name: "sgemm", size: format!("{n}^3 f32"), work: Work::Flops(2.0 * (n * n * n) as f64), note, rust, nvcc })
+    Ok(Row {
+        name: "sgemm",
+        size: format!("{n}^3 f32"),
+        work: Work::Flops(2.0 * (n * n * n) as f64),
+        note,
+        rust,
+        nvcc,
+        cublas: None,
+    })
 }
 
-fn rotation_note(sets: usize, bytes: usize) -> String {
+pub(crate) fn rotation_note(sets: usize, bytes: usize) -> String {
     let mb = bytes as f64 / 1e6;
     if sets == 1 { format!("one set of {mb:.0} MB (over 3x L2)") } else { format!("{sets} sets of {mb:.0} MB rotated") }
 }

@@ -67,7 +67,9 @@ pub fn compare_exact(got: &[u32], want: &[u32]) -> Result<f64, String> {
     let bad: Vec<usize> = (0..got.len()).filter(|&i| got[i] != want[i]).collect();
     match bad.first() {
         None => Ok(0.0),
-        Some(&i) => Err(format!("{} of {} values differ; first at {i}: gpu {} cpu {}", bad.len(), got.len(), got[i], want[i])),
+        Some(&i) => {
+            Err(format!("{} of {} values differ; first at {i}: gpu {} cpu {}", bad.len(), got.len(), got[i], want[i]))
+        }
     }
 }
 

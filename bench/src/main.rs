@@ -4,8 +4,12 @@
 
 mod benches;
 mod check;
+mod compute_benches;
+mod cublas;
 mod kernels;
 mod measure;
+mod row_benches;
+mod vector_benches;
 
 use std::path::PathBuf;
 
@@ -18,7 +22,8 @@ const USAGE: &str = "usage: oxide-bench [--cubin-dir DIR] [--reps N] [--warmup N
   --cubin-dir DIR  the nvcc cubins (bench/run.sh builds them; default $BENCH_CUBIN_DIR, else cubin/ beside the binary)
   --reps N         timed launches per side (default 30; median reported)
   --warmup N       untimed launches per side first (default 3)
-  --only NAMES     comma-separated subset of: vecadd saxpy reduce transpose histogram sgemm
+  --only NAMES     comma-separated subset of: vecadd saxpy reduce transpose histogram sgemm vecadd_v4
+                   reduce_v4 softmax layernorm stencil5 nbody scan axpy_bf16 sgemm128
   --quick          4x fewer elements per vector, 16x fewer per matrix, 64x fewer SGEMM FLOPs (smoke test)
   --seed N         input seed (default: from the clock)";
 
@@ -72,13 +77,22 @@ fn main() {
 }
 
 type Bench = fn(&mut Env<'_>) -> Result<Row, String>;
-const BENCHES: [(&str, Bench); 6] = [
+const BENCHES: [(&str, Bench); 15] = [
     ("vecadd", benches::vecadd),
     ("saxpy", benches::saxpy),
     ("reduce", benches::reduce),
     ("transpose", benches::transpose),
     ("histogram", benches::histogram),
     ("sgemm", benches::sgemm),
+    ("vecadd_v4", vector_benches::vecadd_v4),
+    ("reduce_v4", vector_benches::reduce_v4),
+    ("softmax", row_benches::softmax),
+    ("layernorm", row_benches::layernorm),
+    ("stencil5", row_benches::stencil),
+    ("nbody", compute_benches::nbody),
+    ("scan", vector_benches::scan),
+    ("axpy_bf16", vector_benches::axpy_bf16),
+    ("sgemm128", compute_benches::sgemm128),
 ];
 
 /// `Ok(false)` when some kernel failed its check.
@@ -87,7 +101,7 @@ fn run() -> Result<bool, String> {
     let started = std::time::Instant::now();
     let ctx = ck(CudaContext::new(0), "CudaContext::new(0)")?;
     let stream = ctx.default_stream();
-    let (major, minor) = ctx.compute_capability();
+    let (major, minor) = ctx.capability();
     let l2 = measure::l2_bytes(&ctx)?;
     println!(
         "device: {} (sm_{major}{minor}, {} SMs, {:.0} MB L2, {:.1} GB)",
@@ -96,7 +110,10 @@ fn run() -> Result<bool, String> {
         l2 as f64 / 1e6,
         ctx.total_memory() as f64 / 1e9
     );
-    let rust = ck(kernels::kernels::load(&ctx), "load the Rust kernels (build with `cargo oxide build --release --arch sm_90`)")?;
+    let rust = ck(
+        kernels::kernels::load(&ctx),
+        "load the Rust kernels (build with `cargo oxide build --release --arch sm_90`)",
+    )?;
     println!("rust:   kernels embedded by cargo oxide (oxide-rustc: LLVM 22 llc → PTX → ptxas)");
     let nvcc = match &o.cubin_dir {
         Some(dir) => match Nvcc::load(&ctx, dir) {
@@ -110,7 +127,9 @@ fn run() -> Result<bool, String> {
             }
         },
         None => {
-            println!("nvcc:   no cubin folder (--cubin-dir, $BENCH_CUBIN_DIR, or run bench/run.sh); only the Rust side runs");
+            println!(
+                "nvcc:   no cubin folder (--cubin-dir, $BENCH_CUBIN_DIR, or run bench/run.sh); only the Rust side runs"
+            );
             None
         }
     };
@@ -120,7 +139,10 @@ fn run() -> Result<bool, String> {
     let fma = match &nvcc {
         Some(n) => match measure::fma_ceiling(&ctx, &stream, n) {
             Ok(f) => {
-                println!("ceiling: FP32 FMA {:.1} TFLOP/s (calibrate.cu fma_peak, 8 chains/thread, full occupancy)", f / 1e12);
+                println!(
+                    "ceiling: FP32 FMA {:.1} TFLOP/s (calibrate.cu fma_peak, 8 chains/thread, full occupancy)",
+                    f / 1e12
+                );
                 Some(f)
             }
             Err(e) => {
@@ -134,7 +156,10 @@ fn run() -> Result<bool, String> {
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
     });
     println!("inputs: random, seed {seed} (--seed to replay); outputs poisoned with NaN before each check");
-    println!("timing: CUDA events around each launch, {} warm-up + {} timed launches per side, interleaved; median", o.warmup, o.reps);
+    println!(
+        "timing: CUDA events around each launch, {} warm-up + {} timed launches per side, interleaved; median",
+        o.warmup, o.reps
+    );
 
     let mut env = Env {
         ctx: &ctx,
@@ -181,13 +206,34 @@ fn run() -> Result<bool, String> {
 fn print_table(rows: &[Row], copy_bw: f64, fma: Option<f64>) {
     println!();
     println!(
-        "{:<10} {:<24} {:>10} {:>9} {:>9} {:>9} {:>7} {:>11} {:>11} {:>10}",
-        "benchmark", "size", "counted", "floor ms", "rust ms", "nvcc ms", "rust/nv", "rust", "nvcc", "% ceiling"
+        "{:<10} {:<28} {:>10} {:>9} {:>9} {:>9} {:>7} {:>13} {:>13} {:>10} {:>10}",
+        "benchmark",
+        "size",
+        "counted",
+        "floor ms",
+        "rust ms",
+        "nvcc ms",
+        "rust/nv",
+        "rust",
+        "nvcc",
+        "% ceiling",
+        "% cuBLAS"
     );
+    let mut ratios = Vec::new();
     for r in rows {
         let (counted, floor, rate) = match r.work {
-            Work::Bytes(b) => (format!("{:.0} MB", b / 1e6), Some(b / copy_bw * 1e3), Box::new(move |ms: f64| (b / (ms * 1e-3) / 1e9, "GB/s", copy_bw / 1e9)) as Box<dyn Fn(f64) -> (f64, &'static str, f64)>),
-            Work::Flops(f) => (format!("{:.1} GFLOP", f / 1e9), fma.map(|p| f / p * 1e3), Box::new(move |ms: f64| (f / (ms * 1e-3) / 1e9, "GFLOP/s", fma.unwrap_or(f64::NAN) / 1e9)) as Box<dyn Fn(f64) -> (f64, &'static str, f64)>),
+            Work::Bytes(b) => (
+                format!("{:.0} MB", b / 1e6),
+                Some(b / copy_bw * 1e3),
+                Box::new(move |ms: f64| (b / (ms * 1e-3) / 1e9, "GB/s", copy_bw / 1e9))
+                    as Box<dyn Fn(f64) -> (f64, &'static str, f64)>,
+            ),
+            Work::Flops(f) => (
+                format!("{:.1} GFLOP", f / 1e9),
+                fma.map(|p| f / p * 1e3),
+                Box::new(move |ms: f64| (f / (ms * 1e-3) / 1e9, "GFLOP/s", fma.unwrap_or(f64::NAN) / 1e9))
+                    as Box<dyn Fn(f64) -> (f64, &'static str, f64)>,
+            ),
         };
         let ms = |o: &Outcome| match o {
             Outcome::Timed(t) => Some(t.median_ms),
@@ -213,12 +259,24 @@ fn print_table(rows: &[Row], copy_bw: f64, fma: Option<f64>) {
             None => "-".into(),
         };
         let ratio = match (ms(&r.rust), ms(&r.nvcc)) {
-            (Some(a), Some(b)) => format!("{:.2}", a / b),
+            (Some(a), Some(b)) => {
+                ratios.push((r.name, a / b));
+                format!("{:.2}", a / b)
+            }
             _ => "-".into(),
+        };
+        // Speed as a fraction of cuBLAS's on the same problem: cuBLAS time / our time.
+        let of_blas = match r.cublas.as_ref().and_then(ms) {
+            Some(b) => {
+                let pct = |o: &Outcome| ms(o).map_or("-".to_string(), |t| format!("{:.0}%", 100.0 * b / t));
+                format!("{}/{}", pct(&r.rust), pct(&r.nvcc))
+            }
+            None if r.cublas.is_some() => "n/a".into(),
+            None => String::new(),
         };
         let floor = floor.map(|f| format!("{f:.3}")).unwrap_or_else(|| "?".into());
         println!(
-            "{:<10} {:<24} {:>10} {:>9} {:>9} {:>9} {:>7} {:>11} {:>11} {:>10}",
+            "{:<10} {:<28} {:>10} {:>9} {:>9} {:>9} {:>7} {:>13} {:>13} {:>10} {:>10}",
             r.name,
             r.size,
             counted,
@@ -228,7 +286,17 @@ fn print_table(rows: &[Row], copy_bw: f64, fma: Option<f64>) {
             ratio,
             achieved(&r.rust),
             achieved(&r.nvcc),
-            format!("{}/{}", pct(&r.rust), pct(&r.nvcc))
+            format!("{}/{}", pct(&r.rust), pct(&r.nvcc)),
+            of_blas
+        );
+    }
+    if !ratios.is_empty() {
+        let geomean = (ratios.iter().map(|(_, r)| r.ln()).sum::<f64>() / ratios.len() as f64).exp();
+        let (worst, max) = ratios.iter().fold(("", 0f64), |w, &(n, r)| if r > w.1 { (n, r) } else { w });
+        println!();
+        println!(
+            "rust/nvcc over {} benchmarks: geomean {geomean:.3}, highest {max:.2} ({worst}); targets: geomean <= 1.00, none above 1.05",
+            ratios.len()
         );
     }
     let spread: Vec<String> = rows
@@ -242,9 +310,14 @@ fn print_table(rows: &[Row], copy_bw: f64, fma: Option<f64>) {
         })
         .collect();
     println!();
-    println!("counted: the fewest bytes through device memory (inputs read once, outputs written once) or the FLOPs (2n^3);");
-    println!("floor: counted / ceiling (copy bandwidth for bytes, FP32 FMA rate for FLOPs): no version runs much faster.");
+    println!(
+        "counted: the fewest bytes through device memory (inputs read once, outputs written once) or the FLOPs (2n^3);"
+    );
+    println!(
+        "floor: counted / ceiling (copy bandwidth for bytes, FP32 FMA rate for FLOPs): no version runs much faster."
+    );
     println!("rust/nv: Rust median over nvcc median; below 1.00 the Rust kernel is faster. % ceiling: rust/nvcc.");
+    println!("% cuBLAS: cuBLAS SGEMM time over each side's time on the same matrices (100% = as fast as cuBLAS).");
     println!("noise (p90-p10 over median, rust/nvcc): {}; ratios within that of 1.00 are a tie.", spread.join(", "));
     for r in rows {
         for (side, o) in [("rust", &r.rust), ("nvcc", &r.nvcc)] {

@@ -75,7 +75,9 @@ pub fn time_sides(
     for _ in 0..sides.len() {
         stamps.push((0..reps).map(|_| Stamp::new(ctx)).collect::<Result<_, _>>()?);
     }
+    #[allow(clippy::needless_range_loop)] // `r` indexes the stamps of every side, not one list
     for r in 0..reps {
+        // Alternate the order, so neither side always runs right after the other.
         let order: Vec<usize> = if r % 2 == 0 { (0..sides.len()).collect() } else { (0..sides.len()).rev().collect() };
         for s in order {
             if let Some(side) = sides[s].as_mut() {
@@ -99,9 +101,8 @@ pub fn l2_bytes(ctx: &CudaContext) -> Result<usize, String> {
     let (mut dev, mut value) = (0, 0);
     let attr = sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE;
     // SAFETY: plain attribute queries on a valid ordinal.
-    let results = unsafe {
-        [sys::cuDeviceGet(&mut dev, ctx.ordinal() as i32), sys::cuDeviceGetAttribute(&mut value, attr, dev)]
-    };
+    let results =
+        unsafe { [sys::cuDeviceGet(&mut dev, ctx.ordinal() as i32), sys::cuDeviceGetAttribute(&mut value, attr, dev)] };
     match results.iter().find(|r| **r != sys::CUresult::CUDA_SUCCESS) {
         None => Ok(value as usize),
         Some(r) => Err(format!("querying the L2 size: {r:?}")),
@@ -144,7 +145,9 @@ impl Nvcc {
         if modules.is_empty() {
             return Err(format!("no .cubin files in {}", dir.display()));
         }
-        let version = std::fs::read_to_string(dir.join("NVCC_VERSION")).map(|s| s.trim().to_string()).unwrap_or_else(|_| "nvcc (version unknown)".into());
+        let version = std::fs::read_to_string(dir.join("NVCC_VERSION"))
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|_| "nvcc (version unknown)".into());
         Ok(Nvcc { dir: dir.to_path_buf(), version, modules })
     }
 
@@ -164,7 +167,9 @@ impl Nvcc {
 pub enum Arg {
     Ptr(u64),
     I32(i32),
+    U32(u32),
     F32(f32),
+    F64(f64),
 }
 
 impl Arg {
@@ -181,7 +186,9 @@ pub fn launch_nvcc(f: &Function, stream: &CudaStream, config: LaunchConfig, args
         .map(|a| match a {
             Arg::Ptr(p) => (p as *mut u64).cast(),
             Arg::I32(v) => (v as *mut i32).cast(),
+            Arg::U32(v) => (v as *mut u32).cast(),
             Arg::F32(v) => (v as *mut f32).cast(),
+            Arg::F64(v) => (v as *mut f64).cast(),
         })
         .collect();
     // SAFETY: each .cu kernel's parameter list is exactly the `Arg`s its caller passes (pointers

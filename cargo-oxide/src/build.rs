@@ -5,12 +5,15 @@ use std::process::{Command, ExitCode, Stdio};
 
 use anyhow::{Context, Result, anyhow, bail};
 use cargo_metadata::{Artifact, Message};
-use oxide_format::config::{Arch, CONFIG_ENV, DeviceConfig, Emit};
+use oxide_contract::arch::Arch;
+use oxide_contract::config::{CONFIG_ENV, DeviceConfig, Emit};
+use oxide_contract::manifest::Manifest;
+use oxide_contract::naming;
 
 use crate::cli::{BuildArgs, RunArgs};
 use crate::progress::{Progress, Tail};
 use crate::project::Project;
-use crate::tools::{self, PINNED_TOOLCHAIN, Tools};
+use crate::tools::{self, Tools};
 
 /// Architecture used when `--arch` is not given and no local GPU is found.
 pub const FALLBACK_ARCH: &str = "sm_90";
@@ -19,6 +22,10 @@ pub const FALLBACK_ARCH: &str = "sm_90";
 pub struct Built {
     /// Artifacts of the workspace's own packages (not of dependencies), in build order.
     pub artifacts: Vec<Artifact>,
+    /// The manifest of every bundle the built files embed, by artifact folder.
+    pub manifests: std::collections::BTreeMap<String, Manifest>,
+    /// The `<crate>.ptx` files written next to `Cargo.toml` (see [`crate::ptx_file`]).
+    pub ptx_files: Vec<crate::ptx_file::PtxFile>,
 }
 
 /// Parses `--arch`; the error is one line with the known list and an example.
@@ -31,7 +38,7 @@ fn choose_archs(args: &BuildArgs) -> Result<Vec<Arch>> {
     if let Some(text) = &args.arch {
         return parse_archs(text);
     }
-    let (arch, why) = match crate::gpu::local_gpu() {
+    let (arch, why) = match crate::gpu::local_gpu_this_boot() {
         Some(gpu) => match Arch::parse(&gpu.arch_name()) {
             Ok(arch) => (arch, format!("the local GPU ({}) is {}", gpu.name, gpu.arch_name())),
             Err(_) => (
@@ -51,11 +58,8 @@ fn choose_archs(args: &BuildArgs) -> Result<Vec<Arch>> {
 /// an env dependency of every crate with kernels, so cargo recompiles their device code.
 fn compiler_id(rustc_wrapper: &std::path::Path) -> String {
     let Ok(meta) = std::fs::metadata(rustc_wrapper) else { return String::new() };
-    let mtime = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos());
+    let mtime =
+        meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos());
     format!("{}:{mtime}", meta.len())
 }
 
@@ -73,6 +77,7 @@ fn device_config(
         archs,
         emit,
         fmad: !args.no_fmad,
+        fast_math: args.fast_math,
         debug: args.device_debug,
         progress_file: Some(artifact_dir.join("progress.jsonl")),
         artifact_dir,
@@ -97,15 +102,18 @@ fn prepare(args: &BuildArgs, subcommand: &str) -> Result<Prepared> {
         None => Vec::new(),
     };
     if emit.contains(&Emit::Ltoir) {
-        bail!("--emit ltoir is not supported yet (builds produce PTX, cubin and fatbin); drop it, e.g. --emit ptx,cubin,fatbin");
+        bail!(
+            "--emit ltoir is not supported yet (builds produce PTX, cubin and fatbin); drop it, e.g. --emit ptx,cubin,fatbin"
+        );
     }
     let archs = choose_archs(args)?;
     let tools = Tools::find()?;
     let rustc_wrapper = tools::oxide_rustc()?;
-    let project = Project::load(args.manifest_path.as_deref(), Some(&tools.toolchain), Some(args))?;
+    let project = Project::load_for_build(args, &tools.toolchain)?;
     let oxide_dir = project.oxide_dir();
-    let config = device_config(args, archs, emit, oxide_dir.clone(), &tools, &rustc_wrapper)?;
-    std::fs::create_dir_all(&oxide_dir).with_context(|| format!("could not create {}", oxide_dir.display()))?;
+    let device_dir = naming::device_artifact_dir(&oxide_dir, args.profile_name());
+    let config = device_config(args, archs, emit, device_dir.clone(), &tools, &rustc_wrapper)?;
+    std::fs::create_dir_all(&device_dir).with_context(|| format!("could not create {}", device_dir.display()))?;
 
     let mut cmd = Command::new(tools.toolchain.cargo());
     cmd.arg(subcommand).arg("--target-dir").arg(&oxide_dir);
@@ -115,7 +123,7 @@ fn prepare(args: &BuildArgs, subcommand: &str) -> Result<Prepared> {
     add_cargo_args(&mut cmd, args);
     cmd.env("RUSTC_WRAPPER", &rustc_wrapper)
         .env("RUSTC", tools.toolchain.rustc())
-        .env("RUSTUP_TOOLCHAIN", PINNED_TOOLCHAIN)
+        .env("RUSTUP_TOOLCHAIN", tools.toolchain.rustup_name())
         .env(CONFIG_ENV, config.to_json())
         .env_remove("RUSTC_WORKSPACE_WRAPPER")
         .env_remove("CARGO_BUILD_RUSTC_WRAPPER");
@@ -127,7 +135,7 @@ pub fn build(args: &BuildArgs) -> Result<Built> {
     let Prepared { mut cmd, project, config } = prepare(args, "build")?;
     cmd.arg("--message-format=json-render-diagnostics").stdout(Stdio::piped()).stderr(Stdio::piped());
 
-    let progress = Progress::new(project.crate_count(args.package.as_deref()), args.quiet);
+    let progress = Progress::new(project.progress_length(args.package.as_deref()), args.quiet);
     let tail = config.progress_file.clone().map(|path| Tail::start(path, progress.clone()));
     let result = run_cargo(cmd, &project, &progress);
     if let Some(tail) = tail {
@@ -135,7 +143,12 @@ pub fn build(args: &BuildArgs) -> Result<Built> {
     }
     progress.finish();
     let artifacts = result?;
-    let built = Built { artifacts };
+    // The artifact folders show exactly what the built files embed (see `artifacts`).
+    let files: Vec<PathBuf> =
+        artifacts.iter().flat_map(|a| a.filenames.iter().map(|f| f.clone().into_std_path_buf())).collect();
+    let manifests = crate::artifacts::sync_if_changed(&files, &config.artifact_dir)?;
+    let mut built = Built { artifacts, manifests, ptx_files: Vec::new() };
+    built.ptx_files = crate::ptx_file::write_all(&built, &config.artifact_dir)?;
     if !args.quiet {
         crate::summary::print(&built, &config);
     }
@@ -155,10 +168,12 @@ fn run_cargo(mut cmd: Command, project: &Project, progress: &Progress) -> Result
     });
 
     let mut artifacts = Vec::new();
+    let mut crates = 0;
     let stdout = child.stdout.take().context("cargo's stdout was not captured")?;
     for message in Message::parse_stream(BufReader::new(stdout)) {
         match message {
             Ok(Message::CompilerArtifact(artifact)) => {
+                crates += 1;
                 progress.crate_done(&artifact.target.name);
                 if project.is_member(&artifact.package_id) {
                     artifacts.push(artifact);
@@ -174,12 +189,16 @@ fn run_cargo(mut cmd: Command, project: &Project, progress: &Progress) -> Result
     if !status.success() {
         bail!("build failed (cargo's errors are above)");
     }
+    project.remember_crates(crates);
     Ok(artifacts)
 }
 
 fn add_cargo_args(cmd: &mut Command, args: &BuildArgs) {
     if args.release {
         cmd.arg("--release");
+    }
+    if let Some(profile) = &args.profile {
+        cmd.args(["--profile", profile]);
     }
     if let Some(p) = &args.package {
         cmd.args(["--package", p]);
@@ -218,7 +237,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
 /// Builds, then runs the binary, through `wrapper` (a debugger or sanitizer command) if given.
 pub fn run_under(args: &RunArgs, wrapper: Option<Vec<std::ffi::OsString>>) -> Result<ExitCode> {
     let built = build(&args.build)?;
-    let exe = pick_executable(&built.artifacts, &args.build)?;
+    let (exe, package_dir) = pick_executable(&built.artifacts, &args.build)?;
     if !args.build.quiet {
         eprintln!("{:>12} `{}`", "Running", exe.display());
     }
@@ -230,6 +249,8 @@ pub fn run_under(args: &RunArgs, wrapper: Option<Vec<std::ffi::OsString>>) -> Re
         }
         None => Command::new(&exe),
     };
+    // As `cargo run` does: programs find files of their package (`<crate>.ptx`) through it.
+    cmd.env("CARGO_MANIFEST_DIR", &package_dir);
     let status = cmd.args(&args.args).status().with_context(|| format!("could not run {}", exe.display()))?;
     Ok(exit_code(status))
 }
@@ -252,7 +273,8 @@ pub fn test(args: &RunArgs) -> Result<ExitCode> {
     Ok(exit_code(status))
 }
 
-fn pick_executable(artifacts: &[Artifact], args: &BuildArgs) -> Result<PathBuf> {
+/// The executable to run and the directory of its package's `Cargo.toml`.
+fn pick_executable(artifacts: &[Artifact], args: &BuildArgs) -> Result<(PathBuf, PathBuf)> {
     let wanted = |a: &Artifact| {
         let kinds = &a.target.kind;
         let is = |k: &str| kinds.iter().any(|kind| kind.to_string() == k);
@@ -262,17 +284,23 @@ fn pick_executable(artifacts: &[Artifact], args: &BuildArgs) -> Result<PathBuf> 
             (None, None) => is("bin"),
         }
     };
-    let mut exes: Vec<(String, PathBuf)> = artifacts
+    let mut exes: Vec<(String, PathBuf, PathBuf)> = artifacts
         .iter()
         .filter(|a| wanted(a))
-        .filter_map(|a| Some((a.target.name.clone(), a.executable.clone()?.into_std_path_buf())))
+        .filter_map(|a| {
+            let dir = a.manifest_path.parent()?.as_std_path().to_path_buf();
+            Some((a.target.name.clone(), a.executable.clone()?.into_std_path_buf(), dir))
+        })
         .collect();
     exes.dedup();
     match exes.len() {
         0 => bail!("nothing to run: the build made no binary (give --bin NAME or --example NAME)"),
-        1 => Ok(exes.remove(0).1),
+        1 => {
+            let (_, exe, dir) = exes.remove(0);
+            Ok((exe, dir))
+        }
         _ => {
-            let names: Vec<_> = exes.iter().map(|(n, _)| n.as_str()).collect();
+            let names: Vec<_> = exes.iter().map(|(n, _, _)| n.as_str()).collect();
             bail!("several binaries were built ({}); choose one with --bin NAME", names.join(", "))
         }
     }

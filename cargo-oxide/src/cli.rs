@@ -48,9 +48,16 @@ pub struct BuildArgs {
     /// Keep Rust's exact rounding: never contract `a*b+c` into a fused multiply-add.
     #[arg(long)]
     pub no_fmad: bool,
+    /// Approximate f32 division, sqrt, rsqrt, exp, log, sin, cos, pow in every kernel (nvcc's
+    /// --use_fast_math, without flushing denormals); `#[fast_math]` does it per function.
+    #[arg(long)]
+    pub fast_math: bool,
     /// Build with the release profile.
-    #[arg(short, long)]
+    #[arg(short, long, conflicts_with = "profile")]
     pub release: bool,
+    /// Build with this profile (dev, release, or one of your own).
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
     /// Package to build.
     #[arg(short, long, value_name = "SPEC")]
     pub package: Option<String>,
@@ -81,6 +88,17 @@ pub struct BuildArgs {
     /// Compile device code for the debugger (set by `cargo oxide debug`).
     #[arg(skip)]
     pub device_debug: bool,
+}
+
+impl BuildArgs {
+    /// The cargo profile the build uses.
+    pub fn profile_name(&self) -> &str {
+        match (&self.profile, self.release) {
+            (Some(p), _) => p,
+            (None, true) => "release",
+            (None, false) => "dev",
+        }
+    }
 }
 
 #[derive(Clone, Debug, Args)]
@@ -130,6 +148,12 @@ pub struct InspectArgs {
     /// Architecture for `--ptx` and `--sass`.
     #[arg(long, value_name = "SM")]
     pub arch: Option<String>,
+    /// Inspect the release build (default: the dev build).
+    #[arg(short, long, conflicts_with = "profile")]
+    pub release: bool,
+    /// Inspect the build of this profile.
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
     /// Path to Cargo.toml.
     #[arg(long, value_name = "PATH")]
     pub manifest_path: Option<PathBuf>,

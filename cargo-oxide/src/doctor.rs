@@ -29,14 +29,27 @@ fn missing(what: &str, fix: String) -> Check {
 
 pub fn doctor() -> Result<ExitCode> {
     let mut checks = Vec::new();
-    match Toolchain::find() {
+    match Toolchain::find_with_rustup() {
         Ok(tc) => {
-            checks.push(Check { ok: true, needed_to_build: true, what: format!("toolchain {PINNED_TOOLCHAIN}"), detail: tc.version.clone() });
+            checks.push(Check {
+                ok: true,
+                needed_to_build: true,
+                what: format!("toolchain {PINNED_TOOLCHAIN}"),
+                detail: tc.version.clone(),
+            });
             for c in COMPONENTS {
                 checks.push(if tc.has_component(c) {
-                    Check { ok: true, needed_to_build: true, what: format!("component {c}"), detail: "installed".into() }
+                    Check {
+                        ok: true,
+                        needed_to_build: true,
+                        what: format!("component {c}"),
+                        detail: "installed".into(),
+                    }
                 } else {
-                    missing(&format!("component {c}"), format!("run `rustup component add --toolchain {PINNED_TOOLCHAIN} {c}` (or {SETUP_FIX})"))
+                    missing(
+                        &format!("component {c}"),
+                        format!("run `rustup component add --toolchain {PINNED_TOOLCHAIN} {c}` (or {SETUP_FIX})"),
+                    )
                 });
             }
             for tool in ["llc", "opt", "llvm-link"] {

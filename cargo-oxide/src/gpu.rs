@@ -2,7 +2,7 @@
 use std::process::Command;
 
 /// One GPU of this machine.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Gpu {
     pub name: String,
     /// Compute capability `(major, minor)`.
@@ -21,11 +21,27 @@ pub fn local_gpu() -> Option<Gpu> {
     from_nvidia_smi().or_else(from_driver)
 }
 
+/// [`local_gpu`], remembered for the rest of this boot: asking `nvidia-smi` takes longer than a
+/// whole build with nothing to do, and builds without `--arch` ask every time.
+pub fn local_gpu_this_boot() -> Option<Gpu> {
+    let path = crate::tools::oxide_home().join("cache/local-gpu.json");
+    let boot = crate::cache::boot_id();
+    if !boot.is_empty()
+        && let Some((cached_boot, gpu)) = crate::cache::read::<(String, Option<Gpu>)>(&path)
+        && cached_boot == boot
+    {
+        return gpu;
+    }
+    let gpu = local_gpu();
+    if !boot.is_empty() {
+        crate::cache::write(&path, &(boot, gpu.clone()));
+    }
+    gpu
+}
+
 fn from_nvidia_smi() -> Option<Gpu> {
-    let out = Command::new("nvidia-smi")
-        .args(["--query-gpu=name,compute_cap", "--format=csv,noheader"])
-        .output()
-        .ok()?;
+    let out =
+        Command::new("nvidia-smi").args(["--query-gpu=name,compute_cap", "--format=csv,noheader"]).output().ok()?;
     if !out.status.success() {
         return None;
     }
@@ -77,7 +93,8 @@ fn from_driver() -> Option<Gpu> {
             return None;
         }
         let (mut major, mut minor) = (0, 0);
-        if attr(&mut major, COMPUTE_CAPABILITY_MAJOR, dev) != 0 || attr(&mut minor, COMPUTE_CAPABILITY_MINOR, dev) != 0 {
+        if attr(&mut major, COMPUTE_CAPABILITY_MAJOR, dev) != 0 || attr(&mut minor, COMPUTE_CAPABILITY_MINOR, dev) != 0
+        {
             return None;
         }
         let mut buf = [0u8; 256];

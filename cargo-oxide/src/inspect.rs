@@ -2,15 +2,16 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use oxide_format::config::{Arch, crate_artifact_dir, files};
+use oxide_contract::arch::Arch;
+use oxide_contract::naming::{self, crate_artifact_dir, files};
 
 use crate::cli::{CleanArgs, InspectArgs};
 use crate::project::Project;
 use crate::{print_stdout, summary};
 
-/// Crates under `<target>/oxide` that have a `manifest.json`, sorted.
-fn crates_with_kernels(oxide_dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(oxide_dir)
+/// Artifact folders of `device_dir` that have a `manifest.json`, sorted.
+fn crates_with_kernels(device_dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(device_dir)
         .map(|entries| {
             entries
                 .flatten()
@@ -25,27 +26,47 @@ fn crates_with_kernels(oxide_dir: &Path) -> Vec<String> {
 
 pub fn inspect(args: &InspectArgs) -> Result<()> {
     let project = Project::load(args.manifest_path.as_deref(), None, None)?;
-    let oxide_dir = project.oxide_dir();
-    let available = crates_with_kernels(&oxide_dir);
-    let crate_name = match &args.crate_name {
-        Some(name) => name.replace('-', "_"),
+    let profile = match (&args.profile, args.release) {
+        (Some(p), _) => p.as_str(),
+        (None, true) => "release",
+        (None, false) => "dev",
+    };
+    let device_dir = naming::device_artifact_dir(&project.oxide_dir(), profile);
+    let available = crates_with_kernels(&device_dir);
+    let dir_name = match &args.crate_name {
+        Some(name) => naming::crate_dir_candidates(name)
+            .into_iter()
+            .find(|d| available.contains(d))
+            .unwrap_or_else(|| name.replace('-', "_")),
         None => match available.as_slice() {
             [one] => one.clone(),
-            [] => bail!("no crate with kernels has been built in {}; run `cargo oxide build` first", oxide_dir.display()),
+            [] => bail!(
+                "no crate with kernels has been built with the `{profile}` profile (in {}); run `cargo oxide build{}` first",
+                device_dir.display(),
+                if profile == "release" { " --release" } else { "" }
+            ),
             many => bail!("several crates have kernels ({}); name one: `cargo oxide inspect CRATE`", many.join(", ")),
         },
     };
-    let dir = crate_artifact_dir(&oxide_dir, &crate_name);
+    let dir = crate_artifact_dir(&device_dir, &dir_name);
     let manifest_path = dir.join(files::MANIFEST);
     if !manifest_path.is_file() {
         let built = if available.is_empty() { "none".to_string() } else { available.join(", ") };
-        bail!("no manifest for `{crate_name}` in {} (crates with kernels: {built}); run `cargo oxide build` first", oxide_dir.display());
+        bail!(
+            "no manifest for `{dir_name}` in {} (crates with kernels: {built}); run `cargo oxide build` first",
+            device_dir.display()
+        );
     }
-    let text = std::fs::read_to_string(&manifest_path).with_context(|| format!("could not read {}", manifest_path.display()))?;
+    let text = std::fs::read_to_string(&manifest_path)
+        .with_context(|| format!("could not read {}", manifest_path.display()))?;
     if args.json {
         return Ok(print_stdout(&text)?);
     }
-    let manifest = oxide_format::manifest::Manifest::from_json(&text).with_context(|| format!("{} is not a valid manifest; rebuild with `cargo oxide build`", manifest_path.display()))?;
+    let manifest = oxide_contract::manifest::Manifest::from_json(&text).with_context(|| {
+        format!("{} is not a valid manifest; rebuild with `cargo oxide build`", manifest_path.display())
+    })?;
+    check_payloads(&dir, &manifest)?;
+    let crate_name = manifest.crate_name.clone();
     if args.ll {
         return print_file(&dir.join(files::llvm_ir(&crate_name)));
     }
@@ -78,12 +99,32 @@ pub fn inspect(args: &InspectArgs) -> Result<()> {
     Ok(print_stdout(&out)?)
 }
 
+/// Every payload file must be the one the manifest (and so the binary) has: same size and hash.
+fn check_payloads(dir: &Path, manifest: &oxide_contract::manifest::Manifest) -> Result<()> {
+    for p in &manifest.payloads {
+        let path = dir.join(&p.file);
+        let bytes = std::fs::read(&path).with_context(|| {
+            format!("could not read {}; run `cargo oxide build` again, which restores it", path.display())
+        })?;
+        if bytes.len() as u64 != p.bytes || oxide_contract::sha256_hex(&bytes) != p.sha256 {
+            bail!(
+                "{} differs from the one the build embedded (sha256 {}); run `cargo oxide build` again, which restores it",
+                path.display(),
+                p.sha256
+            );
+        }
+    }
+    Ok(())
+}
+
 fn print_sass(cubin: &Path) -> Result<()> {
     if !cubin.is_file() {
         bail!("no cubin at {}; build for that arch first: `cargo oxide build --arch ARCH`", cubin.display());
     }
     let Some(nvdisasm) = crate::tools::nvdisasm() else {
-        bail!("`nvdisasm` not found (looked on PATH, in CUDA_HOME, /usr/local/cuda and the managed install); run `cargo oxide setup`");
+        bail!(
+            "`nvdisasm` not found (looked on PATH, in CUDA_HOME, /usr/local/cuda and the managed install); run `cargo oxide setup`"
+        );
     };
     let out = std::process::Command::new(&nvdisasm)
         .arg(cubin)
@@ -96,7 +137,8 @@ fn print_sass(cubin: &Path) -> Result<()> {
 }
 
 fn print_file(path: &PathBuf) -> Result<()> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("could not read {}; was it built? run `cargo oxide build`", path.display()))?;
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("could not read {}; was it built? run `cargo oxide build`", path.display()))?;
     Ok(print_stdout(&text)?)
 }
 

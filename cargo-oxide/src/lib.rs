@@ -3,7 +3,9 @@
 //! The binary (`main.rs`) only parses arguments and prints errors; every command lives here so that
 //! the end-to-end tests in `tests/` can reuse the tool resolution ([`tools`]) they check PTX with.
 
+pub mod artifacts;
 pub mod build;
+pub mod cache;
 pub mod cli;
 pub mod debug;
 pub mod doctor;
@@ -12,6 +14,7 @@ pub mod inspect;
 pub mod new;
 pub mod progress;
 pub mod project;
+pub mod ptx_file;
 pub mod setup;
 pub mod summary;
 pub mod tools;

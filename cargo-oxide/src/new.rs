@@ -35,7 +35,9 @@ fn check_name(name: &str) -> Result<()> {
     let mut chars = name.chars();
     let first_ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic());
     if !first_ok || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
-        bail!("`{name}` is not a valid package name: use letters, digits, `-` and `_`, starting with a letter (e.g. `hello_gpu`)");
+        bail!(
+            "`{name}` is not a valid package name: use letters, digits, `-` and `_`, starting with a letter (e.g. `hello_gpu`)"
+        );
     }
     Ok(())
 }
@@ -64,7 +66,8 @@ pub fn new_project(args: &NewArgs) -> Result<()> {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).with_context(|| format!("could not create {}", parent.display()))?;
         }
-        std::fs::write(&path, render(text, &name, &root)).with_context(|| format!("could not write {}", path.display()))?;
+        std::fs::write(&path, render(text, &name, &root))
+            .with_context(|| format!("could not write {}", path.display()))?;
     }
     eprintln!("{:>12} `{name}` from the {} template in {}", "Created", args.template, dir.display());
     eprintln!("{:>12} cd {} && cargo oxide run --release   (needs an NVIDIA GPU to run)", "Next", dir.display());

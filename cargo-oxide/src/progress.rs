@@ -11,7 +11,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
-use oxide_format::progress::{ProgressEvent, Step};
+use oxide_contract::progress::{ProgressEvent, Step};
 
 /// Bars of one build; cheap to clone and shared with the threads that feed it.
 #[derive(Clone)]

@@ -3,6 +3,8 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, anyhow};
+
+use crate::cache::Stamps;
 use cargo_metadata::{CargoOpt, Metadata, MetadataCommand, PackageId};
 
 use crate::cli::BuildArgs;
@@ -12,11 +14,31 @@ use crate::tools::Toolchain;
 #[derive(Debug)]
 pub struct Project {
     pub metadata: Metadata,
+    /// How many crates the last build of this selection compiled (fresh or not), when
+    /// remembered: the progress bar's length without resolving the dependency graph.
+    remembered_crates: Option<u64>,
+    /// Where [`Project::load_for_build`] remembers the project, and the key it was stored under.
+    cache: Option<(PathBuf, CachedProject)>,
+}
+
+/// What `cargo oxide build` remembers of a project (`cargo metadata --no-deps` costs a third of
+/// a build with nothing to do), valid while its inputs are: the selection (`key`) and the
+/// manifests, lock file and cargo configs (`inputs`).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+struct CachedProject {
+    key: String,
+    inputs: Stamps,
+    metadata: Metadata,
+    crates: Option<u64>,
 }
 
 impl Project {
     /// Reads `cargo metadata`; with `deps`, the resolved dependency graph too (for the progress bar).
-    pub fn load(manifest_path: Option<&Path>, toolchain: Option<&Toolchain>, deps: Option<&BuildArgs>) -> Result<Project> {
+    pub fn load(
+        manifest_path: Option<&Path>,
+        toolchain: Option<&Toolchain>,
+        deps: Option<&BuildArgs>,
+    ) -> Result<Project> {
         let mut cmd = MetadataCommand::new();
         if let Some(tc) = toolchain {
             cmd.cargo_path(tc.cargo());
@@ -42,7 +64,84 @@ impl Project {
             }
         }
         let metadata = cmd.exec().map_err(metadata_error)?;
-        Ok(Project { metadata })
+        Ok(Project { metadata, remembered_crates: None, cache: None })
+    }
+
+    /// [`Project::load`] for a build: the workspace as remembered from the last build of the same
+    /// selection while no manifest, lock file or cargo config changed, else read again (with
+    /// the dependency graph, for the progress bar) and remembered.
+    pub fn load_for_build(args: &BuildArgs, toolchain: &Toolchain) -> Result<Project> {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let key = format!(
+            "{}|{:?}|{:?}|{:?}|{}|{}|{:?}|{:?}|{}",
+            cwd.display(),
+            args.manifest_path,
+            args.package,
+            args.features,
+            args.all_features,
+            args.no_default_features,
+            std::env::var_os("CARGO_TARGET_DIR"),
+            std::env::var_os("CARGO_BUILD_TARGET_DIR"),
+            toolchain.sysroot.display(),
+        );
+        let path = crate::tools::oxide_home().join("cache/projects").join(format!("{:016x}.json", fnv1a(&key)));
+        if let Some(cached) = crate::cache::read::<CachedProject>(&path)
+            && cached.key == key
+            && cached.inputs.current()
+        {
+            return Ok(Project {
+                metadata: cached.metadata.clone(),
+                remembered_crates: cached.crates,
+                cache: Some((path, cached)),
+            });
+        }
+        let mut project = Project::load(args.manifest_path.as_deref(), Some(toolchain), Some(args))?;
+        let crates = project.crate_count(args.package.as_deref());
+        let mut metadata = project.metadata.clone();
+        metadata.resolve = None;
+        metadata.packages.retain(|p| project.metadata.workspace_members.contains(&p.id));
+        let inputs = Stamps::of(project.inputs(&cwd).iter().map(PathBuf::as_path));
+        let cached = CachedProject { key, inputs, metadata, crates: Some(crates) };
+        crate::cache::write(&path, &cached);
+        project.remembered_crates = Some(crates);
+        project.cache = Some((path, cached));
+        Ok(project)
+    }
+
+    /// Remembers how many crates this build compiled, for the next build's progress bar.
+    pub fn remember_crates(&self, crates: u64) {
+        if let Some((path, cached)) = &self.cache
+            && cached.crates != Some(crates)
+        {
+            crate::cache::write(path, &CachedProject { crates: Some(crates), ..cached.clone() });
+        }
+    }
+
+    /// The files whose change can change what `cargo metadata --no-deps` says: the workspace's
+    /// manifests and lock file, and every cargo config that applies to `cwd` or the workspace.
+    fn inputs(&self, cwd: &Path) -> Vec<PathBuf> {
+        let root = self.metadata.workspace_root.as_std_path();
+        let mut files = vec![root.join("Cargo.toml"), root.join("Cargo.lock")];
+        files.extend(self.metadata.workspace_packages().iter().map(|p| p.manifest_path.clone().into_std_path_buf()));
+        for dir in cwd.ancestors().chain(root.ancestors()) {
+            files.push(dir.join(".cargo/config.toml"));
+            files.push(dir.join(".cargo/config"));
+        }
+        if let Some(home) = std::env::var_os("CARGO_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
+        {
+            files.push(home.join("config.toml"));
+            files.push(home.join("config"));
+        }
+        files.sort();
+        files.dedup();
+        files
+    }
+
+    /// The progress bar's length: the crates the last build compiled, else the resolved graph's.
+    pub fn progress_length(&self, package: Option<&str>) -> u64 {
+        self.remembered_crates.unwrap_or_else(|| self.crate_count(package))
     }
 
     /// The workspace's target directory (honours `CARGO_TARGET_DIR` and `build.target-dir`).
@@ -77,22 +176,27 @@ impl Project {
         };
         let mut seen = BTreeSet::new();
         while let Some(id) = stack.pop() {
-            if seen.insert(id) {
-                if let Some(node) = nodes.get(id) {
-                    stack.extend(node.deps.iter().map(|d| &d.pkg));
-                }
+            if seen.insert(id)
+                && let Some(node) = nodes.get(id)
+            {
+                stack.extend(node.deps.iter().map(|d| &d.pkg));
             }
         }
         seen.len() as u64
     }
 }
 
+/// FNV-1a of `text`: a short file name for a cache key (the key itself is stored and compared).
+fn fnv1a(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
 /// `cargo metadata` failed: cargo's `error:` line plus its first `Caused by:` line, on one line.
 fn metadata_error(err: cargo_metadata::Error) -> anyhow::Error {
-    if let cargo_metadata::Error::CargoMetadata { stderr } = &err {
-        if let Some(message) = one_line_cargo_error(stderr) {
-            return anyhow!("cargo metadata failed: {message}");
-        }
+    if let cargo_metadata::Error::CargoMetadata { stderr } = &err
+        && let Some(message) = one_line_cargo_error(stderr)
+    {
+        return anyhow!("cargo metadata failed: {message}");
     }
     anyhow!("cargo metadata failed: {err}")
 }
@@ -101,10 +205,10 @@ fn one_line_cargo_error(stderr: &str) -> Option<String> {
     let lines: Vec<&str> = stderr.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
     let at = lines.iter().position(|l| l.starts_with("error:"))?;
     let mut message = lines[at].trim_start_matches("error:").trim().to_string();
-    if lines.get(at + 1) == Some(&"Caused by:") {
-        if let Some(cause) = lines.get(at + 2) {
-            message = format!("{message}: {cause}");
-        }
+    if lines.get(at + 1) == Some(&"Caused by:")
+        && let Some(cause) = lines.get(at + 2)
+    {
+        message = format!("{message}: {cause}");
     }
     Some(message)
 }
@@ -118,6 +222,9 @@ mod tests {
             super::one_line_cargo_error(stderr).unwrap(),
             "failed to parse manifest at `/x/Cargo.toml`: no targets specified in the manifest"
         );
-        assert_eq!(super::one_line_cargo_error("error: could not find `Cargo.toml`\n").unwrap(), "could not find `Cargo.toml`");
+        assert_eq!(
+            super::one_line_cargo_error("error: could not find `Cargo.toml`\n").unwrap(),
+            "could not find `Cargo.toml`"
+        );
     }
 }

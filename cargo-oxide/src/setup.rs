@@ -20,7 +20,10 @@ pub fn setup() -> Result<()> {
 
 fn spinner(message: String) -> ProgressBar {
     let bar = ProgressBar::new_spinner();
-    bar.set_style(ProgressStyle::with_template("{spinner:.green} {msg} ({elapsed})").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+    bar.set_style(
+        ProgressStyle::with_template("{spinner:.green} {msg} ({elapsed})")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
     bar.set_message(message);
     bar.enable_steady_tick(Duration::from_millis(100));
     bar
@@ -34,7 +37,7 @@ fn run_quietly(cmd: &mut Command, what: &str) -> Result<()> {
     let out = out.with_context(|| format!("could not start {what}"))?;
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
-        let last = stderr.lines().map(str::trim).filter(|l| !l.is_empty()).last().unwrap_or("no output");
+        let last = stderr.lines().map(str::trim).rfind(|l| !l.is_empty()).unwrap_or("no output");
         bail!("{what} failed: {last}");
     }
     Ok(())
@@ -44,10 +47,14 @@ fn install_toolchain() -> Result<()> {
     if which::which("rustup").is_err() {
         bail!("`rustup` not found on PATH; install rustup (https://rustup.rs), then run `cargo oxide setup` again");
     }
-    if let Ok(tc) = Toolchain::find() {
+    if let Ok(tc) = Toolchain::find_with_rustup() {
         let missing = tc.missing_components();
         if missing.is_empty() {
-            eprintln!("{:>12} toolchain {PINNED_TOOLCHAIN} with {} (already installed)", "Found", COMPONENTS.join(", "));
+            eprintln!(
+                "{:>12} toolchain {PINNED_TOOLCHAIN} with {} (already installed)",
+                "Found",
+                COMPONENTS.join(", ")
+            );
             return Ok(());
         }
         let mut cmd = Command::new("rustup");
@@ -55,13 +62,25 @@ fn install_toolchain() -> Result<()> {
         run_quietly(&mut cmd, &format!("adding {} to {PINNED_TOOLCHAIN}", missing.join(", ")))?;
     } else {
         let mut cmd = Command::new("rustup");
-        cmd.args(["toolchain", "install", PINNED_TOOLCHAIN, "--profile", "minimal", "--component", &COMPONENTS.join(",")]);
+        cmd.args([
+            "toolchain",
+            "install",
+            PINNED_TOOLCHAIN,
+            "--profile",
+            "minimal",
+            "--component",
+            &COMPONENTS.join(","),
+        ]);
         run_quietly(&mut cmd, &format!("installing Rust {PINNED_TOOLCHAIN} (about 1.5 GB)"))?;
     }
-    let tc = Toolchain::find()?;
+    let tc = Toolchain::find_with_rustup()?;
     let missing = tc.missing_components();
     if !missing.is_empty() {
-        bail!("rustup installed {PINNED_TOOLCHAIN} but {} is still missing; run `rustup component add --toolchain {PINNED_TOOLCHAIN} {}`", missing.join(", "), missing.join(" "));
+        bail!(
+            "rustup installed {PINNED_TOOLCHAIN} but {} is still missing; run `rustup component add --toolchain {PINNED_TOOLCHAIN} {}`",
+            missing.join(", "),
+            missing.join(" ")
+        );
     }
     eprintln!("{:>12} toolchain {PINNED_TOOLCHAIN} ({})", "Installed", tc.version);
     Ok(())
@@ -79,11 +98,17 @@ fn install_cuda() -> Result<()> {
     let found = CudaTools::find();
     if found.complete() && !found.ptxas.as_deref().is_some_and(|p| p.starts_with(&dir)) {
         let ptxas = found.ptxas.as_deref().map(Path::display);
-        eprintln!("{:>12} CUDA tools of this machine (ptxas: {}); not installing the managed copy", "Found", ptxas.map(|p| p.to_string()).unwrap_or_default());
+        eprintln!(
+            "{:>12} CUDA tools of this machine (ptxas: {}); not installing the managed copy",
+            "Found",
+            ptxas.map(|p| p.to_string()).unwrap_or_default()
+        );
         return Ok(());
     }
     if which::which("python3").is_err() {
-        bail!("`python3` not found; install Python 3 with pip (e.g. `apt-get install python3-pip`), or set CUDA_HOME to a CUDA 12.8+ toolkit");
+        bail!(
+            "`python3` not found; install Python 3 with pip (e.g. `apt-get install python3-pip`), or set CUDA_HOME to a CUDA 12.8+ toolkit"
+        );
     }
     let parent = dir.parent().context("the managed CUDA directory has no parent")?;
     std::fs::create_dir_all(parent).with_context(|| format!("could not create {}", parent.display()))?;
@@ -92,14 +117,23 @@ fn install_cuda() -> Result<()> {
     let staging = parent.join(format!(".cuda-{CUDA_VERSION}.partial"));
     let _ = std::fs::remove_dir_all(&staging);
     let mut cmd = Command::new("python3");
-    cmd.args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-warn-script-location", "--target"])
-        .arg(&staging)
-        .args(&wheels)
-        .env("PIP_ROOT_USER_ACTION", "ignore");
+    cmd.args([
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        "--no-warn-script-location",
+        "--target",
+    ])
+    .arg(&staging)
+    .args(&wheels)
+    .env("PIP_ROOT_USER_ACTION", "ignore");
     run_quietly(&mut cmd, &format!("installing CUDA {CUDA_VERSION} tools from PyPI (about 450 MB)"))?;
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::rename(&staging, &dir).with_context(|| format!("could not move the CUDA tools into {}", dir.display()))?;
-    std::fs::write(dir.join(MARKER), &marker).with_context(|| format!("could not write {}", dir.join(MARKER).display()))?;
+    std::fs::write(dir.join(MARKER), &marker)
+        .with_context(|| format!("could not write {}", dir.join(MARKER).display()))?;
     eprintln!("{:>12} CUDA {CUDA_VERSION} tools into {}", "Installed", dir.display());
     check_cuda()
 }

@@ -1,27 +1,27 @@
 //! The short report after a build: per crate its kernels and device payloads, and the built binaries.
-use std::collections::BTreeMap;
-use std::path::Path;
-
-use oxide_format::config::{DeviceConfig, files};
-use oxide_format::manifest::{KernelInfo, Manifest, PayloadKind};
+use oxide_contract::config::DeviceConfig;
+use oxide_contract::manifest::{KernelInfo, Manifest, PayloadKind};
 
 use crate::build::Built;
 
-/// Reads `<artifact_dir>/<crate>/manifest.json`, if the crate has kernels.
-pub fn read_manifest(artifact_dir: &Path, crate_name: &str) -> Option<Manifest> {
-    let path = oxide_format::config::crate_artifact_dir(artifact_dir, crate_name).join(files::MANIFEST);
-    let text = std::fs::read_to_string(path).ok()?;
-    Manifest::from_json(&text).ok()
-}
-
-/// `vecadd(a: slice, b: slice, c: disjoint_slice)`.
+/// `app::kernels::vecadd(a: slice, b: slice, c: disjoint_slice)`: the kernel by its Rust name
+/// (with its type arguments for an instance of a generic kernel), and its PTX entry when that is
+/// not the plain name (`[entry map_3f1c…]`).
 pub fn kernel_signature(kernel: &KernelInfo) -> String {
     let params: Vec<String> = kernel
         .params
         .iter()
-        .map(|p| format!("{}: {}", p.name, serde_json::to_value(p.kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()))
+        .map(|p| {
+            format!(
+                "{}: {}",
+                p.name,
+                serde_json::to_value(p.kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+            )
+        })
         .collect();
-    format!("{}({})", kernel.entry, params.join(", "))
+    let plain = kernel.name.rsplit("::").next() == Some(kernel.entry.as_str());
+    let entry = if plain { String::new() } else { format!("  [entry {}]", kernel.entry) };
+    format!("{}({}){entry}", kernel.name, params.join(", "))
 }
 
 /// `sm_80 ptx cubin · sm_90 ptx cubin · fatbin of all`, grouped by arch in manifest order.
@@ -39,39 +39,38 @@ pub fn payload_line(manifest: &Manifest) -> String {
             None => by_arch.push((p.arch.clone(), vec![p.kind.name()])),
         }
     }
-    let mut parts: Vec<String> = by_arch.into_iter().map(|(arch, kinds)| format!("{arch} {}", kinds.join(" "))).collect();
+    let mut parts: Vec<String> =
+        by_arch.into_iter().map(|(arch, kinds)| format!("{arch} {}", kinds.join(" "))).collect();
     if fatbin {
         parts.push("fatbin of all".to_string());
     }
     parts.join(" · ")
 }
 
-/// Prints the kernels and payloads of every workspace crate that was built, then the binaries.
+/// Prints the kernels and payloads of every bundle the build's files embed (by artifact folder),
+/// then the binaries.
 pub fn print(built: &Built, config: &DeviceConfig) {
-    let mut crates: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for a in &built.artifacts {
-        let entry = crates.entry(a.target.name.replace('-', "_")).or_default();
-        if let Some(exe) = &a.executable {
-            entry.push(exe.to_string());
+    for (dir, manifest) in &built.manifests {
+        for k in &manifest.kernels {
+            eprintln!("{:>12} {}", "Kernel", kernel_signature(k));
         }
+        let path = oxide_contract::naming::crate_artifact_dir(&config.artifact_dir, dir);
+        eprintln!("{:>12} {dir}: {} ({})", "Payloads", payload_line(manifest), path.display());
     }
-    for (crate_name, exes) in &crates {
-        if let Some(manifest) = read_manifest(&config.artifact_dir, crate_name) {
-            for k in &manifest.kernels {
-                eprintln!("{:>12} {crate_name}::{}", "Kernel", kernel_signature(k));
-            }
-            eprintln!("{:>12} {crate_name}: {}", "Payloads", payload_line(&manifest));
-        }
-        for exe in exes {
+    for a in &built.artifacts {
+        if let Some(exe) = &a.executable {
             eprintln!("{:>12} {exe}", "Binary");
         }
+    }
+    for ptx in &built.ptx_files {
+        eprintln!("{:>12} {} ({}, for loading by file name)", "PTX", ptx.path.display(), ptx.arch);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use oxide_format::manifest::{ParamInfo, ParamKind, PayloadInfo};
+    use oxide_contract::manifest::{ParamInfo, ParamKind, PayloadInfo};
 
     fn payload(arch: &str, kind: PayloadKind) -> PayloadInfo {
         PayloadInfo { arch: arch.into(), kind, file: String::new(), sha256: String::new(), bytes: 1 }
@@ -82,10 +81,17 @@ mod tests {
         let mut m = Manifest::new("demo");
         m.kernels.push(KernelInfo {
             name: "kernels::vecadd".into(),
+            key: 1,
             entry: "vecadd".into(),
             params: vec![
                 ParamInfo { name: "a".into(), ty: "&[f32]".into(), kind: ParamKind::Slice, size: 16, align: 8 },
-                ParamInfo { name: "c".into(), ty: "DisjointSlice<f32>".into(), kind: ParamKind::DisjointSlice, size: 16, align: 8 },
+                ParamInfo {
+                    name: "c".into(),
+                    ty: "DisjointSlice<f32>".into(),
+                    kind: ParamKind::DisjointSlice,
+                    size: 16,
+                    align: 8,
+                },
             ],
             launch_bounds: None,
             cluster_dims: None,
@@ -96,7 +102,14 @@ mod tests {
             payload("sm_90", PayloadKind::Cubin),
             payload("sm_80", PayloadKind::Fatbin),
         ];
-        assert_eq!(kernel_signature(&m.kernels[0]), "vecadd(a: slice, c: disjoint_slice)");
+        assert_eq!(kernel_signature(&m.kernels[0]), "kernels::vecadd(a: slice, c: disjoint_slice)");
+        let mut generic = m.kernels[0].clone();
+        generic.name = "app::map::<f32, {closure@src/main.rs:9:13}>".into();
+        generic.entry = "map_0123456789abcdef".into();
+        assert_eq!(
+            kernel_signature(&generic),
+            "app::map::<f32, {closure@src/main.rs:9:13}>(a: slice, c: disjoint_slice)  [entry map_0123456789abcdef]"
+        );
         assert_eq!(payload_line(&m), "sm_80 ptx cubin · sm_90 cubin · fatbin of all");
     }
 }

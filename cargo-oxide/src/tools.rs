@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, Result, bail};
-use oxide_format::config::{Emit, ToolPaths};
+use oxide_contract::config::{Emit, ToolPaths};
 
 /// The nightly the driver is built against; `rust-toolchain.toml` at the checkout root says the same.
 pub const PINNED_TOOLCHAIN: &str = "nightly-2026-05-20";
@@ -17,12 +17,13 @@ pub const COMPONENTS: [&str; 3] = ["rust-src", "rustc-dev", "llvm-tools"];
 /// Version of NVIDIA's CUDA wheels that `cargo oxide setup` installs.
 pub const CUDA_VERSION: &str = "13.5.37";
 /// The wheels `cargo oxide setup` installs (all at [`CUDA_VERSION`]).
-pub const CUDA_WHEELS: [&str; 5] = ["nvidia-cuda-nvcc", "nvidia-nvvm", "nvidia-nvjitlink", "nvidia-nvfatbin", "nvidia-cuda-nvdisasm"];
+pub const CUDA_WHEELS: [&str; 5] =
+    ["nvidia-cuda-nvcc", "nvidia-nvvm", "nvidia-nvjitlink", "nvidia-nvfatbin", "nvidia-cuda-nvdisasm"];
 /// The fix for anything `cargo oxide setup` installs.
 pub const SETUP_FIX: &str = "run `cargo oxide setup`";
 
 /// The pinned Rust toolchain, found through rustup.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Toolchain {
     pub sysroot: PathBuf,
     /// Host triple, e.g. `x86_64-unknown-linux-gnu`.
@@ -31,9 +32,33 @@ pub struct Toolchain {
     pub version: String,
 }
 
+/// A [`Toolchain`] as remembered by [`Toolchain::find`], with the stamp of its `rustc`.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct CachedToolchain {
+    toolchain: Toolchain,
+    rustc: crate::cache::Stamp,
+}
+
 impl Toolchain {
-    /// Finds [`PINNED_TOOLCHAIN`]; the error says how to install it.
+    /// Finds [`PINNED_TOOLCHAIN`], as remembered from an earlier run while its `rustc` is the
+    /// same file (asking rustup costs two process starts per build); the error says how to
+    /// install it.
     pub fn find() -> Result<Toolchain> {
+        let path = oxide_home().join("cache").join(format!("toolchain-{PINNED_TOOLCHAIN}.json"));
+        if let Some(cached) = crate::cache::read::<CachedToolchain>(&path)
+            && crate::cache::Stamp::of(&cached.toolchain.rustc()) == Some(cached.rustc)
+        {
+            return Ok(cached.toolchain);
+        }
+        let toolchain = Toolchain::find_with_rustup()?;
+        if let Some(rustc) = crate::cache::Stamp::of(&toolchain.rustc()) {
+            crate::cache::write(&path, &CachedToolchain { toolchain: toolchain.clone(), rustc });
+        }
+        Ok(toolchain)
+    }
+
+    /// Finds [`PINNED_TOOLCHAIN`] by asking rustup (what `setup` and `doctor` use).
+    pub fn find_with_rustup() -> Result<Toolchain> {
         if which::which("rustup").is_err() {
             bail!("`rustup` not found on PATH; install rustup (https://rustup.rs), then {SETUP_FIX}");
         }
@@ -47,10 +72,8 @@ impl Toolchain {
         }
         let sysroot = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
         let rustc = sysroot.join("bin/rustc");
-        let out = Command::new(&rustc)
-            .arg("-vV")
-            .output()
-            .with_context(|| format!("could not run {}", rustc.display()))?;
+        let out =
+            Command::new(&rustc).arg("-vV").output().with_context(|| format!("could not run {}", rustc.display()))?;
         let text = String::from_utf8_lossy(&out.stdout);
         let version = text.lines().next().unwrap_or_default().to_string();
         let host = text
@@ -59,6 +82,13 @@ impl Toolchain {
             .map(str::to_string)
             .with_context(|| format!("`{} -vV` printed no host triple", rustc.display()))?;
         Ok(Toolchain { sysroot, host, version })
+    }
+
+    /// The toolchain's full rustup name (`nightly-2026-05-20-x86_64-unknown-linux-gnu`), for
+    /// `RUSTUP_TOOLCHAIN`: the short name works for rustup too, but cargo finds the toolchain's
+    /// `rustc` by this one to key its rustc-info cache, and runs `rustc -vV` on every build without it.
+    pub fn rustup_name(&self) -> String {
+        self.sysroot.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| PINNED_TOOLCHAIN.into())
     }
 
     pub fn rustc(&self) -> PathBuf {
@@ -141,7 +171,12 @@ impl CudaTools {
         let first = |rels: &[&str]| {
             roots.iter().flat_map(|root| rels.iter().map(move |rel| root.join(rel))).find(|p| p.is_file())
         };
-        CudaTools { ptxas: first(PTXAS), fatbinary: first(FATBINARY), libnvvm: first(LIBNVVM), libdevice: first(LIBDEVICE) }
+        CudaTools {
+            ptxas: first(PTXAS),
+            fatbinary: first(FATBINARY),
+            libnvvm: first(LIBNVVM),
+            libdevice: first(LIBDEVICE),
+        }
     }
 
     /// `true` when every tool was found.
@@ -152,7 +187,9 @@ impl CudaTools {
 
 /// `nvdisasm` (for `cargo oxide inspect --sass`): on `PATH` or in a CUDA root's `bin/`.
 pub fn nvdisasm() -> Option<PathBuf> {
-    which::which("nvdisasm").ok().or_else(|| cuda_roots().into_iter().map(|r| r.join("bin/nvdisasm")).find(|p| p.is_file()))
+    which::which("nvdisasm")
+        .ok()
+        .or_else(|| cuda_roots().into_iter().map(|r| r.join("bin/nvdisasm")).find(|p| p.is_file()))
 }
 
 /// CUDA installations to look in, in order: `CUDA_HOME`, `CUDA_PATH`, the one whose `ptxas` is on
@@ -191,10 +228,7 @@ impl Tools {
     pub fn require(&self, emits: &[Emit]) -> Result<ToolPaths> {
         let missing = self.toolchain.missing_components();
         if !missing.is_empty() {
-            bail!(
-                "the {PINNED_TOOLCHAIN} toolchain lacks the component(s) {}; {SETUP_FIX}",
-                missing.join(", ")
-            );
+            bail!("the {PINNED_TOOLCHAIN} toolchain lacks the component(s) {}; {SETUP_FIX}", missing.join(", "));
         }
         let bin = self.toolchain.llvm_bin_dir();
         for tool in ["llc", "opt", "llvm-link"] {
@@ -238,7 +272,7 @@ impl Tools {
 pub fn version_line(tool: &Path, arg: &str) -> Option<String> {
     let out = Command::new(tool).arg(arg).output().ok()?;
     let text = String::from_utf8_lossy(&out.stdout);
-    let line = text.lines().map(str::trim).filter(|l| !l.is_empty()).last()?;
+    let line = text.lines().map(str::trim).rfind(|l| !l.is_empty())?;
     Some(line.to_string())
 }
 

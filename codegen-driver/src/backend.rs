@@ -13,7 +13,7 @@ use rustc_session::Session;
 use rustc_session::config::{OutputFilenames, PrintRequest};
 use rustc_span::Symbol;
 
-use crate::bundle::DeviceOutput;
+use crate::pipeline::object::DeviceOutput;
 
 pub struct OxideBackend {
     llvm: Box<dyn CodegenBackend>,
@@ -26,7 +26,8 @@ struct Ongoing {
 }
 
 impl OxideBackend {
-    pub fn new(_sess: &Session) -> Box<dyn CodegenBackend> {
+    /// The backend as rustc's driver wants it, boxed.
+    pub fn boxed(_sess: &Session) -> Box<dyn CodegenBackend> {
         Box::new(OxideBackend { llvm: rustc_codegen_llvm::LlvmCodegenBackend::new() })
     }
 }
@@ -68,7 +69,8 @@ impl CodegenBackend for OxideBackend {
         self.llvm.metadata_loader()
     }
     fn provide(&self, providers: &mut Providers) {
-        self.llvm.provide(providers)
+        self.llvm.provide(providers);
+        crate::pipeline::object::provide(providers);
     }
     fn target_cpu(&self, sess: &Session) -> String {
         self.llvm.target_cpu(sess)
@@ -76,7 +78,7 @@ impl CodegenBackend for OxideBackend {
 
     fn codegen_crate<'tcx>(&self, tcx: TyCtxt<'tcx>) -> Box<dyn Any> {
         // Device first: its errors should stop the build before LLVM spends time on the host.
-        let device = crate::device::compile_crate(tcx);
+        let device = crate::pipeline::compile_crate(tcx);
         let host = self.llvm.codegen_crate(tcx);
         Box::new(Ongoing { host, device })
     }
@@ -89,14 +91,11 @@ impl CodegenBackend for OxideBackend {
         crate_info: &CrateInfo,
     ) -> (CompiledModules, FxIndexMap<WorkProductId, WorkProduct>) {
         let ongoing = *ongoing.downcast::<Ongoing>().expect("OxideBackend's own Ongoing");
-        let (mut modules, work_products) =
-            self.llvm.join_codegen(ongoing.host, sess, outputs, crate_info);
+        let (mut modules, work_products) = self.llvm.join_codegen(ongoing.host, sess, outputs, crate_info);
         if let Some(device) = ongoing.device {
             match device.into_compiled_module(outputs) {
                 Ok(module) => modules.modules.push(module),
-                Err(e) => {
-                    sess.dcx().fatal(format!("cuda-oxide: could not write the device bundle: {e}"))
-                }
+                Err(e) => sess.dcx().fatal(format!("cuda-oxide: could not write the device bundle: {e}")),
             }
         }
         (modules, work_products)

@@ -23,12 +23,12 @@ extern crate rustc_symbol_mangling;
 extern crate rustc_target;
 
 mod backend;
-mod bundle;
-mod device;
-mod toolchain;
+mod lower;
+mod pipeline;
 
 use std::process::ExitCode;
 
+use rustc_driver::Compilation;
 use rustc_interface::interface;
 
 /// The settings every crate gets, so that `#[kernel]`'s tool attributes resolve and device code in
@@ -43,27 +43,27 @@ impl rustc_driver::Callbacks for OxideCallbacks {
         opts.unstable_opts.always_encode_mir = true;
         config.crate_cfg.push("cuda_oxide".into());
         config.crate_check_cfg.push("cfg(cuda_oxide)".into());
-        config.make_codegen_backend = Some(Box::new(|sess| backend::OxideBackend::new(sess)));
-        config.track_state = Some(Box::new(track_device_config));
+        config.make_codegen_backend = Some(Box::new(backend::OxideBackend::boxed));
     }
-}
 
-/// Makes cargo rebuild crates that can hold kernels (those using `cuda_device`) when the device
-/// options change (`--arch`, …): the config becomes an env dependency in their dep-info.
-fn track_device_config(sess: &rustc_session::Session) {
-    let var = oxide_format::config::CONFIG_ENV;
-    if sess.opts.externs.get("cuda_device").is_none() {
-        return;
-    }
-    if let Ok(raw) = std::env::var(var) {
-        let entry = (rustc_span::Symbol::intern(var), Some(rustc_span::Symbol::intern(&raw)));
-        sess.env_depinfo.borrow_mut().insert(entry);
+    /// Makes cargo rebuild crates that can hold kernels when the device options change (`--arch`,
+    /// …): the config becomes an env dependency in their dep-info, which is written right after
+    /// expansion. A crate can hold kernels when `cuda_device` is among the crates it links, also
+    /// through a library (a binary instantiating a library's generic kernel compiles that instance).
+    fn after_expansion<'tcx>(&mut self, _: &interface::Compiler, tcx: rustc_middle::ty::TyCtxt<'tcx>) -> Compilation {
+        let var = oxide_contract::config::CONFIG_ENV;
+        if lower::collect::may_have_kernels(tcx)
+            && let Ok(raw) = std::env::var(var)
+        {
+            let entry = (rustc_span::Symbol::intern(var), Some(rustc_span::Symbol::intern(&raw)));
+            tcx.sess.env_depinfo.borrow_mut().insert(entry);
+        }
+        Compilation::Continue
     }
 }
 
 fn main() -> ExitCode {
-    let early_dcx =
-        rustc_session::EarlyDiagCtxt::new(rustc_session::config::ErrorOutputType::default());
+    let early_dcx = rustc_session::EarlyDiagCtxt::new(rustc_session::config::ErrorOutputType::default());
     rustc_driver::init_rustc_env_logger(&early_dcx);
     rustc_driver::install_ice_hook(
         "https://github.com/cuda-oxide/cuda-oxide/issues (this is a bug in oxide-rustc)",

@@ -58,7 +58,12 @@ pub fn ck<T, E: Display>(result: Result<T, E>, what: &str) -> Result<T, String> 
 }
 
 /// Compares element by element (bit for bit with `eq`), describing the first mismatch.
-pub fn compare<T: std::fmt::Debug>(what: &str, got: &[T], want: &[T], eq: impl Fn(&T, &T) -> bool) -> Result<(), String> {
+pub fn compare<T: std::fmt::Debug>(
+    what: &str,
+    got: &[T],
+    want: &[T],
+    eq: impl Fn(&T, &T) -> bool,
+) -> Result<(), String> {
     if got.len() != want.len() {
         return Err(format!("{what}: got {} elements, expected {}", got.len(), want.len()));
     }

@@ -6,7 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use oxide_format::manifest::Manifest;
+use oxide_contract::manifest::Manifest;
+
+pub mod ptx;
 
 /// The cuda-oxide checkout these tests belong to.
 pub fn checkout_root() -> PathBuf {
@@ -39,6 +41,11 @@ pub fn shared_target_dir() -> PathBuf {
 /// `<shared target>/oxide`: cargo-oxide's target and artifact directory for test projects.
 pub fn artifact_dir() -> PathBuf {
     shared_target_dir().join("oxide")
+}
+
+/// The device artifacts of one profile (`dev`, `release`): `<artifact_dir>/<profile dir>/device`.
+pub fn device_dir(profile: &str) -> PathBuf {
+    oxide_contract::naming::device_artifact_dir(&artifact_dir(), profile)
 }
 
 /// A throw-away cargo project that depends on this checkout's runtime crates.
@@ -109,23 +116,24 @@ pub fn assert_success(out: &Output, what: &str) {
     assert!(out.status.success(), "{what} failed ({}); its stderr:\n{}", out.status, stderr(out));
 }
 
-/// `manifest.json` of a built crate.
-pub fn read_manifest(crate_name: &str) -> Manifest {
-    let path = artifact_dir().join(crate_name).join("manifest.json");
+/// `manifest.json` of a crate built with `profile`.
+pub fn read_manifest(profile: &str, crate_name: &str) -> Manifest {
+    let path = device_dir(profile).join(crate_name).join("manifest.json");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
     Manifest::from_json(&text).unwrap_or_else(|e| panic!("parse {}: {e}", path.display()))
 }
 
 /// Removes a crate's artifacts from an earlier run, so what the test reads was made by this one.
-pub fn remove_artifacts(crate_name: &str) {
-    let _ = std::fs::remove_dir_all(artifact_dir().join(crate_name));
+pub fn remove_artifacts(profile: &str, crate_name: &str) {
+    let _ = std::fs::remove_dir_all(device_dir(profile).join(crate_name));
 }
 
 /// Makes cargo recompile the crate in `dir` (its `src/main.rs` gets a new mtime), so that device
 /// artifacts removed with [`remove_artifacts`] are written again even if cargo thought it fresh.
 pub fn force_rebuild(dir: &Path) {
     let main = dir.join("src/main.rs");
-    let file = std::fs::File::options().append(true).open(&main).unwrap_or_else(|e| panic!("open {}: {e}", main.display()));
+    let file =
+        std::fs::File::options().append(true).open(&main).unwrap_or_else(|e| panic!("open {}: {e}", main.display()));
     file.set_modified(std::time::SystemTime::now()).unwrap_or_else(|e| panic!("touch {}: {e}", main.display()));
 }
 

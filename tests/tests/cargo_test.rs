@@ -37,14 +37,17 @@ mod tests {
 fn cargo_oxide_test_builds_library_and_harness_with_kernels() {
     let project = TempProject::new("e2e-lib-tests", "fn main() {}\n");
     std::fs::write(project.path().join("src/lib.rs"), LIB).expect("write src/lib.rs");
-    remove_artifacts(&project.crate_name());
+    remove_artifacts("dev", &project.crate_name());
     let out = cargo_oxide(project.path(), &["test", "--arch", "sm_80,sm_90"]);
     assert_success(&out, "cargo oxide test --arch sm_80,sm_90");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("test tests::host_side_runs ... ok"), "{stdout}");
-    let manifest = read_manifest(&project.crate_name());
+    let manifest = read_manifest("dev", &project.crate_name());
     assert!(manifest.kernel("twice").is_some(), "{:?}", manifest.entries());
-    let dir = artifact_dir().join(project.crate_name());
+    // The test harness is the same crate again: its artifacts go to their own folder.
+    let harness = read_manifest("dev", &format!("{}.test", project.crate_name()));
+    assert!(harness.kernel("twice").is_some(), "{:?}", harness.entries());
+    let dir = device_dir("dev").join(project.crate_name());
     let leftovers: Vec<_> = std::fs::read_dir(&dir)
         .expect("artifact dir")
         .flatten()

@@ -43,7 +43,10 @@ fn doctor_lists_every_tool() {
     let out = cargo_oxide(dir.path(), &["doctor"]);
     let text = String::from_utf8_lossy(&out.stdout);
     for item in ["toolchain", "llc", "ptxas", "fatbinary", "libNVVM", "libdevice", "oxide-rustc", "GPU"] {
-        assert!(text.lines().any(|l| l.contains(item) && (l.starts_with('✓') || l.starts_with('✗'))), "{item}:\n{text}");
+        assert!(
+            text.lines().any(|l| l.contains(item) && (l.starts_with('✓') || l.starts_with('✗'))),
+            "{item}:\n{text}"
+        );
     }
     // This machine was set up (`./x test` runs `./x setup` first), so everything needed to build is there.
     assert_success(&out, &format!("cargo oxide doctor:\n{text}"));

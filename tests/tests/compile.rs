@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use object::{Object, ObjectSection, ObjectSymbol};
-use oxide_format::manifest::{ParamKind, PayloadKind};
+use oxide_contract::manifest::{ParamKind, PayloadKind};
 use oxide_tests::*;
 
 const ARCHS: [&str; 3] = ["sm_80", "sm_90", "sm_100a"];
@@ -19,7 +19,7 @@ fn built() -> &'static Built {
     static BUILT: OnceLock<Built> = OnceLock::new();
     BUILT.get_or_init(|| {
         let project = TempProject::new("e2e-vecadd", SEED_VECADD);
-        remove_artifacts(&project.crate_name());
+        remove_artifacts("dev", &project.crate_name());
         let out = cargo_oxide(project.path(), &["build", "--arch", &ARCHS.join(",")]);
         assert_success(&out, "cargo oxide build --arch sm_80,sm_90,sm_100a");
         let binary = artifact_dir().join("debug").join(&project.name);
@@ -33,12 +33,12 @@ fn crate_name() -> String {
 }
 
 fn ptx_file(arch: &str) -> String {
-    oxide_format::config::files::ptx(&crate_name(), oxide_format::config::Arch::parse(arch).expect("known arch"))
+    oxide_contract::naming::files::ptx(&crate_name(), oxide_contract::arch::Arch::parse(arch).expect("known arch"))
 }
 
 #[test]
 fn manifest_lists_vecadd_with_its_parameter_kinds() {
-    let manifest = read_manifest(&crate_name());
+    let manifest = read_manifest("dev", &crate_name());
     assert_eq!(manifest.crate_name, crate_name());
     let kernel = manifest.kernel("vecadd").unwrap_or_else(|| panic!("no kernel `vecadd` in {:?}", manifest.entries()));
     let kinds: Vec<ParamKind> = kernel.params.iter().map(|p| p.kind).collect();
@@ -54,7 +54,7 @@ fn manifest_lists_vecadd_with_its_parameter_kinds() {
 
 #[test]
 fn every_ptx_passes_ptxas() {
-    let dir = artifact_dir().join(crate_name());
+    let dir = device_dir("dev").join(crate_name());
     let ptxas = ptxas();
     for arch in ARCHS {
         let ptx = dir.join(ptx_file(arch));
@@ -73,7 +73,7 @@ fn every_ptx_passes_ptxas() {
 
 #[test]
 fn ptx_has_the_entry_and_read_only_loads() {
-    let dir = artifact_dir().join(crate_name());
+    let dir = device_dir("dev").join(crate_name());
     for arch in ARCHS {
         let path = dir.join(ptx_file(arch));
         let ptx = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
@@ -86,17 +86,25 @@ fn ptx_has_the_entry_and_read_only_loads() {
 fn binary_embeds_the_bundle() {
     let bytes = std::fs::read(&built().binary).expect("read the built binary");
     let file = object::File::parse(&*bytes).expect("parse the built binary");
-    let symbol = oxide_format::bundle::symbol_name(&crate_name());
+    // Every bundle lies in the bundle section; this binary has one, with the kernel.
+    let section = file.section_by_name(oxide_contract::naming::BUNDLE_SECTION).unwrap_or_else(|| {
+        panic!("{} has no section {}", built().binary.display(), oxide_contract::naming::BUNDLE_SECTION)
+    });
+    let bundles = oxide_contract::bundle::parse_section(section.data().expect("section data")).expect("bundles parse");
+    assert_eq!(
+        bundles.len(),
+        1,
+        "one bundle: {:?}",
+        bundles.iter().map(|b| &b.manifest.crate_name).collect::<Vec<_>>()
+    );
+    assert!(bundles[0].manifest.kernel("vecadd").is_some(), "embedded manifest: {:?}", bundles[0].manifest.entries());
+    // Its symbol names the crate (plus its crate id), and is where the section's bundle starts.
+    let prefix = format!("__cuda_oxide_bundle_{}_", crate_name());
     let sym = file
         .symbols()
-        .find(|s| s.name() == Ok(symbol.as_str()))
-        .unwrap_or_else(|| panic!("{} has no symbol {symbol}", built().binary.display()));
-    // The bytes at the symbol are a whole bundle listing the kernel.
-    let section = file.section_by_index(sym.section_index().expect("bundle symbol is in a section")).expect("section");
-    let data = section.data().expect("section data");
-    let start = usize::try_from(sym.address() - section.address()).expect("offset");
-    let bundle = oxide_format::bundle::Bundle::parse(&data[start..]).expect("the embedded bundle parses");
-    assert!(bundle.manifest.kernel("vecadd").is_some(), "embedded manifest: {:?}", bundle.manifest.entries());
+        .find(|s| s.name().is_ok_and(|n| n.starts_with(&prefix)))
+        .unwrap_or_else(|| panic!("{} has no symbol {prefix}…", built().binary.display()));
+    assert_eq!(sym.section_index(), Some(section.index()));
 }
 
 #[test]

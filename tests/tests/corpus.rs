@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 
-use oxide_format::config::{Arch, files};
+use oxide_contract::arch::Arch;
+use oxide_contract::naming::files;
 use oxide_tests::*;
 
 const ARCHS: [&str; 3] = ["sm_80", "sm_90", "sm_100a"];
@@ -18,7 +19,7 @@ fn built() -> &'static PathBuf {
     BUILT.get_or_init(|| {
         let dir = checkout_root().join("tests/gpu/corpus");
         seed_lockfile(&dir);
-        remove_artifacts(CRATE);
+        remove_artifacts("release", CRATE);
         force_rebuild(&dir);
         let out = cargo_oxide(&dir, &["build", "--release", "--arch", &ARCHS.join(",")]);
         assert_success(&out, "cargo oxide build --release --arch sm_80,sm_90,sm_100a in tests/gpu/corpus");
@@ -32,7 +33,7 @@ fn built() -> &'static PathBuf {
 fn every_ptx_passes_ptxas() {
     built();
     let ptxas = ptxas();
-    let dir = artifact_dir().join(CRATE);
+    let dir = device_dir("release").join(CRATE);
     let scratch = tempfile::tempdir().expect("temp dir");
     for arch in ARCHS {
         let ptx = dir.join(files::ptx(CRATE, Arch::parse(arch).expect("known arch")));
@@ -51,7 +52,7 @@ fn every_ptx_passes_ptxas() {
 #[test]
 fn manifest_has_at_least_60_kernels() {
     built();
-    let manifest = read_manifest(CRATE);
+    let manifest = read_manifest("release", CRATE);
     assert!(manifest.kernels.len() >= 60, "only {} kernels: {:?}", manifest.kernels.len(), manifest.entries());
     for entry in ["i128_mul_div", "f64_trig", "drop_glue", "recursion", "other_crate", "affine"] {
         assert!(manifest.kernel(entry).is_some(), "no kernel `{entry}` in {:?}", manifest.entries());

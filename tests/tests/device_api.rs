@@ -4,7 +4,8 @@
 //! compile errors (cluster kernel for sm_80, bad `gpu_printf!` formats).
 use std::sync::OnceLock;
 
-use oxide_format::config::{Arch, files};
+use oxide_contract::arch::Arch;
+use oxide_contract::naming::files;
 use oxide_tests::*;
 
 const ARCHS: [&str; 3] = ["sm_80", "sm_90", "sm_100a"];
@@ -20,35 +21,35 @@ mod kernels {
     #[kernel]
     #[launch_bounds(256, 2)]
     pub fn shared_reduce(x: &[f32], sums: &mut [f32]) {
-        static TILE: SharedArray<f32, 256> = SharedArray::new();
+        static mut TILE: SharedArray<f32, 256> = SharedArray::UNINIT;
         let tid = thread::threadIdx_x() as usize;
         let i = thread::index_1d().get();
-        unsafe { TILE.write(tid, if i < x.len() { x[i] } else { 0.0 }) };
+        unsafe { TILE[tid] = if i < x.len() { x[i] } else { 0.0 } };
         sync_threads();
         let mut s = 128;
         while s > 0 {
             if tid < s {
-                unsafe { TILE.write(tid, TILE.read(tid) + TILE.read(tid + s)) };
+                unsafe { TILE[tid] = TILE[tid] + TILE[tid + s] };
             }
             sync_threads();
             s /= 2;
         }
         if tid == 0 {
-            sums[thread::blockIdx_x() as usize] = unsafe { TILE.read(0) };
+            sums[thread::blockIdx_x() as usize] = unsafe { TILE[0] };
         }
     }
 
     #[kernel]
     pub fn histogram(data: &[u8], bins: &mut [u32]) {
-        static COUNTS: SharedArray<u32, 256> = SharedArray::new();
+        static mut COUNTS: SharedArray<u32, 256> = SharedArray::UNINIT;
         let tid = thread::threadIdx_x() as usize;
-        unsafe { COUNTS.write(tid, 0) };
+        unsafe { COUNTS[tid] = 0 };
         sync_threads();
         for i in thread::grid_stride(data.len()) {
-            unsafe { atomic::block::add(COUNTS.as_mut_ptr().add(data[i.get()] as usize), 1u32) };
+            unsafe { atomic::block::add(&raw mut COUNTS[data[i.get()] as usize], 1u32) };
         }
         sync_threads();
-        unsafe { atomic::add(bins.as_mut_ptr().add(tid), COUNTS.read(tid)) };
+        unsafe { atomic::add(bins.as_mut_ptr().add(tid), COUNTS[tid]) };
         sync::fence_device();
     }
 
@@ -67,7 +68,7 @@ mod kernels {
     #[kernel]
     pub fn transpose(input: &[f32], out: &mut [f32], n: u32) {
         let tile = shared::dynamic::<f32>();
-        let p = thread::index_2d();
+        let p = thread::index_2d_xy();
         let (tx, ty) = (thread::threadIdx_x() as usize, thread::threadIdx_y() as usize);
         let n = n as usize;
         if p.x() < n && p.y() < n {
@@ -103,13 +104,13 @@ mod kernels {
     #[kernel]
     #[cluster_launch(4, 1, 1)]
     pub fn neighbour(x: &[u32], mut out: DisjointSlice<u32>) {
-        static MINE: SharedArray<u32, 128> = SharedArray::new();
+        static mut MINE: SharedArray<u32, 128> = SharedArray::UNINIT;
         let idx = thread::index_1d();
         let tid = thread::threadIdx_x() as usize;
-        unsafe { MINE.write(tid, x[idx.get()]) };
+        unsafe { MINE[tid] = x[idx.get()] };
         cluster::sync();
         let next = (cluster::block_rank() + 1) % cluster::num_blocks();
-        let theirs = unsafe { cluster::map_shared_rank(MINE.as_mut_ptr(), next).add(tid).read() };
+        let theirs = unsafe { cluster::map_shared_rank(SharedArray::as_raw_mut_ptr(&raw mut MINE), next).add(tid).read() };
         cluster::sync();
         if let Some(o) = out.get_mut(idx) { *o = theirs; }
     }
@@ -125,7 +126,7 @@ struct Built {
 
 fn build(name: &str, src: &str, archs: &'static [&'static str]) -> Built {
     let project = TempProject::new(name, src);
-    remove_artifacts(&project.crate_name());
+    remove_artifacts("dev", &project.crate_name());
     let out = cargo_oxide(project.path(), &["build", "--arch", &archs.join(",")]);
     assert_success(&out, &format!("cargo oxide build --arch {} ({name})", archs.join(",")));
     Built { project, archs }
@@ -143,7 +144,8 @@ fn cluster() -> &'static Built {
 
 fn ptx(built: &Built, arch: &str) -> String {
     let crate_name = built.project.crate_name();
-    let path = artifact_dir().join(&crate_name).join(files::ptx(&crate_name, Arch::parse(arch).expect("known arch")));
+    let path =
+        device_dir("dev").join(&crate_name).join(files::ptx(&crate_name, Arch::parse(arch).expect("known arch")));
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
 }
 
@@ -170,7 +172,8 @@ fn assert_ptxas(built: &Built) {
     let ptxas = ptxas();
     let crate_name = built.project.crate_name();
     for arch in built.archs {
-        let path = artifact_dir().join(&crate_name).join(files::ptx(&crate_name, Arch::parse(arch).expect("known arch")));
+        let path =
+            device_dir("dev").join(&crate_name).join(files::ptx(&crate_name, Arch::parse(arch).expect("known arch")));
         let cubin = built.project.path().join(format!("check.{arch}.cubin"));
         let out = std::process::Command::new(&ptxas)
             .arg(format!("-arch={arch}"))
@@ -190,21 +193,36 @@ fn device_api_ptx_passes_ptxas() {
 
 #[test]
 fn shared_memory_barriers_and_launch_bounds() {
-    assert_entry_has(device_api(), "shared_reduce", &[".shared", "st.shared", "ld.shared", "bar.sync", ".maxntid 256", ".minnctapersm 2"]);
+    assert_entry_has(
+        device_api(),
+        "shared_reduce",
+        &[".shared", "st.shared", "ld.shared", "bar.sync", ".maxntid 256", ".minnctapersm 2"],
+    );
     assert_entry_has(device_api(), "transpose", &["%dynamic_smem_size", "st.shared", "bar.sync"]);
     for arch in ARCHS {
-        assert!(ptx(device_api(), arch).contains(".extern .shared .align 16 .b8 __oxide_dynamic_shared[]"), "{arch}: no dynamic shared memory declaration");
+        assert!(
+            ptx(device_api(), arch).contains(".extern .shared .align 16 .b8 __oxide_dynamic_shared[]"),
+            "{arch}: no dynamic shared memory declaration"
+        );
     }
 }
 
 #[test]
 fn atomics_on_shared_and_global_memory() {
-    assert_entry_has(device_api(), "histogram", &["atom.shared.add.u32", "atom.global.add.u32", "bar.sync", "fence.sc.gpu"]);
+    assert_entry_has(
+        device_api(),
+        "histogram",
+        &["atom.shared.add.u32", "atom.global.add.u32", "bar.sync", "fence.sc.gpu"],
+    );
 }
 
 #[test]
 fn warp_shuffles_votes_and_match() {
-    assert_entry_has(device_api(), "warp_ops", &["shfl.sync.bfly.b32", "vote.sync.ballot.b32", "vote.sync.all.pred", "match.any.sync.b32", "popc.b32"]);
+    assert_entry_has(
+        device_api(),
+        "warp_ops",
+        &["shfl.sync.bfly.b32", "vote.sync.ballot.b32", "vote.sync.all.pred", "match.any.sync.b32", "popc.b32"],
+    );
 }
 
 #[test]
@@ -222,7 +240,15 @@ fn cluster_barrier_mapa_and_attributes() {
     assert_entry_has(
         cluster(),
         "neighbour",
-        &[".explicitcluster", ".reqnctapercluster 4, 1, 1", "barrier.cluster.arrive", "barrier.cluster.wait", "mapa.u64", "%cluster_ctarank", "%cluster_nctarank"],
+        &[
+            ".explicitcluster",
+            ".reqnctapercluster 4, 1, 1",
+            "barrier.cluster.arrive",
+            "barrier.cluster.wait",
+            "mapa.u64",
+            "%cluster_ctarank",
+            "%cluster_nctarank",
+        ],
     );
 }
 
@@ -249,10 +275,18 @@ fn gpu_printf_formats_are_checked_at_compile_time() {
              #[kernel]\n    pub fn k(x: f32, n: u32) {{ {call}; }}\n}}\nfn main() {{}}\n"
         )
     };
+    // Each error is reported at the user's call (src/main.rs), not inside cuda-device.
+    let at_call = |err: &str| err.contains("src/main.rs:6:");
     let err = build_fails("e2e-printf-count", &program(r#"gpu_printf!("%u %u\n", n)"#), "sm_90");
-    assert!(err.contains("fewer arguments than conversions"), "{err}");
+    assert!(err.contains("the format has 2 conversions, but 1 argument follows") && at_call(&err), "{err}");
     let err = build_fails("e2e-printf-type", &program(r#"gpu_printf!("%d %u\n", x, n)"#), "sm_90");
-    assert!(err.contains("does not match its conversion"), "{err}");
+    assert!(err.contains("`f32` does not match its `gpu_printf!` conversion") && at_call(&err), "{err}");
     let err = build_fails("e2e-printf-conv", &program(r#"gpu_printf!("%q\n", n)"#), "sm_90");
-    assert!(err.contains("unknown conversion"), "{err}");
+    assert!(err.contains("unknown conversion `%q`") && at_call(&err), "{err}");
+    let err = build_fails("e2e-printf-rust-type", &program(r#"gpu_printf!("{}\n", (n, x))"#), "sm_90");
+    assert!(err.contains("`(u32, f32)` cannot be printed by `gpu_printf!`") && at_call(&err), "{err}");
+    let err = build_fails("e2e-printf-rust-hex", &program(r#"gpu_printf!("{:x}\n", x)"#), "sm_90");
+    assert!(err.contains("need an integer argument"), "{err}");
+    let err = build_fails("e2e-printf-rust-named", &program(r#"gpu_printf!("{n}\n", n)"#), "sm_90");
+    assert!(err.contains("named arguments are not supported") && at_call(&err), "{err}");
 }

@@ -118,3 +118,28 @@ fn threads() {
 fn launch_errors() {
     build_and_run("launch-errors");
 }
+
+/// The device API under NVIDIA cuda-oxide's names; includes a cooperative launch (`grid::sync`).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn device_compat() {
+    build_and_run("device-compat");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn perf_types() {
+    build_and_run("perf-types");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn bounds_traps() {
+    build_and_run("bounds-traps");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn host_compat() {
+    build_and_run("host-compat");
+}

@@ -14,10 +14,10 @@ fn new_project_builds() {
     assert!(!again.status.success(), "a second `new hello` must refuse to overwrite");
 
     seed_lockfile(&project);
-    remove_artifacts("hello");
+    remove_artifacts("dev", "hello");
     let out = cargo_oxide(&project, &["build", "--arch", "sm_90"]);
     assert_success(&out, "cargo oxide build in the new project");
-    let manifest = read_manifest("hello");
+    let manifest = read_manifest("dev", "hello");
     assert!(manifest.kernel("vecadd").is_some(), "kernels: {:?}", manifest.entries());
     assert!(artifact_dir().join("debug/hello").is_file(), "no binary; stderr:\n{}", stderr(&out));
 }

@@ -52,7 +52,10 @@ fn check(case: &Path) -> Result<(), String> {
         return Ok(());
     }
     let expected = std::fs::read_to_string(&expected_path).map_err(|_| {
-        format!("{stem}: {} is missing; create it with `BLESS=1 cargo test -p oxide-tests --test ui`. Actual:\n{actual}", expected_path.display())
+        format!(
+            "{stem}: {} is missing; create it with `BLESS=1 cargo test -p oxide-tests --test ui`. Actual:\n{actual}",
+            expected_path.display()
+        )
     })?;
     if expected != actual {
         return Err(format!(

@@ -39,12 +39,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     init_device_contexts(0, 1)?;
     let module = kernels::load_async(0)?;
 
-    let op = module.vecadd_async(
-        LaunchConfig::for_num_elems(1024),
-        &a_dev,
-        &b_dev,
-        &mut c_dev,
-    )?;
+    let op = module.vecadd_async(LaunchConfig::for_num_elems(1024), &a_dev, &b_dev, &mut c_dev)?;
 
     // 执行并等待
     op.sync()?;
@@ -52,12 +47,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("borrowed vecadd_async + sync(): 1 + 2 = 3");
 
     // Owned form.
-    let op = module.vecadd_async_owned(
-        LaunchConfig::for_num_elems(1024),
-        a_dev,
-        b_dev,
-        c_dev,
-    )?;
+    let op = module.vecadd_async_owned(LaunchConfig::for_num_elems(1024), a_dev, b_dev, c_dev)?;
 
     let (a_dev, b_dev, c_dev) = tokio::spawn(op.into_future()).await??;
     assert!(c_dev.to_host_vec(&stream)?.iter().all(|x| *x == 3.0));
@@ -68,9 +58,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let layer1_op = module.vecadd_async_owned(cfg, a_dev, b_dev, c_dev)?;
     let layer2_op = |(a, b, c): Buffers| module.vecadd_async_owned(cfg, c, b, a);
     let layer3_op = |(c, b, a): Buffers| module.vecadd_async_owned(cfg, a, b, c);
-    let forward_pass = layer1_op
-        .and_then(|output1| layer2_op(output1))
-        .and_then(|output2| layer3_op(output2));
+    let forward_pass = layer1_op.and_then(|output1| layer2_op(output1)).and_then(|output2| layer3_op(output2));
     let (a_dev, b_dev, c_dev) = forward_pass.await?;
     assert!(c_dev.to_host_vec(&stream)?.iter().all(|x| *x == 7.0));
     println!("and_then chain of three vecadds: 1 + 2 + 2 + 2 = 7");

@@ -1,6 +1,6 @@
 //! The `#[cuda_module]` vecadd example of the launching-kernels chapter, unchanged.
-use cuda_device::{cuda_module, kernel, thread, DisjointSlice};
 use cuda_core::{CudaContext, DeviceBuffer, LaunchConfig};
+use cuda_device::{DisjointSlice, cuda_module, kernel, thread};
 
 #[cuda_module]
 mod kernels {
@@ -25,9 +25,7 @@ fn main() {
     let b = DeviceBuffer::from_host(&stream, &[2.0f32; 1024]).unwrap();
     let mut c = DeviceBuffer::<f32>::zeroed(&stream, 1024).unwrap();
 
-    module
-        .vecadd(&stream, LaunchConfig::for_num_elems(1024), &a, &b, &mut c)
-        .expect("Kernel launch failed");
+    module.vecadd(&stream, LaunchConfig::for_num_elems(1024), &a, &b, &mut c).expect("Kernel launch failed");
 
     let result = c.to_host_vec(&stream).unwrap();
     assert_eq!(result[0], 3.0);

@@ -1,6 +1,7 @@
 //! Per-device state of the async runtime: the context, a pool of streams, and the scheduling policy.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 
 use cuda_core::{CudaContext, CudaStream, DriverError};
@@ -81,20 +82,70 @@ fn registry() -> &'static RwLock<BTreeMap<usize, Arc<DeviceContext>>> {
 
 /// Opens devices `first_device .. first_device + count` for async work, each with
 /// [`DEFAULT_STREAMS_PER_DEVICE`] streams and round-robin scheduling. Devices already open are
-/// kept as they are, so calling it again is harmless.
+/// kept as they are, so calling it again is harmless. The first call makes `first_device` the
+/// [`default_device`].
 pub fn init_device_contexts(first_device: usize, count: usize) -> Result<(), DriverError> {
     init_device_contexts_with(first_device, count, DEFAULT_STREAMS_PER_DEVICE)
 }
 
-/// [`init_device_contexts`] with `streams_per_device` streams in each pool (at least 1).
-pub fn init_device_contexts_with(first_device: usize, count: usize, streams_per_device: usize) -> Result<(), DriverError> {
-    if count == 0 {
-        return Err(DriverError::Async { message: "init_device_contexts: count is 0; open at least one device".into() });
+/// `usize::MAX` until the first [`init_device_contexts`] (or [`set_default_device`]).
+static DEFAULT_DEVICE: AtomicUsize = AtomicUsize::new(usize::MAX);
+
+/// The device that operations not tied to one ([`value`](crate::device_operation::value),
+/// [`with_context`](crate::device_operation::with_context)) run on when run on their own: the
+/// `first_device` of the first [`init_device_contexts`], else 0.
+///
+/// ```
+/// cuda_async::device_context::set_default_device(1);
+/// assert_eq!(cuda_async::device_context::default_device(), 1);
+/// ```
+pub fn default_device() -> usize {
+    match DEFAULT_DEVICE.load(Ordering::Relaxed) {
+        usize::MAX => 0,
+        device => device,
     }
+}
+
+/// Makes `device` the [`default_device`].
+///
+/// ```
+/// cuda_async::device_context::set_default_device(0);
+/// ```
+pub fn set_default_device(device: usize) {
+    DEFAULT_DEVICE.store(device, Ordering::Relaxed);
+}
+
+/// Calls `f` with the CUDA context of device `device` (opening the device for async work first
+/// if needed), for synchronous work next to the async runtime: allocating, copying, loading.
+///
+/// ```no_run
+/// use cuda_async::device_context::{init_device_contexts, with_cuda_context};
+/// init_device_contexts(0, 1)?;
+/// let name = with_cuda_context(0, |ctx| ctx.name().to_string())?;
+/// # Ok::<(), cuda_core::DriverError>(())
+/// ```
+pub fn with_cuda_context<R>(device: usize, f: impl FnOnce(&Arc<CudaContext>) -> R) -> Result<R, DriverError> {
+    let dev = device_context(device)?;
+    dev.context().bind_to_thread()?;
+    Ok(f(dev.context()))
+}
+
+/// [`init_device_contexts`] with `streams_per_device` streams in each pool (at least 1).
+pub fn init_device_contexts_with(
+    first_device: usize,
+    count: usize,
+    streams_per_device: usize,
+) -> Result<(), DriverError> {
+    if count == 0 {
+        return Err(DriverError::Async {
+            message: "init_device_contexts: count is 0; open at least one device".into(),
+        });
+    }
+    let _ = DEFAULT_DEVICE.compare_exchange(usize::MAX, first_device, Ordering::Relaxed, Ordering::Relaxed);
     for ordinal in first_device..first_device + count {
         let mut devices = registry().write().unwrap_or_else(|p| p.into_inner());
-        if !devices.contains_key(&ordinal) {
-            devices.insert(ordinal, Arc::new(DeviceContext::new(ordinal, streams_per_device)?));
+        if let std::collections::btree_map::Entry::Vacant(slot) = devices.entry(ordinal) {
+            slot.insert(Arc::new(DeviceContext::new(ordinal, streams_per_device)?));
         }
     }
     Ok(())
@@ -108,7 +159,10 @@ pub fn device_context(ordinal: usize) -> Result<Arc<DeviceContext>, DriverError>
     }
     init_device_contexts(ordinal, 1)?;
     let devices = registry().read().unwrap_or_else(|p| p.into_inner());
-    devices.get(&ordinal).cloned().ok_or_else(|| DriverError::Async { message: format!("device {ordinal} is not open") })
+    devices
+        .get(&ordinal)
+        .cloned()
+        .ok_or_else(|| DriverError::Async { message: format!("device {ordinal} is not open") })
 }
 
 /// Sets the scheduling policy of device `ordinal` (opening it if needed).

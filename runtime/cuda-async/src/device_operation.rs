@@ -8,7 +8,7 @@ use std::task::{Context, Poll, Waker};
 
 use cuda_core::{CudaEvent, CudaStream, DriverError};
 
-use crate::device_context::{DeviceContext, device_context};
+use crate::device_context::{DeviceContext, default_device, device_context};
 
 /// Where an operation is being enqueued: a device and one stream of its pool.
 pub struct ExecutionContext {
@@ -62,13 +62,13 @@ impl ExecutionContext {
         self.stream.wait_event(&event)
     }
 
-    /// Runs `op` here: on this stream when it belongs to this device, else on a forked stream of
-    /// its device that is joined back.
+    /// Runs `op` here: on this stream when it belongs to this device (or to none), else on a
+    /// forked stream of its device that is joined back.
     fn run<'a, T>(&self, op: DeviceOperation<'a, T>) -> Result<T, DriverError> {
-        if op.device == self.ordinal() {
+        let Some(device) = op.device.filter(|d| *d != self.ordinal()) else {
             return (op.run)(self);
-        }
-        let other = self.fork_on(op.device)?;
+        };
+        let other = self.fork_on(device)?;
         let out = (op.run)(&other);
         self.join(&other)?;
         out
@@ -91,7 +91,9 @@ type Run<'a, T> = Box<dyn FnOnce(&ExecutionContext) -> Result<T, DriverError> + 
 /// buffers it borrows stay borrowed: until it has completed (or been dropped unstarted).
 #[must_use = "a DeviceOperation does nothing until it is run with .sync() or .await"]
 pub struct DeviceOperation<'a, T> {
-    device: usize,
+    /// `None` for work tied to no device ([`value`], [`with_context`]): it runs wherever the
+    /// operation it is part of runs, and on the [`default_device`] when run on its own.
+    device: Option<usize>,
     run: Run<'a, T>,
 }
 
@@ -102,7 +104,12 @@ impl<'a, T: Send + 'a> DeviceOperation<'a, T> {
         device: usize,
         enqueue: impl FnOnce(&ExecutionContext) -> Result<T, DriverError> + Send + 'a,
     ) -> DeviceOperation<'a, T> {
-        DeviceOperation { device, run: Box::new(enqueue) }
+        DeviceOperation { device: Some(device), run: Box::new(enqueue) }
+    }
+
+    /// An operation tied to no device: it runs where the operation it is composed into runs.
+    fn anywhere(enqueue: impl FnOnce(&ExecutionContext) -> Result<T, DriverError> + Send + 'a) -> Self {
+        DeviceOperation { device: None, run: Box::new(enqueue) }
     }
 
     /// An operation that does no GPU work and yields `value`.
@@ -110,15 +117,15 @@ impl<'a, T: Send + 'a> DeviceOperation<'a, T> {
         DeviceOperation::new(device, move |_| Ok(value))
     }
 
-    /// The device the operation runs on.
+    /// The device the operation runs on ([`default_device`] for one tied to none).
     pub fn device(&self) -> usize {
-        self.device
+        self.device.unwrap_or_else(default_device)
     }
 
     /// Transforms the output on the host when the operation is enqueued.
     pub fn map<U: Send + 'a>(self, f: impl FnOnce(T) -> U + Send + 'a) -> DeviceOperation<'a, U> {
         let device = self.device;
-        DeviceOperation::new(device, move |exec| (self.run)(exec).map(f))
+        DeviceOperation { device, run: Box::new(move |exec| (self.run)(exec).map(f)) }
     }
 
     /// Chains `next` after this operation: `next` gets this one's output and returns the
@@ -129,32 +136,32 @@ impl<'a, T: Send + 'a> DeviceOperation<'a, T> {
         next: impl FnOnce(T) -> N + Send + 'a,
     ) -> DeviceOperation<'a, U> {
         let device = self.device;
-        DeviceOperation::new(device, move |exec| {
+        let run = move |exec: &ExecutionContext| {
             let out = (self.run)(exec)?;
             let op = next(out).into_device_operation()?;
             exec.run(op)
-        })
+        };
+        DeviceOperation { device, run: Box::new(run) }
     }
 
     /// Runs the operation with the device's scheduling policy and blocks until it has finished;
     /// errors of the work (a trapped kernel, say) surface here.
     pub fn sync(self) -> Result<T, DriverError> {
-        let exec = device_context(self.device)?.execution_context();
+        let exec = device_context(self.device())?.execution_context();
         self.sync_in(&exec)
     }
 
     /// Runs the operation on `stream` (of the operation's device) and blocks until it has finished.
     pub fn sync_on(self, stream: &Arc<CudaStream>) -> Result<T, DriverError> {
-        let device = device_context(self.device)?;
-        if stream.context().ordinal() != self.device {
+        let ordinal = stream.context().ordinal();
+        if let Some(device) = self.device.filter(|d| *d != ordinal) {
             return Err(DriverError::Async {
                 message: format!(
-                    "sync_on: the operation runs on device {}, the stream belongs to device {}",
-                    self.device,
-                    stream.context().ordinal()
+                    "sync_on: the operation runs on device {device}, the stream belongs to device {ordinal}"
                 ),
             });
         }
+        let device = device_context(ordinal)?;
         self.sync_in(&ExecutionContext::new(device, Arc::clone(stream)))
     }
 
@@ -216,17 +223,91 @@ impl<'a, T> IntoDeviceOperation<'a, T> for Result<DeviceOperation<'a, T>, Driver
 }
 
 /// Runs `a` and `b` concurrently: `a` on the stream the operation runs on, `b` on another one
-/// the policy picks (of `b`'s device), joined back before the pair completes. See [`zip!`](crate::zip).
-pub fn zip<'a, A: Send + 'a, B: Send + 'a>(a: DeviceOperation<'a, A>, b: DeviceOperation<'a, B>) -> DeviceOperation<'a, (A, B)> {
-    let device = a.device;
-    DeviceOperation::new(device, move |exec| {
-        let out_a = (a.run)(exec)?;
-        let other = exec.fork_on(b.device)?;
+/// the policy picks (of `b`'s device), joined back before the pair completes. Both start after
+/// the work queued before the pair; neither waits for the other. See [`zip!`](crate::zip).
+pub fn zip<'a, A: Send + 'a, B: Send + 'a>(
+    a: DeviceOperation<'a, A>,
+    b: DeviceOperation<'a, B>,
+) -> DeviceOperation<'a, (A, B)> {
+    let device = a.device.or(b.device);
+    let run = move |exec: &ExecutionContext| {
+        // Fork before `a` is queued, so `b` does not wait for `a`.
+        let other = exec.fork_on(b.device.unwrap_or(exec.ordinal()))?;
+        let out_a = (a.run)(exec);
         let out_b = (b.run)(&other);
         exec.join(&other)?;
-        Ok((out_a, out_b?))
+        Ok((out_a?, out_b?))
+    };
+    DeviceOperation { device, run: Box::new(run) }
+}
+
+/// An operation that does no GPU work and yields `x`, tied to no device (it runs where the
+/// operation it is composed into runs). [`DeviceOperation::value`] ties one to a device.
+///
+/// ```no_run
+/// use cuda_async::device_operation::{DeviceOperation, value};
+/// let seven = value(7u32).and_then(|n| value(n * 6)).sync()?;
+/// assert_eq!(seven, 42);
+/// # Ok::<(), cuda_core::DriverError>(())
+/// ```
+pub fn value<'a, T: Send + 'a>(x: T) -> DeviceOperation<'a, T> {
+    DeviceOperation::anywhere(move |_| Ok(x))
+}
+
+/// An operation built when it runs, from where it runs: `f` gets the [`ExecutionContext`]
+/// (stream and device) and returns the operation (or `Result` of one) to run there.
+///
+/// ```no_run
+/// use cuda_async::device_operation::{DeviceOperation, with_context};
+/// let zeros = with_context(|exec| {
+///     let device = exec.ordinal();
+///     DeviceOperation::new(device, |exec| cuda_core::DeviceBuffer::<f32>::zeroed(exec.stream(), 256))
+/// });
+/// let buf = zeros.sync()?;
+/// # Ok::<(), cuda_core::DriverError>(())
+/// ```
+pub fn with_context<'a, T: Send + 'a, N: IntoDeviceOperation<'a, T>>(
+    f: impl FnOnce(&ExecutionContext) -> N + Send + 'a,
+) -> DeviceOperation<'a, T> {
+    DeviceOperation::anywhere(move |exec| {
+        let op = f(exec).into_device_operation()?;
+        exec.run(op)
     })
 }
+
+/// `.zip()` on a tuple of operations: the same as [`zip!`](crate::zip) with the tuple's elements.
+///
+/// ```no_run
+/// use cuda_async::device_operation::{Zippable, value};
+/// let (a, b, c) = (value(1u8), value('x'), value(2.5f32)).zip().sync()?;
+/// # Ok::<(), cuda_core::DriverError>(())
+/// ```
+pub trait Zippable<'a, O> {
+    /// One operation running the tuple's operations concurrently, yielding their outputs.
+    fn zip(self) -> DeviceOperation<'a, O>;
+}
+
+macro_rules! zippable {
+    ($($op:ident: $t:ident),+) => {
+        impl<'a, $($t: Send + 'a),+> Zippable<'a, ($($t,)+)> for ($(DeviceOperation<'a, $t>,)+) {
+            fn zip(self) -> DeviceOperation<'a, ($($t,)+)> {
+                let ($($op,)+) = self;
+                crate::zip!($($op),+)
+            }
+        }
+    };
+}
+zippable!(a: A, b: B);
+zippable!(a: A, b: B, c: C);
+zippable!(a: A, b: B, c: C, d: D);
+zippable!(a: A, b: B, c: C, d: D, e: E);
+zippable!(a: A, b: B, c: C, d: D, e: E, f: F);
+zippable!(a: A, b: B, c: C, d: D, e: E, f: F, g: G);
+zippable!(a: A, b: B, c: C, d: D, e: E, f: F, g: G, h: H);
+zippable!(a: A, b: B, c: C, d: D, e: E, f: F, g: G, h: H, i: I);
+zippable!(a: A, b: B, c: C, d: D, e: E, f: F, g: G, h: H, i: I, j: J);
+zippable!(a: A, b: B, c: C, d: D, e: E, f: F, g: G, h: H, i: I, j: J, k: K);
+zippable!(a: A, b: B, c: C, d: D, e: E, f: F, g: G, h: H, i: I, j: J, k: K, l: L);
 
 impl<'a, T: Send + 'a> IntoFuture for DeviceOperation<'a, T> {
     type Output = Result<T, DriverError>;
@@ -250,10 +331,13 @@ enum State<'a, T> {
     Done,
 }
 
+/// The result of enqueued work (once known) and the task waiting for it.
+type CompletionState = (Option<Result<(), DriverError>>, Option<Waker>);
+
 /// Completion of enqueued work, filled in by the waiting thread.
 #[derive(Default)]
 struct Completion {
-    state: Mutex<(Option<Result<(), DriverError>>, Option<Waker>)>,
+    state: Mutex<CompletionState>,
     done: Condvar,
 }
 
@@ -285,7 +369,7 @@ impl<'a, T: Send + 'a> Future for DeviceFuture<'a, T> {
         let this = self.get_mut();
         if let State::Pending(_) = this.state {
             let State::Pending(op) = std::mem::replace(&mut this.state, State::Done) else { unreachable!() };
-            let exec = match device_context(op.device) {
+            let exec = match device_context(op.device()) {
                 Ok(device) => device.execution_context(),
                 Err(e) => return Poll::Ready(Err(e)),
             };
@@ -309,7 +393,9 @@ impl<'a, T: Send + 'a> Future for DeviceFuture<'a, T> {
                 return Poll::Pending;
             }
         }
-        let State::Running { output, completion } = std::mem::replace(&mut this.state, State::Done) else { unreachable!() };
+        let State::Running { output, completion } = std::mem::replace(&mut this.state, State::Done) else {
+            unreachable!()
+        };
         let done = completion.state.lock().unwrap_or_else(|p| p.into_inner()).0.take().unwrap_or(Ok(()));
         Poll::Ready(output.and_then(|out| done.map(|()| out)))
     }
@@ -354,6 +440,23 @@ mod tests {
         assert_send(&op.into_future());
         let z = zip(DeviceOperation::value(0, 1u8), DeviceOperation::value(0, 'c'));
         assert_eq!(z.device(), 0);
+    }
+
+    #[test]
+    fn zip_of_any_arity_flattens_in_order() {
+        // The annotations check the flattening: a step that shadowed an earlier element's name
+        // would repeat that element's type.
+        let six: DeviceOperation<'_, (u8, u16, u32, u64, char, bool)> =
+            crate::zip!(value(1u8), value(2u16), value(3u32), value(4u64), value('5'), value(true),);
+        assert_eq!(six.device(), default_device(), "tied to no device");
+        let one: DeviceOperation<'_, u8> = crate::zip!(value(1u8));
+        assert_eq!(one.device(), default_device());
+        let pair = (value(1u8), DeviceOperation::value(3, 'c')).zip();
+        assert_eq!(pair.device(), 3, "a zip runs on the device of the first operation tied to one");
+        let three: DeviceOperation<'_, (u8, char, i64)> = (value(1u8), value('c'), value(-1i64)).zip();
+        assert_send(&three);
+        let built = with_context(|exec| DeviceOperation::value(exec.ordinal(), exec.ordinal()));
+        assert_send(&built);
     }
 
     #[test]

@@ -18,6 +18,7 @@
 //!
 //! | module | what |
 //! |---|---|
+//! | [`device_box`] | [`DeviceBox`](device_box::DeviceBox): owned device memory to move into owned operations |
 //! | [`device_context`] | per-device context, stream pool and scheduling policy ([`init_device_contexts`](device_context::init_device_contexts)) |
 //! | [`device_operation`] | [`DeviceOperation`](device_operation::DeviceOperation): `sync`, `IntoFuture`, `and_then`, `map`, [`zip`](device_operation::zip) |
 //! | [`scheduling_policy`] | how an operation's stream is chosen when it runs (default: round-robin) |
@@ -26,6 +27,7 @@
 //! (borrows the buffers until the operation completes) and `module.<kernel>_async_owned(config, a, ..)`
 //! (owns them and hands them back) when cuda-host's `async` feature is on.
 
+pub mod device_box;
 pub mod device_context;
 pub mod device_operation;
 pub mod scheduling_policy;
@@ -33,21 +35,38 @@ pub mod scheduling_policy;
 pub use cuda_core::DriverError;
 
 /// Runs independent operations concurrently, each on a stream of its own, and yields their
-/// outputs as a tuple: `zip!(a, b)`, `zip!(a, b, c)`, `zip!(a, b, c, d)`.
+/// outputs as a tuple: `zip!(a, b)`, `zip!(a, b, c)`, … of any number of operations (`zip!(a)`
+/// is `a`). Every operation starts after the work queued before the `zip!`; none waits for
+/// another.
+///
+/// ```no_run
+/// use cuda_async::device_operation::value;
+/// let (a, b, c, d, e) = cuda_async::zip!(value(1u8), value(2u16), value(3u32), value(4u64), value('5')).sync()?;
+/// assert_eq!((a, b, c, d, e), (1, 2, 3, 4, '5'));
+/// # Ok::<(), cuda_core::DriverError>(())
+/// ```
 #[macro_export]
 macro_rules! zip {
+    // Folds left: the output of the operations so far is a flat tuple whose element names are
+    // in the brackets; each step zips in the next operation and appends its output. A name
+    // written by this macro is a fresh identifier in every step (macro hygiene), so `n` of one
+    // step never shadows `n` of another.
+    (@fold [$($v:ident)+] ($acc:expr) $next:expr $(, $rest:expr)*) => {
+        $crate::zip!(@fold [$($v)+ n]
+            ($crate::device_operation::zip($acc, $next).map(|(($($v),+), n)| ($($v,)+ n)))
+            $($rest),*)
+    };
+    (@fold [$($v:ident)+] ($acc:expr)) => {
+        $acc
+    };
+    ($a:expr $(,)?) => {
+        $a
+    };
     ($a:expr, $b:expr $(,)?) => {
         $crate::device_operation::zip($a, $b)
     };
-    ($a:expr, $b:expr, $c:expr $(,)?) => {
-        $crate::device_operation::zip($a, $crate::device_operation::zip($b, $c)).map(|(a, (b, c))| (a, b, c))
-    };
-    ($a:expr, $b:expr, $c:expr, $d:expr $(,)?) => {
-        $crate::device_operation::zip(
-            $crate::device_operation::zip($a, $b),
-            $crate::device_operation::zip($c, $d),
-        )
-        .map(|((a, b), (c, d))| (a, b, c, d))
+    ($a:expr, $b:expr, $($rest:expr),+ $(,)?) => {
+        $crate::zip!(@fold [a b] ($crate::device_operation::zip($a, $b)) $($rest),+)
     };
 }
 

@@ -1,10 +1,10 @@
-//! Loading a crate's device code bundle: parse it in memory, pick the payload for the GPU, load it.
+//! Loading a device code bundle: pick the payload for the GPU, load it, look its kernels up.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use oxide_format::bundle::Bundle;
-use oxide_format::manifest::{Manifest, PayloadKind};
+use oxide_contract::bundle::Bundle;
+use oxide_contract::manifest::{Manifest, PayloadKind};
 
 use crate::context::CudaContext;
 use crate::error::DriverError;
@@ -21,7 +21,12 @@ pub struct LoadedBundle {
 
 impl LoadedBundle {
     /// Wraps a module loaded from one payload of `manifest` (used by sideloading).
-    pub fn from_parts(module: Module, manifest: Arc<Manifest>, payload_kind: PayloadKind, payload_arch: String) -> Self {
+    pub fn from_parts(
+        module: Module,
+        manifest: Arc<Manifest>,
+        payload_kind: PayloadKind,
+        payload_arch: String,
+    ) -> Self {
         LoadedBundle { module, manifest, payload_kind, payload_arch, functions: Mutex::new(HashMap::new()) }
     }
 
@@ -62,37 +67,28 @@ impl std::fmt::Debug for LoadedBundle {
     }
 }
 
-/// Loads the bundle that `oxide-rustc` linked into this binary at `bundle_ptr` (the address of
-/// the `__cuda_oxide_bundle_<crate>` symbol). The bundle is parsed in memory; the executable is
-/// never re-read.
-///
-/// # Safety
-/// `bundle_ptr` must be the address of a bundle symbol emitted by `oxide-rustc` (or of other
-/// memory living for the whole program that holds a complete bundle).
-pub unsafe fn load_embedded(ctx: &Arc<CudaContext>, bundle_ptr: *const u8) -> Result<LoadedBundle, DriverError> {
-    // SAFETY: forwarded to the caller.
-    let bundle = unsafe { Bundle::from_symbol(bundle_ptr) }?;
-    load_parsed(ctx, &bundle)
-}
-
 /// Loads a bundle from bytes (for example one read from a file).
 pub fn load_bundle(ctx: &Arc<CudaContext>, bytes: &[u8]) -> Result<LoadedBundle, DriverError> {
     let bundle = Bundle::parse(bytes)?;
-    load_parsed(ctx, &bundle)
+    LoadedBundle::load(ctx, &bundle)
 }
 
-fn load_parsed(ctx: &Arc<CudaContext>, bundle: &Bundle<'_>) -> Result<LoadedBundle, DriverError> {
-    let payload = bundle.select_payload(ctx.compute_capability())?;
-    let manifest = Arc::new(bundle.manifest.clone());
-    let arch = payload.arch_name();
-    let module = Module::load_with_manifest(ctx, payload.kind, payload.bytes, Arc::clone(&manifest)).map_err(|e| {
-        let (major, minor) = ctx.compute_capability();
-        e.context(format!(
-            "loading the {} {arch} payload of crate `{}` on {} (sm_{major}{minor})",
-            payload.kind,
-            manifest.crate_name,
-            ctx.name()
-        ))
-    })?;
-    Ok(LoadedBundle::from_parts(module, manifest, payload.kind, arch))
+impl LoadedBundle {
+    /// Loads the payload of `bundle` that fits `ctx`'s GPU (see `oxide_contract::bundle::select`).
+    pub fn load(ctx: &Arc<CudaContext>, bundle: &Bundle<'_>) -> Result<LoadedBundle, DriverError> {
+        let payload = bundle.select_payload(ctx.capability())?;
+        let manifest = Arc::new(bundle.manifest.clone());
+        let arch = payload.arch_name();
+        let module =
+            Module::load_with_manifest(ctx, payload.kind, payload.bytes, Arc::clone(&manifest)).map_err(|e| {
+                let (major, minor) = ctx.capability();
+                e.context(format!(
+                    "loading the {} {arch} payload of crate `{}` on {} (sm_{major}{minor})",
+                    payload.kind,
+                    manifest.crate_name,
+                    ctx.name()
+                ))
+            })?;
+        Ok(LoadedBundle::from_parts(module, manifest, payload.kind, arch))
+    }
 }

@@ -1,12 +1,14 @@
 //! `CudaContext` (a device's primary context), `CudaStream` and `CudaEvent`: safe RAII handles.
 
 use std::ffi::{CStr, c_char};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
 
 use cudarc::driver::sys::{self, CUdevice_attribute as Attr, CUresult};
 
+use crate::bundle::LoadedBundle;
 use crate::driver::{check, init};
 use crate::error::DriverError;
+use crate::resources::StackLimit;
 
 /// One GPU, through its primary context. Made by [`CudaContext::new`]; shared as `Arc`.
 ///
@@ -21,6 +23,13 @@ pub struct CudaContext {
     sm_count: u32,
     total_memory: usize,
     max_shared_memory_per_block_optin: u32,
+    /// The bundles linked into this binary that are loaded on this context, by their index in the
+    /// registry (`crate::registry`). Weak: a loaded module holds its context, so a strong
+    /// reference here would keep both alive forever; a bundle is loaded again after the last of
+    /// its users is gone.
+    embedded: Mutex<Vec<Weak<LoadedBundle>>>,
+    /// The per-thread stack size (`crate::resources`).
+    stack_limit: StackLimit,
 }
 
 // SAFETY: a CUcontext may be used from any thread (we bind it before each use), and the
@@ -59,6 +68,8 @@ impl CudaContext {
             sm_count: 0,
             total_memory: 0,
             max_shared_memory_per_block_optin: 0,
+            embedded: Mutex::new(Vec::new()),
+            stack_limit: StackLimit::default(),
         };
         ctx.bind_to_thread()?;
         ctx.name = device_name(device)?;
@@ -95,9 +106,81 @@ impl CudaContext {
         &self.name
     }
 
-    /// `(major, minor)`, e.g. `(9, 0)` for an sm_90 GPU.
-    pub fn compute_capability(&self) -> (u32, u32) {
+    /// The device's name as a `Result`, e.g. `Ok("NVIDIA H200")` (NVIDIA's spelling of [`name`](Self::name)).
+    ///
+    /// ```no_run
+    /// let ctx = cuda_core::CudaContext::new(0)?;
+    /// println!("running on {}", ctx.device_name()?);
+    /// # Ok::<(), cuda_core::DriverError>(())
+    /// ```
+    pub fn device_name(&self) -> Result<String, DriverError> {
+        Ok(self.name.clone())
+    }
+
+    /// The compute capability `(major, minor)`, e.g. `(9, 0)` for an sm_90 GPU.
+    ///
+    /// A `Result` of signed integers, as in NVIDIA's cuda-oxide, so `?`, `.expect(..)` and
+    /// `.unwrap_or((0, 0))` work; the value is read once when the context is made, so this never
+    /// fails. [`capability`](Self::capability) gives the same numbers without the `Result`.
+    ///
+    /// ```no_run
+    /// let ctx = cuda_core::CudaContext::new(0)?;
+    /// let (major, minor) = ctx.compute_capability()?;
+    /// if major < 9 {
+    ///     println!("skipping: clusters need sm_90, this GPU is sm_{major}{minor}");
+    /// }
+    /// # Ok::<(), cuda_core::DriverError>(())
+    /// ```
+    pub fn compute_capability(&self) -> Result<(i32, i32), DriverError> {
+        let (major, minor) = self.compute_capability;
+        Ok((major as i32, minor as i32))
+    }
+
+    /// The compute capability `(major, minor)`, e.g. `(9, 0)` for an sm_90 GPU.
+    ///
+    /// ```no_run
+    /// let ctx = cuda_core::CudaContext::new(0)?;
+    /// let (major, minor) = ctx.capability();
+    /// println!("sm_{major}{minor}");
+    /// # Ok::<(), cuda_core::DriverError>(())
+    /// ```
+    pub fn capability(&self) -> (u32, u32) {
         self.compute_capability
+    }
+
+    /// Whether the device can launch thread block clusters (sm_90 and newer).
+    ///
+    /// ```no_run
+    /// let ctx = cuda_core::CudaContext::new(0)?;
+    /// if !ctx.supports_cluster_launch()? {
+    ///     println!("skipping: no cluster launch on this GPU");
+    /// }
+    /// # Ok::<(), cuda_core::DriverError>(())
+    /// ```
+    pub fn supports_cluster_launch(&self) -> Result<bool, DriverError> {
+        Ok(device_attribute(self.device, Attr::CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH)? != 0)
+    }
+
+    /// The raw `CUdevice`, for calling the driver directly (e.g. [`crate::vmm`]).
+    ///
+    /// ```no_run
+    /// let ctx = cuda_core::CudaContext::new(0)?;
+    /// let granularity = cuda_core::vmm::allocation_granularity(ctx.cu_device())?;
+    /// # Ok::<(), cuda_core::DriverError>(())
+    /// ```
+    pub fn cu_device(&self) -> sys::CUdevice {
+        self.device
+    }
+
+    /// The raw `CUcontext` (the device's primary context), for calling the driver directly.
+    ///
+    /// ```no_run
+    /// let ctx = cuda_core::CudaContext::new(0)?;
+    /// assert!(!ctx.cu_ctx().is_null());
+    /// # Ok::<(), cuda_core::DriverError>(())
+    /// ```
+    pub fn cu_ctx(&self) -> sys::CUcontext {
+        self.raw
     }
 
     /// Number of streaming multiprocessors.
@@ -113,6 +196,29 @@ impl CudaContext {
     /// Largest dynamic shared memory a block may opt into, in bytes.
     pub fn max_shared_memory_per_block_optin(&self) -> u32 {
         self.max_shared_memory_per_block_optin
+    }
+
+    /// Bundle `index` of this binary's device code (`crate::registry`), loaded on this context by
+    /// `load` the first time it is asked for.
+    pub(crate) fn embedded_bundle(
+        &self,
+        index: usize,
+        load: impl FnOnce() -> Result<LoadedBundle, DriverError>,
+    ) -> Result<Arc<LoadedBundle>, DriverError> {
+        let mut loaded = self.embedded.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if loaded.len() <= index {
+            loaded.resize(index + 1, Weak::new());
+        }
+        if let Some(bundle) = loaded[index].upgrade() {
+            return Ok(bundle);
+        }
+        let bundle = Arc::new(load()?);
+        loaded[index] = Arc::downgrade(&bundle);
+        Ok(bundle)
+    }
+
+    pub(crate) fn stack_limit(&self) -> &StackLimit {
+        &self.stack_limit
     }
 
     /// Makes this context current on the calling thread (cheap when it already is).
@@ -147,6 +253,20 @@ impl CudaContext {
         self.bind_to_thread()?;
         // SAFETY: the context is current.
         check(unsafe { sys::cuCtxSynchronize() }, "cuCtxSynchronize")
+    }
+
+    /// A new event with `flags` (`None`: without timing), not yet recorded. See
+    /// [`CudaStream::record_event`] to make and record one at once.
+    ///
+    /// ```no_run
+    /// let ctx = cuda_core::CudaContext::new(0)?;
+    /// let event = ctx.new_event(None)?;
+    /// event.record(&ctx.default_stream())?;
+    /// event.synchronize()?;
+    /// # Ok::<(), cuda_core::DriverError>(())
+    /// ```
+    pub fn new_event(self: &Arc<Self>, flags: Option<sys::CUevent_flags>) -> Result<CudaEvent, DriverError> {
+        CudaEvent::with_flags(self, flags.unwrap_or(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))
     }
 }
 
@@ -225,6 +345,40 @@ impl CudaStream {
     pub fn raw(&self) -> sys::CUstream {
         self.raw
     }
+
+    /// The raw `CUstream` (NVIDIA's name for [`raw`](Self::raw)); null for the default stream.
+    ///
+    /// ```no_run
+    /// let ctx = cuda_core::CudaContext::new(0)?;
+    /// let stream = ctx.new_stream()?;
+    /// let buf = cuda_core::DeviceBuffer::<u32>::zeroed(&stream, 256)?;
+    /// // SAFETY: the buffer holds 1024 bytes and lives until the stream is synchronised.
+    /// unsafe { cuda_core::memory::memset_d8_async(buf.cu_deviceptr(), 0xff, buf.num_bytes(), stream.cu_stream())? };
+    /// stream.synchronize()?;
+    /// # Ok::<(), cuda_core::DriverError>(())
+    /// ```
+    pub fn cu_stream(&self) -> sys::CUstream {
+        self.raw
+    }
+
+    /// A new event with `flags` (`None`: without timing, as NVIDIA's), recorded at the current
+    /// end of this stream.
+    ///
+    /// ```no_run
+    /// use cuda_core::sys;
+    /// let ctx = cuda_core::CudaContext::new(0)?;
+    /// let stream = ctx.default_stream();
+    /// let start = stream.record_event(Some(sys::CUevent_flags_enum_CU_EVENT_DEFAULT))?;
+    /// // ... queue work on `stream` ...
+    /// let end = stream.record_event(Some(sys::CUevent_flags_enum_CU_EVENT_DEFAULT))?;
+    /// println!("{} ms", start.elapsed_ms(&end)?);
+    /// # Ok::<(), cuda_core::DriverError>(())
+    /// ```
+    pub fn record_event(&self, flags: Option<sys::CUevent_flags>) -> Result<CudaEvent, DriverError> {
+        let event = CudaEvent::with_flags(&self.ctx, flags.unwrap_or(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))?;
+        event.record(self)?;
+        Ok(event)
+    }
 }
 
 impl AsRef<CudaStream> for CudaStream {
@@ -261,20 +415,28 @@ unsafe impl Sync for CudaEvent {}
 impl CudaEvent {
     /// A new event (with timing).
     pub fn new(ctx: &Arc<CudaContext>) -> Result<CudaEvent, DriverError> {
-        ctx.bind_to_thread()?;
-        let mut raw = std::ptr::null_mut();
-        // SAFETY: the context is current; destroyed in Drop.
-        check(unsafe { sys::cuEventCreate(&mut raw, sys::CUevent_flags::CU_EVENT_DEFAULT as u32) }, "cuEventCreate")?;
-        Ok(CudaEvent { ctx: Arc::clone(ctx), raw })
+        CudaEvent::with_flags(ctx, sys::CUevent_flags::CU_EVENT_DEFAULT)
     }
 
     /// A new event without timing (cheaper; for ordering and completion only).
     pub fn new_without_timing(ctx: &Arc<CudaContext>) -> Result<CudaEvent, DriverError> {
+        CudaEvent::with_flags(ctx, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)
+    }
+
+    /// A new event with the driver's `flags` (`CU_EVENT_DEFAULT` times, `CU_EVENT_DISABLE_TIMING`
+    /// does not, `CU_EVENT_BLOCKING_SYNC` makes waiting sleep instead of spin).
+    ///
+    /// ```no_run
+    /// use cuda_core::{CudaContext, CudaEvent, sys::CUevent_flags};
+    /// let ctx = CudaContext::new(0)?;
+    /// let done = CudaEvent::with_flags(&ctx, CUevent_flags::CU_EVENT_BLOCKING_SYNC)?;
+    /// # Ok::<(), cuda_core::DriverError>(())
+    /// ```
+    pub fn with_flags(ctx: &Arc<CudaContext>, flags: sys::CUevent_flags) -> Result<CudaEvent, DriverError> {
         ctx.bind_to_thread()?;
         let mut raw = std::ptr::null_mut();
-        let flags = sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32;
         // SAFETY: the context is current; destroyed in Drop.
-        check(unsafe { sys::cuEventCreate(&mut raw, flags) }, "cuEventCreate")?;
+        check(unsafe { sys::cuEventCreate(&mut raw, flags as u32) }, "cuEventCreate")?;
         Ok(CudaEvent { ctx: Arc::clone(ctx), raw })
     }
 

@@ -1,6 +1,8 @@
-//! `DriverError`: the one error type of the host runtime, with the seed's cause-and-fix hints.
+//! `DriverError`: the one error type of the host runtime, with the seed's cause-and-fix hints;
+//! `IntoResult` for driver calls made directly through [`crate::sys`].
 
 use std::fmt;
+use std::ops::Deref;
 
 use cudarc::driver::sys::CUresult;
 
@@ -66,8 +68,16 @@ const HINTS: &[(&str, Hint)] = &[
     (
         "CUDA_ERROR_ILLEGAL_ADDRESS",
         Hint {
-            cause: "the kernel accessed memory outside its buffers (e.g. a raw pointer past the end)",
-            fix: "run it under `cargo oxide sanitize` to find the access",
+            cause: "the kernel accessed memory outside its buffers (an out-of-bounds index into a slice, or a raw pointer past the end)",
+            fix: "run it under `cargo oxide sanitize` to find the access, or `cargo oxide debug` to stop at the failed bounds check",
+        },
+    ),
+    (
+        "CUDA_ERROR_FILE_NOT_FOUND",
+        Hint {
+            cause: "the device code file is not where the program looks for it",
+            fix: "build with `cargo oxide build` (it writes <crate>.ptx next to Cargo.toml) and run from \
+                  there, or copy the file next to the executable",
         },
     ),
     (
@@ -119,6 +129,11 @@ pub enum DriverError {
     Artifact { message: String },
     /// The crate was compiled by plain `cargo build`, so there is no device code.
     NotBuiltWithOxide,
+    /// A launch the GPU could not run for want of a resource (local, shared memory, registers):
+    /// the driver's error with what the kernel needed and the fix.
+    LaunchResources { entry: String, cuda: Box<DriverError>, cause: String, fix: String },
+    /// A kernel instance is in none of the device code bundles linked into this binary.
+    KernelNotLinked { kernel: String, known: Vec<String> },
     /// Misuse of the async runtime (`cuda_async`), e.g. composing operations of different devices.
     Async { message: String },
 }
@@ -151,6 +166,7 @@ impl DriverError {
     pub fn code(&self) -> Option<u32> {
         match self {
             DriverError::Cuda { code, .. } => Some(*code),
+            DriverError::LaunchResources { cuda, .. } => cuda.code(),
             DriverError::EntryNotFound { .. } => Some(CUresult::CUDA_ERROR_NOT_FOUND as u32),
             DriverError::NoDriver { .. } => Some(CUresult::CUDA_ERROR_NO_DEVICE as u32),
             DriverError::NoDevice { .. } => Some(CUresult::CUDA_ERROR_INVALID_DEVICE as u32),
@@ -163,6 +179,7 @@ impl DriverError {
     pub fn name(&self) -> &str {
         match self {
             DriverError::Cuda { name, .. } => name,
+            DriverError::LaunchResources { cuda, .. } => cuda.name(),
             DriverError::EntryNotFound { .. } => "CUDA_ERROR_NOT_FOUND",
             DriverError::NoDriver { .. } => "no NVIDIA driver",
             DriverError::NoDevice { .. } => "no such device",
@@ -172,6 +189,7 @@ impl DriverError {
             DriverError::Bundle { .. } => "device code bundle error",
             DriverError::Artifact { .. } => "device artifact error",
             DriverError::NotBuiltWithOxide => "built without cargo oxide",
+            DriverError::KernelNotLinked { .. } => "kernel not in this binary",
             DriverError::Async { .. } => "async runtime error",
         }
     }
@@ -234,6 +252,23 @@ impl fmt::Display for DriverError {
                 "built without cargo oxide: device code was not compiled; run `cargo oxide build` \
                  (or `cargo oxide run`) instead of `cargo build`",
             )?,
+            DriverError::LaunchResources { entry, cuda, cause, fix } => {
+                let first = cuda.to_string();
+                let first = first.lines().next().unwrap_or_default();
+                write!(f, "{first}\n  kernel `{entry}` cannot run as launched\n  cause: {cause}\n  fix: {fix}")?
+            }
+            DriverError::KernelNotLinked { kernel, known } => {
+                write!(f, "kernel `{kernel}` is not in the device code linked into this binary")?;
+                if known.is_empty() {
+                    write!(f, " (it holds no kernels)")?;
+                } else {
+                    write!(f, " (it holds: {})", known.join(", "))?;
+                }
+                f.write_str(
+                    "; every crate with kernels, or instantiating a generic kernel, must be built by \
+                     `cargo oxide build`: rebuild the binary with it",
+                )?
+            }
         }
         if let Some(hint) = self.hint() {
             write!(f, "\n  likely cause: {}\n  fix: {}", hint.cause, hint.fix)?;
@@ -251,14 +286,82 @@ impl fmt::Debug for DriverError {
 
 impl std::error::Error for DriverError {}
 
-impl From<oxide_format::BundleError> for DriverError {
-    fn from(e: oxide_format::BundleError) -> DriverError {
+/// The `CUresult` a [`DriverError`] stands for, reached as `err.0`.
+///
+/// NVIDIA's cuda-oxide declares `DriverError(pub CUresult)`, so code written for it compares
+/// `err.0` with a result code. Ours is an enum with more to say (the failed call, what we were
+/// doing, the likely cause), so it dereferences to this one-field struct instead and `err.0`
+/// reads the same: the driver's code for driver errors, the code a host-side error stands for
+/// ([`DriverError::code`]), else `CUDA_ERROR_UNKNOWN`.
+///
+/// ```
+/// use cuda_core::{DriverError, sys};
+/// let err = DriverError::from_cuda(sys::CUresult::CUDA_ERROR_ILLEGAL_ADDRESS, "cuStreamSynchronize");
+/// assert!(err.0 == sys::cudaError_enum_CUDA_ERROR_ILLEGAL_ADDRESS);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(transparent)]
+pub struct ResultCode(pub CUresult);
+
+impl Deref for DriverError {
+    type Target = ResultCode;
+
+    /// See [`ResultCode`]: lets `err.0` name the `CUresult`, as NVIDIA's tuple struct does.
+    fn deref(&self) -> &ResultCode {
+        let code = self.code().unwrap_or(CUresult::CUDA_ERROR_UNKNOWN as u32);
+        let all = &crate::sys::CURESULTS;
+        let known = all.iter().find(|r| **r as u32 == code);
+        let result: &'static CUresult = known.unwrap_or(&CUresult::CUDA_ERROR_UNKNOWN);
+        // SAFETY: `ResultCode` is `repr(transparent)` over `CUresult`, so a reference to one
+        // is a valid reference to the other, for the same ('static) lifetime.
+        unsafe { &*(result as *const CUresult).cast::<ResultCode>() }
+    }
+}
+
+/// Turns the `CUresult` of a driver function called directly through [`crate::sys`] into a
+/// `Result`.
+///
+/// ```no_run
+/// use cuda_core::error::{DriverError, IntoResult};
+///
+/// fn device_count() -> Result<i32, DriverError> {
+///     cuda_core::init(0)?;
+///     let mut count = 0;
+///     // SAFETY: the driver is initialised; cuDeviceGetCount writes one i32.
+///     IntoResult::result(unsafe { cuda_core::sys::cuDeviceGetCount(&mut count) })?;
+///     Ok(count)
+/// }
+/// ```
+/// `CUresult` also has cudarc's own inherent `.result()`, which method lookup picks first; its
+/// error converts into ours with `?`. Unlike NVIDIA's, there is no impl for a `(CUresult,
+/// MaybeUninit<T>)` pair: it would let safe code call `assume_init` on a value the driver never
+/// wrote (pair a success code with any `MaybeUninit`), so read the value after `.result()?`.
+pub trait IntoResult<T> {
+    /// `Ok` for `CUDA_SUCCESS`, else the [`DriverError`] for the code.
+    fn result(self) -> Result<T, DriverError>;
+}
+
+impl IntoResult<()> for CUresult {
+    fn result(self) -> Result<(), DriverError> {
+        crate::driver::check(self, "a driver call")
+    }
+}
+
+impl From<cudarc::driver::DriverError> for DriverError {
+    /// cudarc's error (from `CUresult::result()` or cudarc's own wrappers) as ours.
+    fn from(e: cudarc::driver::DriverError) -> DriverError {
+        DriverError::from_cuda(e.0, "a driver call")
+    }
+}
+
+impl From<oxide_contract::BundleError> for DriverError {
+    fn from(e: oxide_contract::BundleError) -> DriverError {
         DriverError::Bundle { message: e.to_string() }
     }
 }
 
-impl From<oxide_format::NoPayload> for DriverError {
-    fn from(e: oxide_format::NoPayload) -> DriverError {
+impl From<oxide_contract::NoPayload> for DriverError {
+    fn from(e: oxide_contract::NoPayload) -> DriverError {
         DriverError::Bundle { message: e.to_string() }
     }
 }
@@ -274,7 +377,10 @@ mod tests {
         assert_eq!(e.code(), Some(1));
         assert_eq!(e.name(), "CUDA_ERROR_INVALID_VALUE");
         let text = e.to_string();
-        assert!(text.starts_with("CUDA_ERROR_INVALID_VALUE (code 1) from cuLaunchKernel while launching kernel `vecadd`: "), "{text}");
+        assert!(
+            text.starts_with("CUDA_ERROR_INVALID_VALUE (code 1) from cuLaunchKernel while launching kernel `vecadd`: "),
+            "{text}"
+        );
         assert!(text.contains("likely cause: grid or block dimensions are zero or over the limits"), "{text}");
         assert!(text.contains("fix: check the LaunchConfig values; a block has at most 1024 threads"), "{text}");
         assert_eq!(format!("{e:?}"), text);
@@ -293,7 +399,10 @@ mod tests {
             let hint = e.hint().unwrap_or_else(|| panic!("no hint for {code:?}"));
             assert!(hint.cause.contains(cause), "{code:?}: {}", hint.cause);
             assert!(!e.to_string().contains("while"));
-            assert!(!match &e { DriverError::Cuda { description, .. } => description.is_empty(), _ => true });
+            assert!(!match &e {
+                DriverError::Cuda { description, .. } => description.is_empty(),
+                _ => true,
+            });
         }
         assert!(DriverError::from_cuda(CUresult::CUDA_ERROR_OUT_OF_MEMORY, "cuMemAlloc").hint().is_none());
         // A trap may come back as LAUNCH_FAILED: same hint as ILLEGAL_INSTRUCTION.
@@ -303,11 +412,15 @@ mod tests {
 
     #[test]
     fn host_side_errors() {
-        let e = DriverError::EntryNotFound { entry: "vecad".into(), known: Some(vec!["vecadd".into(), "scale".into()]) };
+        let e =
+            DriverError::EntryNotFound { entry: "vecad".into(), known: Some(vec!["vecadd".into(), "scale".into()]) };
         assert_eq!(e.name(), "CUDA_ERROR_NOT_FOUND");
         assert_eq!(e.code(), Some(500));
         let text = e.to_string();
-        assert!(text.contains("`vecad`") && text.contains("(it has: vecadd, scale)") && text.contains("fix:"), "{text}");
+        assert!(
+            text.contains("`vecad`") && text.contains("(it has: vecadd, scale)") && text.contains("fix:"),
+            "{text}"
+        );
         let e = DriverError::NoDevice { ordinal: 3, count: 2 };
         assert_eq!(e.to_string(), "no CUDA device 3: there are 2 devices (ordinals 0..=1)");
         let e = DriverError::NoDevice { ordinal: 1, count: 1 };
@@ -315,7 +428,7 @@ mod tests {
         let e = DriverError::LengthMismatch { operation: "copy_from_host", expected: 4, found: 5 };
         assert!(e.to_string().contains("copy_from_host") && e.code().is_none());
         assert!(DriverError::NotBuiltWithOxide.to_string().contains("run `cargo oxide build`"));
-        let e: DriverError = oxide_format::BundleError::BadMagic.into();
+        let e: DriverError = oxide_contract::BundleError::BadMagic.into();
         assert!(e.to_string().contains("bad magic"));
     }
 }

@@ -4,22 +4,18 @@ use std::ffi::c_void;
 use std::marker::PhantomData;
 
 use cudarc::driver::sys;
-use oxide_format::manifest::{LaunchBounds, ParamKind};
+use oxide_contract::manifest::{LaunchBounds, ParamKind};
 
 use crate::context::CudaStream;
 use crate::driver::check;
 use crate::error::DriverError;
 use crate::memory::DeviceBuffer;
 use crate::module::Function;
+use crate::resources;
 
-/// Most threads in one block.
-pub const MAX_THREADS_PER_BLOCK: u32 = 1024;
-/// Most blocks in one cluster (sm_90); above [`MAX_PORTABLE_CLUSTER_SIZE`] it is opted into per kernel.
-pub const MAX_CLUSTER_SIZE: u32 = 16;
-/// Most blocks in one cluster that every cluster-capable GPU supports.
-pub const MAX_PORTABLE_CLUSTER_SIZE: u32 = 8;
-/// Dynamic shared memory a block gets without opting in.
-const DEFAULT_SHARED_MEMORY_LIMIT: u32 = 48 * 1024;
+use oxide_contract::arch::{CLUSTER_MIN_SM, device_has_clusters};
+use oxide_contract::limits::{DEFAULT_SHARED_MEMORY_PER_BLOCK, MAX_BLOCK_DIM, MAX_GRID_DIM};
+pub use oxide_contract::limits::{MAX_CLUSTER_SIZE, MAX_PORTABLE_CLUSTER_SIZE, MAX_THREADS_PER_BLOCK};
 
 /// The shape of a launch: blocks in the grid, threads per block, dynamic shared memory per block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -44,12 +40,12 @@ impl LaunchConfig {
     /// Checks the limits every CUDA GPU has, naming the field and the limit that is broken.
     pub fn validate(&self) -> Result<(), DriverError> {
         let limits = [
-            ("grid_dim.x", self.grid_dim.0, (1u32 << 31) - 1),
-            ("grid_dim.y", self.grid_dim.1, 65_535),
-            ("grid_dim.z", self.grid_dim.2, 65_535),
-            ("block_dim.x", self.block_dim.0, 1024),
-            ("block_dim.y", self.block_dim.1, 1024),
-            ("block_dim.z", self.block_dim.2, 64),
+            ("grid_dim.x", self.grid_dim.0, MAX_GRID_DIM.0),
+            ("grid_dim.y", self.grid_dim.1, MAX_GRID_DIM.1),
+            ("grid_dim.z", self.grid_dim.2, MAX_GRID_DIM.2),
+            ("block_dim.x", self.block_dim.0, MAX_BLOCK_DIM.0),
+            ("block_dim.y", self.block_dim.1, MAX_BLOCK_DIM.1),
+            ("block_dim.z", self.block_dim.2, MAX_BLOCK_DIM.2),
         ];
         for (field, value, max) in limits {
             if value == 0 {
@@ -193,7 +189,10 @@ impl<'a> KernelParams<'a> {
                     ));
                 }
                 (false, ArgShape::Slice) => {
-                    return mismatch(format!("argument {i} (`{}: {}`) is not a slice; pass the value itself", p.name, p.ty));
+                    return mismatch(format!(
+                        "argument {i} (`{}: {}`) is not a slice; pass the value itself",
+                        p.name, p.ty
+                    ));
                 }
                 (false, ArgShape::Value { size }) if *size as u64 != p.size => {
                     return mismatch(format!(
@@ -267,7 +266,7 @@ pub unsafe fn launch(
     }
     let cluster_dims = cluster_dims.or_else(|| info.and_then(|i| i.cluster_dims).map(|[x, y, z]| (x, y, z)));
     ctx.bind_to_thread()?;
-    if config.shared_mem_bytes > DEFAULT_SHARED_MEMORY_LIMIT {
+    if config.shared_mem_bytes > DEFAULT_SHARED_MEMORY_PER_BLOCK {
         let limit = ctx.max_shared_memory_per_block_optin();
         if config.shared_mem_bytes > limit {
             return Err(DriverError::invalid_config(format!(
@@ -280,6 +279,7 @@ pub unsafe fn launch(
             config.shared_mem_bytes as i32,
         )?;
     }
+    resources::prepare(f)?;
     let what = || format!("launching kernel `{entry}`");
     let (gx, gy, gz) = config.grid_dim;
     let (bx, by, bz) = config.block_dim;
@@ -302,14 +302,14 @@ pub unsafe fn launch(
                     std::ptr::null_mut(),
                 )
             };
-            check(r, "cuLaunchKernel").map_err(|e| e.context(what()))
+            check(r, "cuLaunchKernel").map_err(|e| resources::explain(f, config, e.context(what())))
         }
         Some((cx, cy, cz)) => {
             config.check_cluster((cx, cy, cz))?;
-            let cc = ctx.compute_capability();
-            if cc.0 < 9 {
+            let cc = ctx.capability();
+            if !device_has_clusters(cc) {
                 return Err(DriverError::invalid_config(format!(
-                    "kernel `{entry}` uses cluster launch, which needs an sm_90 or newer GPU; this one is sm_{}{}",
+                    "kernel `{entry}` uses cluster launch, which needs an sm_{CLUSTER_MIN_SM} or newer GPU; this one is sm_{}{}",
                     cc.0, cc.1
                 )));
             }
@@ -336,7 +336,7 @@ pub unsafe fn launch(
             };
             // SAFETY: as above; `attr` outlives the call.
             let r = unsafe { sys::cuLaunchKernelEx(&launch_config, f.raw(), params_ptr, std::ptr::null_mut()) };
-            check(r, "cuLaunchKernelEx").map_err(|e| e.context(what()))
+            check(r, "cuLaunchKernelEx").map_err(|e| resources::explain(f, config, e.context(what())))
         }
     }
 }

@@ -10,30 +10,77 @@
 //! ```
 //! Kernels are usually launched through the methods `#[cuda_module]` generates; [`launch`] and
 //! [`KernelParams`] are the layer beneath them.
+#![feature(f16)]
 
 pub mod bundle;
 mod context;
 mod driver;
-mod error;
+pub mod embedded;
+pub mod error;
 mod launch;
-mod memory;
+pub mod memory;
 mod module;
+mod module_file;
+pub mod registry;
+mod resources;
+pub mod sys;
+pub mod vmm;
 
-pub use bundle::{LoadedBundle, load_bundle, load_embedded};
+pub use bundle::{LoadedBundle, load_bundle};
 pub use context::{CudaContext, CudaEvent, CudaStream};
+/// `#[derive(DeviceCopy)]` for structs whose fields are all `DeviceCopy`.
+pub use cuda_macros::DeviceCopy;
 pub use driver::is_driver_present;
-pub use error::{DriverError, Hint, hint_for};
+pub use error::{DriverError, Hint, IntoResult, ResultCode, hint_for};
 pub use launch::{
     KernelParams, LaunchConfig, MAX_CLUSTER_SIZE, MAX_PORTABLE_CLUSTER_SIZE, MAX_THREADS_PER_BLOCK, launch, launch_with,
 };
 pub use memory::{DeviceBuffer, DeviceCopy};
-/// `#[derive(DeviceCopy)]` for structs whose fields are all `DeviceCopy`.
-pub use cuda_macros::DeviceCopy;
 pub use module::{Function, Module};
+pub use module_file::{module_file_candidates, payload_kind_of};
+pub use registry::{EmbeddedKernels, ambiguous_kernel_name, embedded_manifests};
+pub use resources::{FunctionAttributes, MAX_LOCAL_BYTES_PER_THREAD};
+
+/// NVIDIA's name for [`Module`] (`Arc<CudaModule>` is what their loaders return).
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// let ctx = cuda_core::CudaContext::new(0)?;
+/// let module: Arc<cuda_core::CudaModule> = ctx.load_module_from_file("my_app.ptx")?;
+/// # Ok::<(), cuda_core::DriverError>(())
+/// ```
+pub type CudaModule = Module;
+/// NVIDIA's name for [`Function`].
+///
+/// ```no_run
+/// let ctx = cuda_core::CudaContext::new(0)?;
+/// let vecadd: cuda_core::CudaFunction = ctx.load_module_from_file("my_app.ptx")?.function("vecadd")?;
+/// # Ok::<(), cuda_core::DriverError>(())
+/// ```
+pub type CudaFunction = Function;
+
+/// Loads and initialises the CUDA driver (`cuInit`). Every constructor here does it when needed;
+/// call it before using [`sys`] functions directly. `flags` must be 0, as for `cuInit`.
+///
+/// Errors: [`DriverError::NoDriver`] when no NVIDIA driver can be loaded (or it is older than
+/// CUDA 12.0); `CUDA_ERROR_INVALID_VALUE` for other `flags`.
+///
+/// ```no_run
+/// cuda_core::init(0)?;
+/// let mut count = 0;
+/// // SAFETY: the driver is initialised; cuDeviceGetCount writes one i32.
+/// cuda_core::IntoResult::result(unsafe { cuda_core::sys::cuDeviceGetCount(&mut count) })?;
+/// # Ok::<(), cuda_core::DriverError>(())
+/// ```
+pub fn init(flags: std::ffi::c_uint) -> Result<(), DriverError> {
+    driver::init()?;
+    if flags != 0 {
+        // SAFETY: the driver is loaded; cuInit validates its flags (and is idempotent).
+        return driver::check(unsafe { sys::cuInit(flags) }, "cuInit");
+    }
+    Ok(())
+}
 
 /// The shared formats (manifest, bundle layout, entry names), re-exported for generated code
 /// and for tools that inspect manifests.
-pub use oxide_format;
-
-/// The raw driver bindings, for what this crate does not wrap.
-pub use cudarc::driver::sys;
+pub use oxide_contract;

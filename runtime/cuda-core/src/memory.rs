@@ -1,4 +1,22 @@
-//! Device memory: the `DeviceCopy` marker trait and `DeviceBuffer<T>`, an owned device allocation.
+//! Device memory: the `DeviceCopy` marker trait, `DeviceBuffer<T>` (an owned device allocation),
+//! and the raw driver memory calls (`memset_d8_async`, `memcpy_htod_async`, …).
+//!
+//! ```no_run
+//! use cuda_core::{CudaContext, DeviceBuffer};
+//! let ctx = CudaContext::new(0)?;
+//! let stream = ctx.default_stream();
+//! let buf = DeviceBuffer::from_host(&stream, &[1u32, 2, 3])?;
+//! assert_eq!(buf.to_host_vec(&stream)?, [1, 2, 3]);
+//! # Ok::<(), cuda_core::DriverError>(())
+//! ```
+
+mod cast;
+mod raw;
+
+pub use raw::{
+    free_async, free_host, free_sync, malloc_async, malloc_host, malloc_sync, memcpy_dtod_async, memcpy_dtoh_async,
+    memcpy_dtoh_sync, memcpy_htod_async, memcpy_htod_sync, memset_d8_async, memset_d32_async,
+};
 
 use std::marker::PhantomData;
 use std::mem::size_of;
@@ -12,19 +30,37 @@ use crate::error::DriverError;
 
 /// Plain data that may be copied to and from device memory byte for byte.
 ///
+/// `#[derive(DeviceCopy)]` implements it for structs whose fields all are:
+///
+/// ```
+/// #[derive(Clone, Copy, cuda_core::DeviceCopy)]
+/// #[repr(C)]
+/// struct Particle { pos: [f32; 3], mass: f32 }
+/// ```
+///
+/// The trait has no `'static` bound: a type may carry a lifetime or a marker type parameter
+/// (`PhantomData<&'a T>`, a tag type), since what crosses to the device is only its bytes. What
+/// makes a type unfit is a *host reference the kernel would dereference*: `&T` and `Box<T>` are
+/// not `DeviceCopy`, and a raw pointer (which is) is taken to hold a device address. A generic
+/// kernel's type parameters must still be `'static`, for the entry name (contract §5).
+///
 /// # Safety
-/// The type must have no pointers to host memory, no `Drop`, and no padding whose contents
+/// The type must hold no references or pointers to host memory that device code will read
+/// (raw pointers must be device addresses), have no `Drop`, and no padding whose contents
 /// matter; every bit pattern the device writes for it must be a valid value.
-pub unsafe trait DeviceCopy: Copy + 'static {}
+pub unsafe trait DeviceCopy: Copy {}
 
 macro_rules! device_copy {
     ($($t:ty),* $(,)?) => { $(unsafe impl DeviceCopy for $t {})* };
 }
-device_copy!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64, bool, char, ());
+device_copy!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f16, f32, f64, bool, char, ());
 
 unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {}
-unsafe impl<T: 'static> DeviceCopy for *const T {}
-unsafe impl<T: 'static> DeviceCopy for *mut T {}
+unsafe impl<T: ?Sized> DeviceCopy for *const T {}
+unsafe impl<T: ?Sized> DeviceCopy for *mut T {}
+unsafe impl<T: ?Sized> DeviceCopy for PhantomData<T> {}
+unsafe impl<T: DeviceCopy> DeviceCopy for std::mem::MaybeUninit<T> {}
+unsafe impl<T: DeviceCopy> DeviceCopy for std::num::Wrapping<T> {}
 
 macro_rules! device_copy_tuple {
     ($($name:ident),+) => { unsafe impl<$($name: DeviceCopy),+> DeviceCopy for ($($name,)+) {} };
@@ -150,10 +186,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         if bytes > 0 {
             self.ctx.bind_to_thread()?;
             // SAFETY: both allocations hold `bytes` bytes and cannot overlap (`&mut self`).
-            check(
-                unsafe { sys::cuMemcpyDtoDAsync_v2(self.ptr, other.ptr, bytes, stream.raw()) },
-                "cuMemcpyDtoDAsync",
-            )?;
+            check(unsafe { sys::cuMemcpyDtoDAsync_v2(self.ptr, other.ptr, bytes, stream.raw()) }, "cuMemcpyDtoDAsync")?;
         }
         Ok(())
     }
@@ -178,7 +211,8 @@ impl<T> DeviceBuffer<T> {
         self.len == 0
     }
 
-    /// The device address (`CUdeviceptr`); 0 for an empty buffer.
+    /// The device address (`CUdeviceptr`); 0 for an empty buffer. NVIDIA's name for it is
+    /// [`cu_deviceptr`](Self::cu_deviceptr).
     pub fn as_device_ptr(&self) -> u64 {
         self.ptr
     }
@@ -210,5 +244,42 @@ impl<T> std::fmt::Debug for DeviceBuffer<T> {
             .field("len", &self.len)
             .field("ptr", &format_args!("{:#x}", self.ptr))
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn is_device_copy<T: DeviceCopy>() {}
+
+    /// A value tagged with a marker type that is never stored (NVIDIA's `const_bool_dead_branch`).
+    struct Tagged<T, M> {
+        _value: T,
+        _tag: PhantomData<M>,
+    }
+
+    // By hand: a derive would ask `M: Copy`.
+    impl<T: Copy, M> Clone for Tagged<T, M> {
+        fn clone(&self) -> Self {
+            *self
+        }
+    }
+    impl<T: Copy, M> Copy for Tagged<T, M> {}
+
+    // SAFETY: only `T`'s bytes are stored, and `T` is DeviceCopy.
+    unsafe impl<T: DeviceCopy, M> DeviceCopy for Tagged<T, M> {}
+
+    #[test]
+    fn device_copy_needs_no_static_lifetime() {
+        fn with_lifetime<'a>(_borrowed: &'a str) {
+            // A marker that borrows: fine, nothing of it crosses to the device.
+            is_device_copy::<Tagged<u32, &'a str>>();
+            is_device_copy::<PhantomData<&'a mut [u8]>>();
+            is_device_copy::<*const &'a str>();
+        }
+        with_lifetime(&String::from("not 'static"));
+        is_device_copy::<(u8, [f32; 3], std::num::Wrapping<i64>, std::mem::MaybeUninit<u16>)>();
+        is_device_copy::<*mut [u8]>();
     }
 }

@@ -1,10 +1,11 @@
 //! `Module` (device code loaded with `cuModuleLoadDataEx`) and `Function` (one kernel entry in it).
 
 use std::ffi::{CString, c_void};
-use std::sync::Arc;
+use std::mem::size_of;
+use std::sync::{Arc, OnceLock};
 
 use cudarc::driver::sys::{self, CUjit_option, CUresult};
-use oxide_format::manifest::{KernelInfo, Manifest, PayloadKind};
+use oxide_contract::manifest::{KernelInfo, Manifest, PayloadKind};
 
 use crate::context::CudaContext;
 use crate::driver::check;
@@ -160,7 +161,73 @@ impl Module {
             }
         }
         let info = self.manifest().and_then(|m| m.kernel(entry)).cloned().map(Arc::new);
-        Ok(Function { module: Arc::clone(&self.inner), raw, entry: entry.into(), info })
+        Ok(Function {
+            module: Arc::clone(&self.inner),
+            raw,
+            entry: entry.into(),
+            info,
+            local_bytes: Default::default(),
+        })
+    }
+}
+
+/// Module-scope variables (`ConstantMemory` statics, CUDA's `__constant__` / `__device__`).
+impl Module {
+    /// Device address and size in bytes of the global named `name` (`cuModuleGetGlobal`).
+    pub fn global(&self, name: &str) -> Result<(u64, usize), DriverError> {
+        let c_name =
+            CString::new(name).map_err(|_| DriverError::invalid_config(format!("global name `{name}` has a NUL")))?;
+        self.inner.ctx.bind_to_thread()?;
+        let (mut ptr, mut bytes) = (0, 0);
+        // SAFETY: the module is loaded; `c_name` is NUL-terminated.
+        check(
+            unsafe { sys::cuModuleGetGlobal_v2(&mut ptr, &mut bytes, self.inner.raw, c_name.as_ptr()) },
+            "cuModuleGetGlobal",
+        )
+        .map_err(|e| e.context(format!("looking up the module global `{name}`")))?;
+        Ok((ptr, bytes))
+    }
+
+    /// Writes `value` into the global `name`, queued on `stream` (`value` may be reused at once).
+    /// Fails when the global's size differs from `T`'s.
+    pub fn write_global<T: crate::DeviceCopy>(
+        &self,
+        stream: &crate::CudaStream,
+        name: &str,
+        value: &T,
+    ) -> Result<(), DriverError> {
+        let ptr = self.sized_global::<T>(name)?;
+        // SAFETY: the global has exactly `size_of::<T>()` bytes; pageable memory is staged.
+        check(
+            unsafe { sys::cuMemcpyHtoDAsync_v2(ptr, (value as *const T).cast(), size_of::<T>(), stream.raw()) },
+            "cuMemcpyHtoDAsync",
+        )
+    }
+
+    /// The current value of the global `name`; waits for `stream`.
+    pub fn read_global<T: crate::DeviceCopy>(&self, stream: &crate::CudaStream, name: &str) -> Result<T, DriverError> {
+        let ptr = self.sized_global::<T>(name)?;
+        let mut out = std::mem::MaybeUninit::<T>::uninit();
+        // SAFETY: sizes agree; the stream is synchronised before `out` is read.
+        check(
+            unsafe { sys::cuMemcpyDtoHAsync_v2(out.as_mut_ptr().cast(), ptr, size_of::<T>(), stream.raw()) },
+            "cuMemcpyDtoHAsync",
+        )?;
+        stream.synchronize()?;
+        // SAFETY: the copy wrote all bytes, and `T: DeviceCopy` accepts any.
+        Ok(unsafe { out.assume_init() })
+    }
+
+    fn sized_global<T>(&self, name: &str) -> Result<u64, DriverError> {
+        let (ptr, bytes) = self.global(name)?;
+        if bytes != size_of::<T>() {
+            return Err(DriverError::invalid_config(format!(
+                "the module global `{name}` has {bytes} bytes, but `{}` has {}",
+                std::any::type_name::<T>(),
+                size_of::<T>()
+            )));
+        }
+        Ok(ptr)
     }
 }
 
@@ -187,6 +254,8 @@ pub struct Function {
     raw: sys::CUfunction,
     entry: Arc<str>,
     info: Option<Arc<KernelInfo>>,
+    /// Local memory per thread, read once (every launch checks it against the stack).
+    local_bytes: Arc<OnceLock<u32>>,
 }
 
 // SAFETY: a CUfunction may be used from any thread once its context is bound (we bind first).
@@ -209,9 +278,27 @@ impl Function {
         &self.module.ctx
     }
 
+    /// This function described by `info`, for a module loaded without a manifest whose kernel
+    /// the binary's embedded manifests describe.
+    pub(crate) fn with_info(mut self, info: &KernelInfo) -> Function {
+        if self.info.is_none() {
+            self.info = Some(Arc::new(info.clone()));
+        }
+        self
+    }
+
     /// The raw `CUfunction`, for calling the driver directly.
     pub fn raw(&self) -> sys::CUfunction {
         self.raw
+    }
+
+    /// Local memory per thread in bytes (`FunctionAttributes::local_bytes`), read once.
+    pub(crate) fn local_bytes(&self) -> Result<u32, DriverError> {
+        if let Some(bytes) = self.local_bytes.get() {
+            return Ok(*bytes);
+        }
+        let bytes = self.attributes()?.local_bytes;
+        Ok(*self.local_bytes.get_or_init(|| bytes))
     }
 
     pub(crate) fn set_attribute(&self, attr: sys::CUfunction_attribute, value: i32) -> Result<(), DriverError> {

@@ -6,32 +6,24 @@
 //! [`crate::sync`]'s fences or barriers for that) and return the value before the operation.
 //! The pointer may point to global or shared memory; the compiler emits `atom.global` /
 //! `atom.shared` where it can tell which, and a generic `atom` otherwise.
+//!
+//! For orderings other than relaxed, and for atomic loads and stores, use the cell types
+//! (`DeviceAtomicU32`, `BlockAtomicI64`, `SystemAtomicF32`, … with [`AtomicOrdering`]):
+//!
+//! ```ignore
+//! let flag = unsafe { DeviceAtomicU32::from_ptr(flags.as_mut_ptr()) };
+//! flag.store(1, AtomicOrdering::Release);
+//! ```
+//! `core::sync::atomic` types work in kernels too, with system scope.
 
 use crate::intrinsics;
 
-/// Operation codes understood by the backend (`codegen-driver/src/device/intrinsic/atomic.rs`).
-#[doc(hidden)]
-pub mod op {
-    pub const ADD: u8 = 0;
-    pub const SUB: u8 = 1;
-    pub const AND: u8 = 2;
-    pub const OR: u8 = 3;
-    pub const XOR: u8 = 4;
-    pub const MIN: u8 = 5;
-    pub const MAX: u8 = 6;
-    pub const EXCH: u8 = 7;
-    pub const INC: u8 = 8;
-    pub const DEC: u8 = 9;
-}
+mod cells;
 
-/// Scope codes understood by the backend.
-#[doc(hidden)]
-pub mod scope {
-    pub const BLOCK: u8 = 0;
-    pub const CLUSTER: u8 = 1;
-    pub const DEVICE: u8 = 2;
-    pub const SYSTEM: u8 = 3;
-}
+pub use cells::*;
+
+// The operation and scope codes the backend understands (the contract owns them).
+use oxide_contract::atomic::{AtomicOp, AtomicScope};
 
 mod sealed {
     pub trait Sealed {}
@@ -69,7 +61,7 @@ macro_rules! scoped_atomics {
         /// `ptr` is valid, aligned, and every concurrent access to `*ptr` is atomic.
         #[inline(always)]
         pub unsafe fn add<T: AtomicAdd>(ptr: *mut T, val: T) -> T {
-            intrinsics::atomic_rmw::<T, { op::ADD }, { $scope }>(ptr, val)
+            intrinsics::atomic_rmw::<T, { AtomicOp::Add as u8 }, { $scope }>(ptr, val)
         }
 
         #[doc = concat!("`atomicSub", $suffix, "`: `*ptr -= val` (wrapping); returns the old value.")]
@@ -78,7 +70,7 @@ macro_rules! scoped_atomics {
         /// As for [`add`].
         #[inline(always)]
         pub unsafe fn sub<T: AtomicInt>(ptr: *mut T, val: T) -> T {
-            intrinsics::atomic_rmw::<T, { op::SUB }, { $scope }>(ptr, val)
+            intrinsics::atomic_rmw::<T, { AtomicOp::Sub as u8 }, { $scope }>(ptr, val)
         }
 
         #[doc = concat!("`atomicMin", $suffix, "`: `*ptr = min(*ptr, val)`; returns the old value.")]
@@ -87,7 +79,7 @@ macro_rules! scoped_atomics {
         /// As for [`add`].
         #[inline(always)]
         pub unsafe fn min<T: AtomicInt>(ptr: *mut T, val: T) -> T {
-            intrinsics::atomic_rmw::<T, { op::MIN }, { $scope }>(ptr, val)
+            intrinsics::atomic_rmw::<T, { AtomicOp::Min as u8 }, { $scope }>(ptr, val)
         }
 
         #[doc = concat!("`atomicMax", $suffix, "`: `*ptr = max(*ptr, val)`; returns the old value.")]
@@ -96,7 +88,7 @@ macro_rules! scoped_atomics {
         /// As for [`add`].
         #[inline(always)]
         pub unsafe fn max<T: AtomicInt>(ptr: *mut T, val: T) -> T {
-            intrinsics::atomic_rmw::<T, { op::MAX }, { $scope }>(ptr, val)
+            intrinsics::atomic_rmw::<T, { AtomicOp::Max as u8 }, { $scope }>(ptr, val)
         }
 
         #[doc = concat!("`atomicAnd", $suffix, "`: `*ptr &= val`; returns the old value.")]
@@ -105,7 +97,7 @@ macro_rules! scoped_atomics {
         /// As for [`add`].
         #[inline(always)]
         pub unsafe fn and<T: AtomicInt>(ptr: *mut T, val: T) -> T {
-            intrinsics::atomic_rmw::<T, { op::AND }, { $scope }>(ptr, val)
+            intrinsics::atomic_rmw::<T, { AtomicOp::And as u8 }, { $scope }>(ptr, val)
         }
 
         #[doc = concat!("`atomicOr", $suffix, "`: `*ptr |= val`; returns the old value.")]
@@ -114,7 +106,7 @@ macro_rules! scoped_atomics {
         /// As for [`add`].
         #[inline(always)]
         pub unsafe fn or<T: AtomicInt>(ptr: *mut T, val: T) -> T {
-            intrinsics::atomic_rmw::<T, { op::OR }, { $scope }>(ptr, val)
+            intrinsics::atomic_rmw::<T, { AtomicOp::Or as u8 }, { $scope }>(ptr, val)
         }
 
         #[doc = concat!("`atomicXor", $suffix, "`: `*ptr ^= val`; returns the old value.")]
@@ -123,7 +115,7 @@ macro_rules! scoped_atomics {
         /// As for [`add`].
         #[inline(always)]
         pub unsafe fn xor<T: AtomicInt>(ptr: *mut T, val: T) -> T {
-            intrinsics::atomic_rmw::<T, { op::XOR }, { $scope }>(ptr, val)
+            intrinsics::atomic_rmw::<T, { AtomicOp::Xor as u8 }, { $scope }>(ptr, val)
         }
 
         #[doc = concat!("`atomicExch", $suffix, "`: `*ptr = val`; returns the old value.")]
@@ -132,7 +124,7 @@ macro_rules! scoped_atomics {
         /// As for [`add`].
         #[inline(always)]
         pub unsafe fn exchange<T: AtomicValue>(ptr: *mut T, val: T) -> T {
-            intrinsics::atomic_rmw::<T, { op::EXCH }, { $scope }>(ptr, val)
+            intrinsics::atomic_rmw::<T, { AtomicOp::Exch as u8 }, { $scope }>(ptr, val)
         }
 
         #[doc = concat!("`atomicCAS", $suffix, "`: if `*ptr == current` (bitwise) then `*ptr = new`; returns the old value")]
@@ -151,7 +143,7 @@ macro_rules! scoped_atomics {
         /// As for [`add`].
         #[inline(always)]
         pub unsafe fn inc_wrap(ptr: *mut u32, limit: u32) -> u32 {
-            intrinsics::atomic_rmw::<u32, { op::INC }, { $scope }>(ptr, limit)
+            intrinsics::atomic_rmw::<u32, { AtomicOp::Inc as u8 }, { $scope }>(ptr, limit)
         }
 
         #[doc = concat!("`atomicDec", $suffix, "`: `*ptr = if *ptr == 0 || *ptr > limit { limit } else { *ptr - 1 }`; returns the old value.")]
@@ -160,30 +152,30 @@ macro_rules! scoped_atomics {
         /// As for [`add`].
         #[inline(always)]
         pub unsafe fn dec_wrap(ptr: *mut u32, limit: u32) -> u32 {
-            intrinsics::atomic_rmw::<u32, { op::DEC }, { $scope }>(ptr, limit)
+            intrinsics::atomic_rmw::<u32, { AtomicOp::Dec as u8 }, { $scope }>(ptr, limit)
         }
     };
 }
 
 mod device_scope {
-    scoped_atomics!(scope::DEVICE, "");
+    scoped_atomics!(AtomicScope::Device as u8, "");
 }
 pub use device_scope::*;
 
 /// The same operations with block scope (`atomicAdd_block` & co.): atomic only with respect to
 /// the threads of this block; cheaper, right for shared memory.
 pub mod block {
-    scoped_atomics!(scope::BLOCK, "_block");
+    scoped_atomics!(AtomicScope::Block as u8, "_block");
 }
 
 /// The same operations with cluster scope (sm_90): atomic with respect to the threads of this
 /// thread block cluster.
 pub mod cluster {
-    scoped_atomics!(scope::CLUSTER, "_cluster");
+    scoped_atomics!(AtomicScope::Cluster as u8, "_cluster");
 }
 
 /// The same operations with system scope (`atomicAdd_system` & co.): atomic with respect to the
 /// host and peer devices too (for mapped or managed memory).
 pub mod system {
-    scoped_atomics!(scope::SYSTEM, "_system");
+    scoped_atomics!(AtomicScope::System as u8, "_system");
 }

@@ -33,7 +33,32 @@ pub fn nanosleep(ns: u32) {
     intrinsics::nanosleep(ns)
 }
 
+/// Stops here for a debugger (`brkpt`): under `cuda-gdb` execution halts; without one the kernel
+/// fails (the host sees an exception at the next synchronisation).
+///
+/// ```ignore
+/// if bad { debug::breakpoint(); }
+/// ```
+#[inline(always)]
+pub fn breakpoint() {
+    intrinsics::breakpoint()
+}
+
+/// Signals performance-monitor event `N` (`pmevent N`), which profilers can count. `N` must be in
+/// `0..=15`; anything else does not compile.
+///
+/// ```ignore
+/// debug::prof_trigger::<3>();
+/// ```
+#[inline(always)]
+pub fn prof_trigger<const N: u32>() {
+    const { assert!(N <= 15, "prof_trigger::<N>: N must be in 0..=15") };
+    intrinsics::pmevent::<N>()
+}
+
 // ---- gpu_printf! support ------------------------------------------------------------------
+// `gpu_printf!` itself is a proc macro (cuda-macros `printf.rs`): it reads the format at compile
+// time and expands to calls of the items below.
 
 /// Conversion classes of a printf format: what each argument must be.
 #[doc(hidden)]
@@ -48,24 +73,43 @@ pub mod kind {
     pub const STR: u8 = 3;
     /// `%p`: any raw pointer or reference.
     pub const PTR: u8 = 4;
+    /// `bool` (`%d` in a C format; `true`/`false` for `{}`).
+    pub const BOOL: u8 = 5;
+    /// `char` (`%c`).
+    pub const CHAR: u8 = 6;
 }
 
-/// A value `gpu_printf!` accepts: integers, floats, `bool`, raw pointers, `&CStr`.
-/// It is passed the way C passes variadic arguments (`f32` as `f64`, small integers as `i32`).
+/// A value `gpu_printf!` accepts: integers, floats, `bool`, `char`, raw pointers, `&CStr`. It is
+/// passed the way C passes variadic arguments (`f32` as `f64`, small integers as 32 bits).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be printed by `gpu_printf!`",
+    label = "not printable on the device",
+    note = "gpu_printf! prints integers, f32/f64, bool, char, raw pointers and &CStr (the device has no `Display`)"
+)]
 pub trait PrintfArg: Copy {
-    /// Bit `k` set when the value may be used with conversion class `k` (see `kind`).
+    /// Its class in `kind`.
     #[doc(hidden)]
-    const KINDS: u8;
+    const CLASS: u8;
+    /// Printed with `%d` rather than `%u` by `{}`.
+    #[doc(hidden)]
+    const SIGNED: bool;
     #[doc(hidden)]
     type Promoted: Copy;
     #[doc(hidden)]
     fn promote(self) -> Self::Promoted;
+    /// Appends the value for a Rust-style placeholder (`bool` becomes the string `true`/`false`).
+    #[doc(hidden)]
+    #[inline(always)]
+    fn push_rust<const W: usize>(self, args: &mut PrintfArgs<W>) {
+        args.push_raw(self.promote());
+    }
 }
 
 macro_rules! printf_arg {
-    ($($t:ty => $p:ty, $kinds:expr;)*) => {$(
+    ($($t:ty => $p:ty, $class:ident, $signed:expr;)*) => {$(
         impl PrintfArg for $t {
-            const KINDS: u8 = $kinds;
+            const CLASS: u8 = kind::$class;
+            const SIGNED: bool = $signed;
             type Promoted = $p;
             #[inline(always)]
             fn promote(self) -> $p {
@@ -74,46 +118,47 @@ macro_rules! printf_arg {
         }
     )*};
 }
-const I: u8 = 1 << kind::INT;
-const L: u8 = 1 << kind::LONG;
-const F: u8 = 1 << kind::FLOAT;
-const S: u8 = 1 << kind::STR;
-const P: u8 = 1 << kind::PTR;
 printf_arg! {
-    i8 => i32, I; i16 => i32, I; i32 => i32, I; u8 => u32, I; u16 => u32, I; u32 => u32, I;
-    i64 => i64, L; u64 => u64, L; isize => i64, L; usize => u64, L;
-    f32 => f64, F; f64 => f64, F;
+    i8 => i32, INT, true; i16 => i32, INT, true; i32 => i32, INT, true;
+    u8 => u32, INT, false; u16 => u32, INT, false; u32 => u32, INT, false;
+    i64 => i64, LONG, true; isize => i64, LONG, true; u64 => u64, LONG, false; usize => u64, LONG, false;
+    f32 => f64, FLOAT, true; f64 => f64, FLOAT, true;
+    char => u32, CHAR, false;
 }
 
 impl PrintfArg for bool {
-    const KINDS: u8 = I;
+    const CLASS: u8 = kind::BOOL;
+    const SIGNED: bool = false;
     type Promoted = u32;
     #[inline(always)]
     fn promote(self) -> u32 {
         self as u32
     }
-}
-
-impl<T> PrintfArg for *const T {
-    const KINDS: u8 = S | P;
-    type Promoted = u64;
     #[inline(always)]
-    fn promote(self) -> u64 {
-        self as usize as u64
+    fn push_rust<const W: usize>(self, args: &mut PrintfArgs<W>) {
+        let text: &'static core::ffi::CStr = if self { c"true" } else { c"false" };
+        args.push_raw(text.as_ptr() as usize as u64);
     }
 }
 
-impl<T> PrintfArg for *mut T {
-    const KINDS: u8 = S | P;
-    type Promoted = u64;
-    #[inline(always)]
-    fn promote(self) -> u64 {
-        self as usize as u64
-    }
+macro_rules! printf_ptr {
+    ($($t:ty),*) => {$(
+        impl<T> PrintfArg for $t {
+            const CLASS: u8 = kind::PTR;
+            const SIGNED: bool = false;
+            type Promoted = u64;
+            #[inline(always)]
+            fn promote(self) -> u64 {
+                self as usize as u64
+            }
+        }
+    )*};
 }
+printf_ptr!(*const T, *mut T);
 
 impl PrintfArg for &core::ffi::CStr {
-    const KINDS: u8 = S | P;
+    const CLASS: u8 = kind::STR;
+    const SIGNED: bool = false;
     type Promoted = u64;
     #[inline(always)]
     fn promote(self) -> u64 {
@@ -121,71 +166,169 @@ impl PrintfArg for &core::ffi::CStr {
     }
 }
 
-/// The conversion class of the `index`-th conversion of `fmt`, or 255 when there is none.
-/// Panics (at compile time, called in a `const`) on a conversion printf does not know.
+/// Types that fit C conversion class `K` (see `kind`).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not match its `gpu_printf!` conversion",
+    label = "this argument's type does not fit the conversion at its place in the format",
+    note = "%d %i %u %x %o %c: 32-bit integers, bool, char; %ld %lu %lx: 64-bit integers, usize; \
+            %f %e %g: f32, f64; %s: &CStr, *const u8; %p: raw pointers"
+)]
+pub trait Conversion<const K: u8>: PrintfArg {}
+
+macro_rules! conversion {
+    ($k:ident: $($t:ty),*) => {$( impl Conversion<{ kind::$k }> for $t {} )*};
+}
+conversion!(INT: i8, i16, i32, u8, u16, u32, bool, char);
+conversion!(LONG: i64, u64, isize, usize);
+conversion!(FLOAT: f32, f64);
+conversion!(STR: &core::ffi::CStr, *const u8, *const i8, *mut u8, *mut i8);
+impl<T> Conversion<{ kind::PTR }> for *const T {}
+impl<T> Conversion<{ kind::PTR }> for *mut T {}
+impl Conversion<{ kind::PTR }> for &core::ffi::CStr {}
+
+/// `value` unchanged; the bound makes an unprintable argument an error at the argument.
 #[doc(hidden)]
-pub const fn spec_kind(fmt: &str, index: usize) -> u8 {
-    let b = fmt.as_bytes();
-    let mut i = 0;
-    let mut n = 0;
-    while i < b.len() {
-        if b[i] != b'%' {
-            i += 1;
-            continue;
-        }
-        i += 1;
-        if i < b.len() && b[i] == b'%' {
-            i += 1;
-            continue;
-        }
-        // flags, width, precision
-        while i < b.len() && matches!(b[i], b'-' | b'+' | b' ' | b'#' | b'0'..=b'9' | b'.') {
-            i += 1;
-        }
-        if i < b.len() && b[i] == b'*' {
-            panic!("gpu_printf!: `*` widths are not supported; write the width into the format string");
-        }
-        let mut long = false;
-        while i < b.len() && matches!(b[i], b'l' | b'h' | b'z' | b'j' | b't' | b'L') {
-            if matches!(b[i], b'l' | b'z' | b'j' | b't') {
-                long = true;
-            }
-            i += 1;
-        }
-        if i >= b.len() {
-            panic!("gpu_printf!: the format string ends in the middle of a conversion");
-        }
-        let k = match b[i] {
-            b'd' | b'i' | b'u' | b'x' | b'X' | b'o' | b'c' => {
-                if long { kind::LONG } else { kind::INT }
-            }
-            b'f' | b'F' | b'e' | b'E' | b'g' | b'G' | b'a' | b'A' => kind::FLOAT,
-            b's' => kind::STR,
-            b'p' => kind::PTR,
-            _ => panic!("gpu_printf!: unknown conversion in the format string (use %d %u %x %ld %f %e %g %s %p %c %%)"),
-        };
-        if n == index {
-            return k;
-        }
-        n += 1;
-        i += 1;
-    }
-    255
+#[inline(always)]
+pub fn printable<T: PrintfArg>(value: T) -> T {
+    value
 }
 
-/// Checks at compile time that `fmt` has exactly `args` conversions.
+/// Appends `value` for a C conversion of class `K` (the bound is checked at the argument).
 #[doc(hidden)]
-pub const fn check_format(fmt: &str, args: usize) {
-    let mut n = 0;
-    while spec_kind(fmt, n) != 255 {
-        n += 1;
+#[inline(always)]
+pub fn push_c<T: Conversion<K>, const K: u8, const W: usize>(args: &mut PrintfArgs<W>, value: T) {
+    args.push_raw(value.promote());
+}
+
+/// One C conversion (`%08.3lx`), built at compile time for a Rust-style placeholder.
+#[doc(hidden)]
+#[derive(Clone, Copy)]
+pub struct CSpec {
+    bytes: [u8; 24],
+    len: usize,
+}
+
+impl CSpec {
+    const fn push(mut self, b: u8) -> CSpec {
+        self.bytes[self.len] = b;
+        self.len += 1;
+        self
     }
-    if n < args {
-        panic!("gpu_printf!: more arguments than conversions in the format string");
+
+    const fn number(mut self, mut n: u32) -> CSpec {
+        let mut digits = [0u8; 10];
+        let mut k = 0;
+        loop {
+            digits[k] = b'0' + (n % 10) as u8;
+            k += 1;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        while k > 0 {
+            k -= 1;
+            self = self.push(digits[k]);
+        }
+        self
     }
-    if n > args {
-        panic!("gpu_printf!: fewer arguments than conversions in the format string");
+}
+
+/// The C conversion for a Rust-style placeholder with `flags` (C's `-+#0`), `width` (0: none),
+/// `precision` (`u32::MAX`: none) and type character `ty` (`b'?'` for `{}`), for an argument of
+/// type `T`. Evaluated at compile time; a type character that does not fit `T` stops the build.
+#[doc(hidden)]
+pub const fn rust_spec<T: PrintfArg>(flags: &str, width: u32, precision: u32, ty: u8) -> CSpec {
+    let class = T::CLASS;
+    let integer = class == kind::INT || class == kind::LONG;
+    let conv = match ty {
+        b'?' => match class {
+            kind::INT | kind::LONG => {
+                if T::SIGNED {
+                    b'd'
+                } else {
+                    b'u'
+                }
+            }
+            kind::FLOAT => {
+                if precision == u32::MAX {
+                    b'g'
+                } else {
+                    b'f'
+                }
+            }
+            kind::BOOL | kind::STR => b's',
+            kind::CHAR => b'c',
+            _ => b'p',
+        },
+        b'x' | b'X' | b'o' => {
+            if !integer {
+                panic!("gpu_printf!: `{{:x}}`, `{{:X}}` and `{{:o}}` need an integer argument");
+            }
+            ty
+        }
+        b'e' | b'E' | b'f' | b'g' | b'G' => {
+            if class != kind::FLOAT {
+                panic!("gpu_printf!: `{{:e}}`, `{{:f}}` and `{{:g}}` need an f32 or f64 argument");
+            }
+            ty
+        }
+        _ => {
+            if class != kind::PTR && class != kind::STR {
+                panic!("gpu_printf!: `{{:p}}` needs a raw pointer or &CStr argument");
+            }
+            b'p'
+        }
+    };
+    let mut spec = CSpec { bytes: [0; 24], len: 0 }.push(b'%');
+    let f = flags.as_bytes();
+    let mut i = 0;
+    while i < f.len() {
+        spec = spec.push(f[i]);
+        i += 1;
     }
+    if width > 0 {
+        spec = spec.number(width);
+    }
+    if precision != u32::MAX && class != kind::BOOL {
+        spec = spec.push(b'.').number(precision);
+    }
+    if class == kind::LONG && integer {
+        spec = spec.push(b'l');
+    }
+    spec.push(conv)
+}
+
+/// The NUL-terminated C format of a Rust-style one: its literal pieces (with `%` already
+/// escaped) around the conversions of its placeholders, in a buffer of `N` bytes (the rest NUL).
+#[doc(hidden)]
+pub const fn assemble<const N: usize>(pieces: &[&str], specs: &[CSpec]) -> [u8; N] {
+    let mut out = [0u8; N];
+    let mut at = 0;
+    let mut p = 0;
+    while p < pieces.len() {
+        let bytes = pieces[p].as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            out[at] = bytes[i];
+            at += 1;
+            i += 1;
+        }
+        if p < specs.len() {
+            let spec = specs[p];
+            let mut k = 0;
+            while k < spec.len {
+                out[at] = spec.bytes[k];
+                at += 1;
+                k += 1;
+            }
+        }
+        p += 1;
+    }
+    if at >= N {
+        panic!("gpu_printf!: the format does not fit its buffer (a bug in cuda-oxide)");
+    }
+    out
 }
 
 /// The packed argument buffer of one `gpu_printf!` call (each value aligned to its size, as
@@ -197,30 +340,28 @@ pub struct PrintfArgs<const W: usize> {
     offset: usize,
 }
 
+impl<const W: usize> Default for PrintfArgs<W> {
+    #[inline(always)]
+    fn default() -> Self {
+        PrintfArgs { words: [0; W], offset: 0 }
+    }
+}
+
 impl<const W: usize> PrintfArgs<W> {
     #[inline(always)]
     pub fn new() -> Self {
-        PrintfArgs { words: [0; W], offset: 0 }
+        Self::default()
     }
 
-    /// Appends `value` for a conversion of class `K`; a mismatch is a compile-time error.
+    /// Appends an already promoted value, aligned to its size.
     #[inline(always)]
-    pub fn push<T: PrintfArg, const K: u8>(&mut self, value: T) {
-        const {
-            assert!(
-                K < 8 && T::KINDS & (1 << K) != 0,
-                "gpu_printf!: an argument's type does not match its conversion (%d/%u/%x/%c: 32-bit \
-                 integers or bool, %ld/%lu/%lx: 64-bit integers, %f/%e/%g: f32/f64, %s: &CStr or \
-                 *const u8, %p: raw pointers)"
-            )
-        };
-        let p = value.promote();
-        let size = core::mem::size_of::<T::Promoted>();
+    pub fn push_raw<P: Copy>(&mut self, p: P) {
+        let size = core::mem::size_of::<P>();
         let off = (self.offset + size - 1) & !(size - 1);
         // SAFETY: W words hold W values of at most 8 bytes each with their alignment padding.
         unsafe {
             let base = self.words.as_mut_ptr().cast::<u8>();
-            base.add(off).cast::<T::Promoted>().write(p);
+            base.add(off).cast::<P>().write(p);
         }
         self.offset = off + size;
     }
@@ -238,52 +379,19 @@ pub fn vprintf(format_nul: &'static str, args: *const u8) -> i32 {
     intrinsics::vprintf(format_nul.as_ptr(), args)
 }
 
+/// Calls `vprintf` with a format assembled at compile time ([`assemble`]).
+#[doc(hidden)]
+#[inline(always)]
+pub fn vprintf_bytes<const N: usize>(format: &'static [u8; N], args: *const u8) -> i32 {
+    intrinsics::vprintf(format.as_ptr(), args)
+}
+
 /// Reports a failed `gpu_assert!` and stops the kernel; the host sees `CUDA_ERROR_ASSERT`.
 #[doc(hidden)]
 #[cold]
 #[inline(never)]
 pub fn assert_failed(message_nul: &'static str, file_nul: &'static str, line: u32) -> ! {
     intrinsics::assert_fail(message_nul.as_ptr(), file_nul.as_ptr(), line, c"kernel".as_ptr().cast())
-}
-
-/// `printf` on the device (CUDA's `vprintf`): a C format string literal and its arguments.
-/// The format is checked at compile time: the number of conversions must equal the number of
-/// arguments, and each argument's type must fit its conversion (`%d %i %u %x %c`: 32-bit integers
-/// and `bool`; `%ld %lu %lx %lld`: 64-bit integers, `usize`; `%f %e %g`: `f32`/`f64`; `%s`:
-/// `&CStr`/`*const u8`; `%p`: raw pointers). Output appears on the host's stdout when the host
-/// synchronizes. Returns the number of arguments printed, or a negative value on error.
-///
-/// ```ignore
-/// gpu_printf!("block %u thread %u: x = %f\n", blockIdx_x(), threadIdx_x(), x);
-/// ```
-#[macro_export]
-macro_rules! gpu_printf {
-    ($fmt:literal $(,)?) => {{
-        const _: () = $crate::debug::check_format($fmt, 0);
-        $crate::debug::vprintf(::core::concat!($fmt, "\0"), ::core::ptr::null())
-    }};
-    ($fmt:literal, $($arg:expr),+ $(,)?) => {{
-        const _: () = $crate::debug::check_format($fmt, $crate::__gpu_printf_count!($($arg),+));
-        let mut __args = $crate::debug::PrintfArgs::<{ $crate::__gpu_printf_count!($($arg),+) }>::new();
-        $crate::__gpu_printf_push!(__args, $fmt, []; $($arg),+);
-        $crate::debug::vprintf(::core::concat!($fmt, "\0"), __args.as_ptr())
-    }};
-}
-
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __gpu_printf_count {
-    ($($arg:expr),*) => { 0usize $(+ { let _ = ::core::stringify!($arg); 1usize })* };
-}
-
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __gpu_printf_push {
-    ($args:ident, $fmt:literal, [$($n:tt)*]; ) => {};
-    ($args:ident, $fmt:literal, [$($n:tt)*]; $head:expr $(, $rest:expr)*) => {
-        $args.push::<_, { $crate::debug::spec_kind($fmt, 0 $(+ $n)*) }>($head);
-        $crate::__gpu_printf_push!($args, $fmt, [$($n)* 1]; $($rest),*);
-    };
 }
 
 /// `assert` on the device: when `cond` is false, prints `assertion failed: <cond>` (and the
@@ -294,6 +402,7 @@ macro_rules! __gpu_printf_push {
 /// ```ignore
 /// gpu_assert!(i < n);
 /// gpu_assert!(x >= 0.0, "x = %f at %u\n", x, i);
+/// gpu_assert!(x >= 0.0, "x = {} at {}\n", x, i);
 /// ```
 #[macro_export]
 macro_rules! gpu_assert {

@@ -2,9 +2,12 @@
 
 use crate::thread::ThreadIndex;
 
+mod raw;
+
 /// A device buffer shared by all threads of a launch, each of which gets at most the element at
 /// its own [`ThreadIndex`]. The kernel ABI passes it as pointer + length.
 #[repr(C)]
+#[cfg_attr(cuda_oxide, oxide::lang = "disjoint_slice")]
 pub struct DisjointSlice<T> {
     ptr: *mut T,
     len: usize,

@@ -1,5 +1,5 @@
-//! Raw device operations. The backend recognises `cuda_device::intrinsics::<name>` and gives each
-//! function its PTX body (see `codegen-driver/src/device/intrinsic/`); the Rust bodies run only on
+//! Raw device operations. Each carries `#[cfg_attr(cuda_oxide, oxide::intrinsic)]`; the backend
+//! gives every function so marked its PTX body by its name (see `codegen-driver/src/lower/intrinsic/`); the Rust bodies run only on
 //! the host, where they panic. Signatures use only scalars and raw pointers (one LLVM value per
 //! parameter); the safe API over them lives in the other modules of this crate.
 #![allow(non_snake_case)]
@@ -17,6 +17,7 @@ macro_rules! intrinsics {
         $(#[$m])*
         #[inline(never)]
         #[allow(unused_variables)]
+        #[cfg_attr(cuda_oxide, oxide::intrinsic)]
         pub fn $name ($($arg: $ty),*) $(-> $ret)? {
             device_only(stringify!($name))
         }
@@ -29,6 +30,7 @@ macro_rules! intrinsics {
 
 /// `atomicrmw <OP> ptr, val syncscope(<SCOPE>) monotonic`; returns the old value.
 #[inline(never)]
+#[cfg_attr(cuda_oxide, oxide::intrinsic)]
 #[allow(unused_variables)]
 pub fn atomic_rmw<T, const OP: u8, const SCOPE: u8>(ptr: *mut T, val: T) -> T {
     device_only("atomic_rmw")
@@ -36,15 +38,93 @@ pub fn atomic_rmw<T, const OP: u8, const SCOPE: u8>(ptr: *mut T, val: T) -> T {
 
 /// `cmpxchg ptr, cmp, new syncscope(<SCOPE>) monotonic monotonic`; returns the old value.
 #[inline(never)]
+#[cfg_attr(cuda_oxide, oxide::intrinsic)]
 #[allow(unused_variables)]
 pub fn atomic_cas<T, const SCOPE: u8>(ptr: *mut T, cmp: T, new: T) -> T {
     device_only("atomic_cas")
+}
+
+/// `load atomic ptr syncscope(<SCOPE>) <ORDER>`; `ORDER`: `oxide_contract::atomic::AtomicOrdering`
+/// (Relaxed, Acquire or SeqCst: cuda_device never passes the others).
+#[inline(never)]
+#[cfg_attr(cuda_oxide, oxide::intrinsic)]
+#[allow(unused_variables)]
+pub fn atomic_load<T, const SCOPE: u8, const ORDER: u8>(ptr: *const T) -> T {
+    device_only("atomic_load")
+}
+
+/// `store atomic val, ptr syncscope(<SCOPE>) <ORDER>` (Relaxed, Release or SeqCst).
+#[inline(never)]
+#[cfg_attr(cuda_oxide, oxide::intrinsic)]
+#[allow(unused_variables)]
+pub fn atomic_store<T, const SCOPE: u8, const ORDER: u8>(ptr: *mut T, val: T) {
+    device_only("atomic_store")
+}
+
+/// [`atomic_rmw`] with a memory ordering; returns the old value.
+#[inline(never)]
+#[cfg_attr(cuda_oxide, oxide::intrinsic)]
+#[allow(unused_variables)]
+pub fn atomic_rmw_ordered<T, const OP: u8, const SCOPE: u8, const ORDER: u8>(ptr: *mut T, val: T) -> T {
+    device_only("atomic_rmw_ordered")
+}
+
+/// [`atomic_cas`] with the orderings of success and failure (the failure ordering is Relaxed,
+/// Acquire or SeqCst); returns the old value.
+#[inline(never)]
+#[cfg_attr(cuda_oxide, oxide::intrinsic)]
+#[allow(unused_variables)]
+pub fn atomic_cas_ordered<T, const SCOPE: u8, const SUCCESS: u8, const FAILURE: u8>(ptr: *mut T, cmp: T, new: T) -> T {
+    device_only("atomic_cas_ordered")
+}
+
+// --- shared.rs: generic const intrinsics --------------------------------------------------
+
+/// [`dynamic_shared_ptr`], with the dynamic shared memory declared at least `ALIGN`-byte aligned
+/// (the declaration takes the largest `ALIGN` of the module, 16 at least).
+#[inline(never)]
+#[cfg_attr(cuda_oxide, oxide::intrinsic)]
+pub fn dynamic_shared_ptr_aligned<const ALIGN: usize>() -> *mut u8 {
+    device_only("dynamic_shared_ptr_aligned")
+}
+
+// --- debug.rs: generic const intrinsics ---------------------------------------------------
+
+/// `pmevent N`: triggers performance-monitor event `N` (0..=15; checked by the caller).
+#[inline(never)]
+#[cfg_attr(cuda_oxide, oxide::intrinsic)]
+pub fn pmevent<const N: u32>() {
+    device_only("pmevent")
+}
+
+/// `base.wrapping_add(i)` when `i < len`. Otherwise, on the device, an address that faults on
+/// access, and the thread traps at its next return, loop back-edge or call (a branch to `trap` in
+/// debug builds); on the host, a panic. The library's bounds checks use it so that they do not
+/// serialise loads (see `codegen-driver/src/lower/bounds.rs`).
+#[inline(never)]
+#[cfg_attr(cuda_oxide, oxide::intrinsic)]
+pub fn index_checked<T>(base: *mut T, i: usize, len: usize) -> *mut T {
+    assert!(i < len, "index {i} out of bounds for length {len}");
+    base.wrapping_add(i)
+}
+
+/// [`index_checked`] for this block's shared memory: a failed check only sets the thread's
+/// deferred-trap flag, the address stays `base.wrapping_add(i)`. An out-of-bounds shared access
+/// cannot reach another block's memory or device memory (past the block's allocation it
+/// faults), and without a poisoned address the checks of an unrolled loop fold into one
+/// compare instead of one select per access. Host: a panic, as `index_checked`.
+#[inline(never)]
+#[cfg_attr(cuda_oxide, oxide::intrinsic)]
+pub fn shared_index_checked<T>(base: *mut T, i: usize, len: usize) -> *mut T {
+    assert!(i < len, "index {i} out of bounds for length {len}");
+    base.wrapping_add(i)
 }
 
 macro_rules! special_registers {
     ($ret:ty: $($name:ident),* $(,)?) => {$(
         #[doc = concat!("PTX special register behind `", stringify!($name), "`.")]
         #[inline(never)]
+        #[cfg_attr(cuda_oxide, oxide::intrinsic)]
         pub fn $name() -> $ret {
             device_only(stringify!($name))
         }
@@ -57,9 +137,10 @@ special_registers!(u32:
     blockIdx_x, blockIdx_y, blockIdx_z,
     blockDim_x, blockDim_y, blockDim_z,
     gridDim_x, gridDim_y, gridDim_z,
-    laneid, warpid, lanemask_lt, lanemask_le, lanemask_eq, lanemask_gt, lanemask_ge,
-    nsmid, smid, dynamic_smem_size,
+    laneid, warpid, nwarpid, lanemask_lt, lanemask_le, lanemask_eq, lanemask_gt, lanemask_ge,
+    nsmid, smid, dynamic_smem_size, total_smem_size, envreg1, envreg2,
 );
+special_registers!(u64: gridid);
 // --- cluster.rs: cluster registers (sm_90) --------------------------------------------------
 special_registers!(u32:
     cluster_ctarank, cluster_nctarank,
@@ -96,6 +177,8 @@ intrinsics! {
     // --- shared.rs --------------------------------------------------------------------------
     /// Generic address of the start of dynamic shared memory (`extern __shared__`).
     fn dynamic_shared_ptr() -> *mut u8;
+    /// `cvta.to.shared.u64`: the offset of a generic shared-memory address in the shared window.
+    fn cvta_to_shared(ptr: *const u8) -> u64;
 
     // --- warp.rs ----------------------------------------------------------------------------
     /// `shfl.sync.idx.b32`; `c` is PTX's clamp/segment operand.
@@ -134,6 +217,12 @@ intrinsics! {
     fn redux_sync_min_i32(mask: u32, val: i32) -> i32;
     /// `redux.sync.max.s32` (sm_80).
     fn redux_sync_max_i32(mask: u32, val: i32) -> i32;
+    /// `redux.sync.and.b32` (sm_80).
+    fn redux_sync_and_b32(mask: u32, val: u32) -> u32;
+    /// `redux.sync.or.b32` (sm_80).
+    fn redux_sync_or_b32(mask: u32, val: u32) -> u32;
+    /// `redux.sync.xor.b32` (sm_80).
+    fn redux_sync_xor_b32(mask: u32, val: u32) -> u32;
 
     // --- cluster.rs (sm_90) -----------------------------------------------------------------
     /// `barrier.cluster.arrive` + `barrier.cluster.wait`.
@@ -158,4 +247,344 @@ intrinsics! {
     fn assert_fail(message: *const u8, file: *const u8, line: u32, function: *const u8) -> !;
     /// `nanosleep.u32` (sm_70).
     fn nanosleep(ns: u32);
+    /// `brkpt`: suspends the thread for a debugger.
+    fn breakpoint();
+
+    // --- arith.rs: integer dot products -----------------------------------------------------
+    /// `dp4a.s32.s32`: `c` + the dot product of the four signed bytes of `a` and of `b`.
+    fn dp4a_s32(a: u32, b: u32, c: i32) -> i32;
+    /// `dp4a.u32.u32`: `c` + the dot product of the four unsigned bytes of `a` and of `b`.
+    fn dp4a_u32(a: u32, b: u32, c: u32) -> u32;
+    /// `dp2a.lo.s32.s32`: `c` + the two signed halves of `a` times the low two signed bytes of `b`.
+    fn dp2a_lo_s32(a: u32, b: u32, c: i32) -> i32;
+    /// `dp2a.lo.u32.u32`: as [`dp2a_lo_s32`], unsigned.
+    fn dp2a_lo_u32(a: u32, b: u32, c: u32) -> u32;
 }
+
+// --- arith.rs: float instructions with an explicit rounding, flush-to-zero, saturation or
+// approximation, one per PTX instruction: `float_<mnemonic with _ for .>` (`nan` is `.NaN`).
+intrinsics! {
+    /// `add.rm.f32`.
+    fn float_add_rm_f32(a: f32, b: f32) -> f32;
+    /// `add.rm.f64`.
+    fn float_add_rm_f64(a: f64, b: f64) -> f64;
+    /// `add.rm.ftz.f32`.
+    fn float_add_rm_ftz_f32(a: f32, b: f32) -> f32;
+    /// `add.rm.ftz.sat.f32`.
+    fn float_add_rm_ftz_sat_f32(a: f32, b: f32) -> f32;
+    /// `add.rm.sat.f32`.
+    fn float_add_rm_sat_f32(a: f32, b: f32) -> f32;
+    /// `add.rn.f32`.
+    fn float_add_rn_f32(a: f32, b: f32) -> f32;
+    /// `add.rn.f64`.
+    fn float_add_rn_f64(a: f64, b: f64) -> f64;
+    /// `add.rn.ftz.f32`.
+    fn float_add_rn_ftz_f32(a: f32, b: f32) -> f32;
+    /// `add.rn.ftz.sat.f32`.
+    fn float_add_rn_ftz_sat_f32(a: f32, b: f32) -> f32;
+    /// `add.rn.sat.f32`.
+    fn float_add_rn_sat_f32(a: f32, b: f32) -> f32;
+    /// `add.rp.f32`.
+    fn float_add_rp_f32(a: f32, b: f32) -> f32;
+    /// `add.rp.f64`.
+    fn float_add_rp_f64(a: f64, b: f64) -> f64;
+    /// `add.rp.ftz.f32`.
+    fn float_add_rp_ftz_f32(a: f32, b: f32) -> f32;
+    /// `add.rp.ftz.sat.f32`.
+    fn float_add_rp_ftz_sat_f32(a: f32, b: f32) -> f32;
+    /// `add.rp.sat.f32`.
+    fn float_add_rp_sat_f32(a: f32, b: f32) -> f32;
+    /// `add.rz.f32`.
+    fn float_add_rz_f32(a: f32, b: f32) -> f32;
+    /// `add.rz.f64`.
+    fn float_add_rz_f64(a: f64, b: f64) -> f64;
+    /// `add.rz.ftz.f32`.
+    fn float_add_rz_ftz_f32(a: f32, b: f32) -> f32;
+    /// `add.rz.ftz.sat.f32`.
+    fn float_add_rz_ftz_sat_f32(a: f32, b: f32) -> f32;
+    /// `add.rz.sat.f32`.
+    fn float_add_rz_sat_f32(a: f32, b: f32) -> f32;
+    /// `div.rm.f32`.
+    fn float_div_rm_f32(a: f32, b: f32) -> f32;
+    /// `div.rm.f64`.
+    fn float_div_rm_f64(a: f64, b: f64) -> f64;
+    /// `div.rm.ftz.f32`.
+    fn float_div_rm_ftz_f32(a: f32, b: f32) -> f32;
+    /// `div.rn.f32`.
+    fn float_div_rn_f32(a: f32, b: f32) -> f32;
+    /// `div.rn.f64`.
+    fn float_div_rn_f64(a: f64, b: f64) -> f64;
+    /// `div.rn.ftz.f32`.
+    fn float_div_rn_ftz_f32(a: f32, b: f32) -> f32;
+    /// `div.rp.f32`.
+    fn float_div_rp_f32(a: f32, b: f32) -> f32;
+    /// `div.rp.f64`.
+    fn float_div_rp_f64(a: f64, b: f64) -> f64;
+    /// `div.rp.ftz.f32`.
+    fn float_div_rp_ftz_f32(a: f32, b: f32) -> f32;
+    /// `div.rz.f32`.
+    fn float_div_rz_f32(a: f32, b: f32) -> f32;
+    /// `div.rz.f64`.
+    fn float_div_rz_f64(a: f64, b: f64) -> f64;
+    /// `div.rz.ftz.f32`.
+    fn float_div_rz_ftz_f32(a: f32, b: f32) -> f32;
+    /// `fma.rm.f32`.
+    fn float_fma_rm_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rm.f64`.
+    fn float_fma_rm_f64(a: f64, b: f64, c: f64) -> f64;
+    /// `fma.rm.ftz.f32`.
+    fn float_fma_rm_ftz_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rm.ftz.sat.f32`.
+    fn float_fma_rm_ftz_sat_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rm.sat.f32`.
+    fn float_fma_rm_sat_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rn.f32`.
+    fn float_fma_rn_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rn.f64`.
+    fn float_fma_rn_f64(a: f64, b: f64, c: f64) -> f64;
+    /// `fma.rn.ftz.f32`.
+    fn float_fma_rn_ftz_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rn.ftz.sat.f32`.
+    fn float_fma_rn_ftz_sat_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rn.sat.f32`.
+    fn float_fma_rn_sat_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rp.f32`.
+    fn float_fma_rp_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rp.f64`.
+    fn float_fma_rp_f64(a: f64, b: f64, c: f64) -> f64;
+    /// `fma.rp.ftz.f32`.
+    fn float_fma_rp_ftz_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rp.ftz.sat.f32`.
+    fn float_fma_rp_ftz_sat_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rp.sat.f32`.
+    fn float_fma_rp_sat_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rz.f32`.
+    fn float_fma_rz_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rz.f64`.
+    fn float_fma_rz_f64(a: f64, b: f64, c: f64) -> f64;
+    /// `fma.rz.ftz.f32`.
+    fn float_fma_rz_ftz_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rz.ftz.sat.f32`.
+    fn float_fma_rz_ftz_sat_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `fma.rz.sat.f32`.
+    fn float_fma_rz_sat_f32(a: f32, b: f32, c: f32) -> f32;
+    /// `mul.rm.f32`.
+    fn float_mul_rm_f32(a: f32, b: f32) -> f32;
+    /// `mul.rm.f64`.
+    fn float_mul_rm_f64(a: f64, b: f64) -> f64;
+    /// `mul.rm.ftz.f32`.
+    fn float_mul_rm_ftz_f32(a: f32, b: f32) -> f32;
+    /// `mul.rn.f32`.
+    fn float_mul_rn_f32(a: f32, b: f32) -> f32;
+    /// `mul.rn.f64`.
+    fn float_mul_rn_f64(a: f64, b: f64) -> f64;
+    /// `mul.rn.ftz.f32`.
+    fn float_mul_rn_ftz_f32(a: f32, b: f32) -> f32;
+    /// `mul.rp.f32`.
+    fn float_mul_rp_f32(a: f32, b: f32) -> f32;
+    /// `mul.rp.f64`.
+    fn float_mul_rp_f64(a: f64, b: f64) -> f64;
+    /// `mul.rp.ftz.f32`.
+    fn float_mul_rp_ftz_f32(a: f32, b: f32) -> f32;
+    /// `mul.rz.f32`.
+    fn float_mul_rz_f32(a: f32, b: f32) -> f32;
+    /// `mul.rz.f64`.
+    fn float_mul_rz_f64(a: f64, b: f64) -> f64;
+    /// `mul.rz.ftz.f32`.
+    fn float_mul_rz_ftz_f32(a: f32, b: f32) -> f32;
+    /// `cos.approx.f32`.
+    fn float_cos_approx_f32(a: f32) -> f32;
+    /// `cos.approx.ftz.f32`.
+    fn float_cos_approx_ftz_f32(a: f32) -> f32;
+    /// `ex2.approx.f32`.
+    fn float_ex2_approx_f32(a: f32) -> f32;
+    /// `ex2.approx.ftz.f32`.
+    fn float_ex2_approx_ftz_f32(a: f32) -> f32;
+    /// `lg2.approx.f32`.
+    fn float_lg2_approx_f32(a: f32) -> f32;
+    /// `lg2.approx.ftz.f32`.
+    fn float_lg2_approx_ftz_f32(a: f32) -> f32;
+    /// `rcp.approx.ftz.f32`.
+    fn float_rcp_approx_ftz_f32(a: f32) -> f32;
+    /// `rcp.approx.ftz.f64`.
+    fn float_rcp_approx_ftz_f64(a: f64) -> f64;
+    /// `rcp.rm.f32`.
+    fn float_rcp_rm_f32(a: f32) -> f32;
+    /// `rcp.rm.f64`.
+    fn float_rcp_rm_f64(a: f64) -> f64;
+    /// `rcp.rm.ftz.f32`.
+    fn float_rcp_rm_ftz_f32(a: f32) -> f32;
+    /// `rcp.rn.f32`.
+    fn float_rcp_rn_f32(a: f32) -> f32;
+    /// `rcp.rn.f64`.
+    fn float_rcp_rn_f64(a: f64) -> f64;
+    /// `rcp.rn.ftz.f32`.
+    fn float_rcp_rn_ftz_f32(a: f32) -> f32;
+    /// `rcp.rp.f32`.
+    fn float_rcp_rp_f32(a: f32) -> f32;
+    /// `rcp.rp.f64`.
+    fn float_rcp_rp_f64(a: f64) -> f64;
+    /// `rcp.rp.ftz.f32`.
+    fn float_rcp_rp_ftz_f32(a: f32) -> f32;
+    /// `rcp.rz.f32`.
+    fn float_rcp_rz_f32(a: f32) -> f32;
+    /// `rcp.rz.f64`.
+    fn float_rcp_rz_f64(a: f64) -> f64;
+    /// `rcp.rz.ftz.f32`.
+    fn float_rcp_rz_ftz_f32(a: f32) -> f32;
+    /// `rsqrt.approx.f32`.
+    fn float_rsqrt_approx_f32(a: f32) -> f32;
+    /// `rsqrt.approx.f64`.
+    fn float_rsqrt_approx_f64(a: f64) -> f64;
+    /// `rsqrt.approx.ftz.f32`.
+    fn float_rsqrt_approx_ftz_f32(a: f32) -> f32;
+    /// `sin.approx.f32`.
+    fn float_sin_approx_f32(a: f32) -> f32;
+    /// `sin.approx.ftz.f32`.
+    fn float_sin_approx_ftz_f32(a: f32) -> f32;
+    /// `sqrt.approx.f32`.
+    fn float_sqrt_approx_f32(a: f32) -> f32;
+    /// `sqrt.approx.ftz.f32`.
+    fn float_sqrt_approx_ftz_f32(a: f32) -> f32;
+    /// `sqrt.rm.f32`.
+    fn float_sqrt_rm_f32(a: f32) -> f32;
+    /// `sqrt.rm.f64`.
+    fn float_sqrt_rm_f64(a: f64) -> f64;
+    /// `sqrt.rm.ftz.f32`.
+    fn float_sqrt_rm_ftz_f32(a: f32) -> f32;
+    /// `sqrt.rn.f32`.
+    fn float_sqrt_rn_f32(a: f32) -> f32;
+    /// `sqrt.rn.f64`.
+    fn float_sqrt_rn_f64(a: f64) -> f64;
+    /// `sqrt.rn.ftz.f32`.
+    fn float_sqrt_rn_ftz_f32(a: f32) -> f32;
+    /// `sqrt.rp.f32`.
+    fn float_sqrt_rp_f32(a: f32) -> f32;
+    /// `sqrt.rp.f64`.
+    fn float_sqrt_rp_f64(a: f64) -> f64;
+    /// `sqrt.rp.ftz.f32`.
+    fn float_sqrt_rp_ftz_f32(a: f32) -> f32;
+    /// `sqrt.rz.f32`.
+    fn float_sqrt_rz_f32(a: f32) -> f32;
+    /// `sqrt.rz.f64`.
+    fn float_sqrt_rz_f64(a: f64) -> f64;
+    /// `sqrt.rz.ftz.f32`.
+    fn float_sqrt_rz_ftz_f32(a: f32) -> f32;
+    /// `tanh.approx.f32`.
+    fn float_tanh_approx_f32(a: f32) -> f32;
+    /// `max.ftz.NaN.xorsign.abs.f32`.
+    fn float_max_ftz_nan_xorsign_abs_f32(a: f32, b: f32) -> f32;
+    /// `max.ftz.xorsign.abs.f32`.
+    fn float_max_ftz_xorsign_abs_f32(a: f32, b: f32) -> f32;
+    /// `max.NaN.xorsign.abs.f32`.
+    fn float_max_nan_xorsign_abs_f32(a: f32, b: f32) -> f32;
+    /// `max.xorsign.abs.f32`.
+    fn float_max_xorsign_abs_f32(a: f32, b: f32) -> f32;
+    /// `min.ftz.NaN.xorsign.abs.f32`.
+    fn float_min_ftz_nan_xorsign_abs_f32(a: f32, b: f32) -> f32;
+    /// `min.ftz.xorsign.abs.f32`.
+    fn float_min_ftz_xorsign_abs_f32(a: f32, b: f32) -> f32;
+    /// `min.NaN.xorsign.abs.f32`.
+    fn float_min_nan_xorsign_abs_f32(a: f32, b: f32) -> f32;
+    /// `min.xorsign.abs.f32`.
+    fn float_min_xorsign_abs_f32(a: f32, b: f32) -> f32;
+}
+
+// --- half.rs, convert.rs, f16x2.rs, bf16x2.rs: bfloat16 and packed halves ------------------------
+// Scalars and pairs travel as their bits (`u16`, `u32`: the low half is element 0). The host
+// bodies compute the same results through `f32`, for CPU references.
+
+macro_rules! half_intrinsics {
+    ($( $(#[$m:meta])* fn $name:ident ($($arg:ident: $ty:ty),*) -> $ret:ty = $host:expr; )*) => {$(
+        $(#[$m])*
+        #[inline(never)]
+        #[cfg_attr(cuda_oxide, oxide::intrinsic)]
+        pub fn $name ($($arg: $ty),*) -> $ret {
+            $host
+        }
+    )*};
+}
+
+use crate::half::host as h;
+
+half_intrinsics! {
+    /// `cvt.rn.bf16.f32`.
+    fn bf16_from_f32(x: f32) -> u16 = h::bf16_from_f32(x);
+    /// `add.rn.bf16` (sm_90; `fma.rn.bf16` on sm_80).
+    fn bf16_add(a: u16, b: u16) -> u16 = h::bf16_op2(a, b, |x, y| x + y);
+    /// `sub.rn.bf16`.
+    fn bf16_sub(a: u16, b: u16) -> u16 = h::bf16_op2(a, b, |x, y| x - y);
+    /// `mul.rn.bf16`.
+    fn bf16_mul(a: u16, b: u16) -> u16 = h::bf16_op2(a, b, |x, y| x * y);
+    /// `fma.rn.bf16`.
+    fn bf16_fma(a: u16, b: u16, c: u16) -> u16 = h::bf16_from_f32(h::bf16_to_f32(a).mul_add(h::bf16_to_f32(b), h::bf16_to_f32(c)));
+    /// `add.rn.f16x2`.
+    fn f16x2_add(a: u32, b: u32) -> u32 = h::f16x2_op2(a, b, |x, y| x + y);
+    /// `sub.rn.f16x2`.
+    fn f16x2_sub(a: u32, b: u32) -> u32 = h::f16x2_op2(a, b, |x, y| x - y);
+    /// `mul.rn.f16x2`.
+    fn f16x2_mul(a: u32, b: u32) -> u32 = h::f16x2_op2(a, b, |x, y| x * y);
+    /// `fma.rn.f16x2`.
+    fn f16x2_fma(a: u32, b: u32, c: u32) -> u32 = h::f16x2_op3(a, b, c, f32::mul_add);
+    /// `fma.rn.relu.f16x2` (sm_80): negative results become 0.
+    fn f16x2_fma_relu(a: u32, b: u32, c: u32) -> u32 = h::f16x2_op3(a, b, c, |x, y, z| h::relu(x.mul_add(y, z)));
+    /// `min.f16x2` (sm_80).
+    fn f16x2_min(a: u32, b: u32) -> u32 = h::f16x2_op2(a, b, f32::min);
+    /// `max.f16x2` (sm_80).
+    fn f16x2_max(a: u32, b: u32) -> u32 = h::f16x2_op2(a, b, f32::max);
+    /// `add.rn.bf16x2` (sm_90; `fma.rn.bf16x2` on sm_80).
+    fn bf16x2_add(a: u32, b: u32) -> u32 = h::bf16x2_op2(a, b, |x, y| x + y);
+    /// `sub.rn.bf16x2`.
+    fn bf16x2_sub(a: u32, b: u32) -> u32 = h::bf16x2_op2(a, b, |x, y| x - y);
+    /// `mul.rn.bf16x2`.
+    fn bf16x2_mul(a: u32, b: u32) -> u32 = h::bf16x2_op2(a, b, |x, y| x * y);
+    /// `fma.rn.bf16x2`.
+    fn bf16x2_fma(a: u32, b: u32, c: u32) -> u32 = h::bf16x2_op3(a, b, c, f32::mul_add);
+    /// `fma.rn.relu.bf16x2` (sm_80).
+    fn bf16x2_fma_relu(a: u32, b: u32, c: u32) -> u32 = h::bf16x2_op3(a, b, c, |x, y, z| h::relu(x.mul_add(y, z)));
+    /// `min.bf16x2` (sm_80).
+    fn bf16x2_min(a: u32, b: u32) -> u32 = h::bf16x2_op2(a, b, f32::min);
+    /// `max.bf16x2` (sm_80).
+    fn bf16x2_max(a: u32, b: u32) -> u32 = h::bf16x2_op2(a, b, f32::max);
+    /// `cvt.rn.f16x2.f32`: `lo` to the low half, `hi` to the high half.
+    fn cvt_rn_f16x2_f32(lo: f32, hi: f32) -> u32 = h::pack(h::f16_from_f32(lo), h::f16_from_f32(hi));
+    /// `cvt.rn.relu.f16x2.f32` (sm_80).
+    fn cvt_rn_relu_f16x2_f32(lo: f32, hi: f32) -> u32 = h::pack(h::f16_from_f32(h::relu(lo)), h::f16_from_f32(h::relu(hi)));
+    /// `cvt.rn.bf16x2.f32` (sm_80).
+    fn cvt_rn_bf16x2_f32(lo: f32, hi: f32) -> u32 = h::pack(h::bf16_from_f32(lo), h::bf16_from_f32(hi));
+    /// `cvt.rn.relu.bf16x2.f32` (sm_80).
+    fn cvt_rn_relu_bf16x2_f32(lo: f32, hi: f32) -> u32 = h::pack(h::bf16_from_f32(h::relu(lo)), h::bf16_from_f32(h::relu(hi)));
+}
+
+intrinsics! {
+    // --- async_copy.rs: cp.async (sm_80) ------------------------------------------------------
+    /// `cp.async.ca.shared.global [dst], [src], 4`: `dst` a shared-memory address, `src` global.
+    fn cp_async_ca_4(dst: *mut u8, src: *const u8);
+    /// `cp.async.ca.shared.global [dst], [src], 8`.
+    fn cp_async_ca_8(dst: *mut u8, src: *const u8);
+    /// `cp.async.ca.shared.global [dst], [src], 16`.
+    fn cp_async_ca_16(dst: *mut u8, src: *const u8);
+    /// `cp.async.cg.shared.global [dst], [src], 16` (bypasses L1).
+    fn cp_async_cg_16(dst: *mut u8, src: *const u8);
+    /// `cp.async.ca.shared.global [dst], [src], 4, src_size`: bytes past `src_size` become 0.
+    fn cp_async_ca_zfill_4(dst: *mut u8, src: *const u8, src_size: u32);
+    /// `cp.async.ca.shared.global [dst], [src], 8, src_size`.
+    fn cp_async_ca_zfill_8(dst: *mut u8, src: *const u8, src_size: u32);
+    /// `cp.async.ca.shared.global [dst], [src], 16, src_size`.
+    fn cp_async_ca_zfill_16(dst: *mut u8, src: *const u8, src_size: u32);
+    /// `cp.async.cg.shared.global [dst], [src], 16, src_size`.
+    fn cp_async_cg_zfill_16(dst: *mut u8, src: *const u8, src_size: u32);
+    /// `cp.async.commit_group`.
+    fn cp_async_commit_group();
+    /// `cp.async.wait_group n` for `n` in 0..=7 (larger waits for 7); an immediate once inlined.
+    fn cp_async_wait_group(n: u32);
+    /// `cp.async.wait_all`.
+    fn cp_async_wait_all();
+}
+
+/// Marks the loop whose body starts with it for unrolling (`N`: 0 fully, 1 not at all, else
+/// by `N`): the backend drops the call and puts `llvm.loop.unroll` metadata on the loop. Written
+/// by `#[unroll]` on a loop in a `#[kernel]` / `#[device]` function, or by [`crate::unroll!`].
+#[inline(never)]
+#[cfg_attr(cuda_oxide, oxide::intrinsic)]
+pub fn loop_unroll<const N: u32>() {}

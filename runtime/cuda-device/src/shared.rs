@@ -1,40 +1,61 @@
 //! Shared memory: per-block arrays sized at compile time ([`SharedArray`] statics) and dynamic
-//! shared memory sized at launch by `LaunchConfig::shared_mem_bytes` ([`dynamic`]).
+//! shared memory sized at launch by `LaunchConfig::shared_mem_bytes` ([`dynamic`],
+//! [`DynamicSharedArray`]).
 //!
 //! ```ignore
-//! static TILE: SharedArray<f32, 256> = SharedArray::new();
-//! unsafe { TILE.write(tid, x) };
+//! static mut TILE: SharedArray<f32, 256> = SharedArray::UNINIT;
+//! unsafe { TILE[tid] = x };
 //! sync_threads();
-//! let y = unsafe { TILE.read(255 - tid) };
+//! let y = unsafe { TILE[255 - tid] };
 //! ```
 //! Shared memory is shared by the threads of one block: a write by one thread and an access to
 //! the same element by another without a [`crate::sync_threads`] (or an atomic) between them is
-//! a data race, which is why element access is `unsafe`.
+//! a data race, and its contents are undefined when a block starts. That is why a `SharedArray`
+//! is a `static mut` (every access is `unsafe`, as the hardware demands) and why its element
+//! methods are `unsafe`.
 
 use core::cell::UnsafeCell;
+use core::marker::PhantomData;
 use core::mem::MaybeUninit;
+use core::ops::{Index, IndexMut};
 
 use crate::intrinsics;
 
-/// A per-block array in shared memory (`__shared__ T name[N]`). Declare it as a `static`; the
-/// compiler places every `static` of this type in the shared state space, one copy per block.
+/// A per-block array in shared memory (`__shared__ T name[N]`). Declare it as a `static mut`; the
+/// compiler places every static of this type in the shared state space, one copy per block,
+/// aligned to `ALIGN` bytes (0, the default: `T`'s alignment; e.g. 128 for bulk copies).
 /// Its contents are undefined when a block starts.
+///
+/// ```ignore
+/// static mut TILE: SharedArray<f32, 256> = SharedArray::UNINIT;
+/// static mut STAGE: SharedArray<u8, 4096, 128> = SharedArray::UNINIT;
+/// unsafe { TILE[tid] = input[i] };          // each thread its own element
+/// sync_threads();
+/// let left = unsafe { TILE[(tid + 255) % 256] };
+/// let base: *mut f32 = SharedArray::as_raw_mut_ptr(&raw mut TILE);
+/// ```
+///
+/// `TILE[i]` is bounds-checked (out of range traps). It is not `Sync`: a shared `static` of it
+/// would let safe code read elements that other threads are writing, or that nobody wrote.
 #[repr(transparent)]
-pub struct SharedArray<T, const N: usize> {
+#[cfg_attr(cuda_oxide, oxide::lang = "shared_array")]
+pub struct SharedArray<T, const N: usize, const ALIGN: usize = 0> {
     cells: UnsafeCell<MaybeUninit<[T; N]>>,
 }
 
-// SAFETY: each element access is `unsafe` with the data-race rule documented on the methods.
-unsafe impl<T: Send, const N: usize> Sync for SharedArray<T, N> {}
+impl<T, const N: usize, const ALIGN: usize> SharedArray<T, N, ALIGN> {
+    /// The initialiser of a `SharedArray` static: `= SharedArray::UNINIT` (contents undefined).
+    // A const with interior mutability on purpose: it initialises statics, like `AtomicU32::new`.
+    #[allow(clippy::declare_interior_mutable_const)]
+    pub const UNINIT: Self = SharedArray { cells: UnsafeCell::new(MaybeUninit::uninit()) };
 
-impl<T, const N: usize> SharedArray<T, N> {
-    /// The (uninitialised) array; use it as the initialiser of the `static`.
+    /// The same as [`SharedArray::UNINIT`], as a function: `= SharedArray::new()`.
     #[allow(clippy::new_without_default)]
     pub const fn new() -> Self {
-        SharedArray { cells: UnsafeCell::new(MaybeUninit::uninit()) }
+        Self::UNINIT
     }
 
-    /// Number of elements, `N`.
+    /// Number of elements, `N`: `TILE.len()`.
     #[inline(always)]
     pub const fn len(&self) -> usize {
         N
@@ -46,11 +67,31 @@ impl<T, const N: usize> SharedArray<T, N> {
         N == 0
     }
 
+    /// The alignment asked for, `ALIGN` (0 means `T`'s own):
+    /// `SharedArray::<u8, 256, 128>::alignment() == 128`.
+    #[inline(always)]
+    pub const fn alignment() -> usize {
+        ALIGN
+    }
+
     /// Generic address of element 0 (valid for this block only; see
     /// [`crate::cluster::map_shared_rank`] for another block's copy).
     #[inline(always)]
     pub fn as_mut_ptr(&self) -> *mut T {
         self.cells.get().cast()
+    }
+
+    /// [`SharedArray::as_mut_ptr`], as a `*const T`.
+    #[inline(always)]
+    pub fn as_ptr(&self) -> *const T {
+        self.as_mut_ptr()
+    }
+
+    /// Element 0 of the array behind a raw pointer, without making a reference to the whole
+    /// array (which a `static mut` discourages): `SharedArray::as_raw_mut_ptr(&raw mut TILE)`.
+    #[inline(always)]
+    pub const fn as_raw_mut_ptr(shared: *mut Self) -> *mut T {
+        shared.cast()
     }
 
     /// Element `i` (bounds-checked: out of range traps).
@@ -63,8 +104,7 @@ impl<T, const N: usize> SharedArray<T, N> {
     where
         T: Copy,
     {
-        assert!(i < N);
-        unsafe { self.as_mut_ptr().add(i).read() }
+        unsafe { intrinsics::shared_index_checked(self.as_mut_ptr(), i, N).read() }
     }
 
     /// Writes element `i` (bounds-checked: out of range traps).
@@ -73,8 +113,7 @@ impl<T, const N: usize> SharedArray<T, N> {
     /// No other thread reads or writes element `i` between the last barrier and the next one.
     #[inline(always)]
     pub unsafe fn write(&self, i: usize, value: T) {
-        assert!(i < N);
-        unsafe { self.as_mut_ptr().add(i).write(value) }
+        unsafe { intrinsics::shared_index_checked(self.as_mut_ptr(), i, N).write(value) }
     }
 
     /// The whole array as a slice.
@@ -84,6 +123,30 @@ impl<T, const N: usize> SharedArray<T, N> {
     #[inline(always)]
     pub unsafe fn as_slice(&self) -> &[T] {
         unsafe { core::slice::from_raw_parts(self.as_mut_ptr(), N) }
+    }
+}
+
+/// `TILE[i]` (through a `static mut`, so in `unsafe`): element `i`, bounds-checked. The rules of
+/// [`SharedArray::read`] apply: it was written, and no other thread writes it until the next
+/// barrier.
+impl<T, const N: usize, const ALIGN: usize> Index<usize> for SharedArray<T, N, ALIGN> {
+    type Output = T;
+
+    #[inline(always)]
+    fn index(&self, i: usize) -> &T {
+        // SAFETY: checked (a deferred trap, as `read`); the caller reached `self` through an
+        // `unsafe` access to the static, taking on the rules above.
+        unsafe { &*intrinsics::shared_index_checked(self.as_mut_ptr(), i, N) }
+    }
+}
+
+/// `TILE[i] = x`: element `i`, bounds-checked. The rules of [`SharedArray::write`] apply: no
+/// other thread reads or writes it until the next barrier.
+impl<T, const N: usize, const ALIGN: usize> IndexMut<usize> for SharedArray<T, N, ALIGN> {
+    #[inline(always)]
+    fn index_mut(&mut self, i: usize) -> &mut T {
+        // SAFETY: as for `index`.
+        unsafe { &mut *intrinsics::shared_index_checked(self.as_mut_ptr(), i, N) }
     }
 }
 
@@ -123,8 +186,7 @@ impl<T> DynamicShared<T> {
     where
         T: Copy,
     {
-        assert!(i < self.len);
-        unsafe { self.ptr.add(i).read() }
+        unsafe { intrinsics::shared_index_checked(self.ptr, i, self.len).read() }
     }
 
     /// Writes element `i` (bounds-checked: out of range traps).
@@ -133,8 +195,7 @@ impl<T> DynamicShared<T> {
     /// As for [`SharedArray::write`].
     #[inline(always)]
     pub unsafe fn write(&self, i: usize, value: T) {
-        assert!(i < self.len);
-        unsafe { self.ptr.add(i).write(value) }
+        unsafe { intrinsics::shared_index_checked(self.ptr, i, self.len).write(value) }
     }
 }
 
@@ -143,7 +204,7 @@ impl<T> DynamicShared<T> {
 pub fn dynamic<T>() -> DynamicShared<T> {
     let bytes = dynamic_size_bytes() as usize;
     let size = core::mem::size_of::<T>();
-    let len = if size == 0 { 0 } else { bytes / size };
+    let len = bytes.checked_div(size).unwrap_or(0);
     DynamicShared { ptr: intrinsics::dynamic_shared_ptr().cast(), len }
 }
 
@@ -151,4 +212,76 @@ pub fn dynamic<T>() -> DynamicShared<T> {
 #[inline(always)]
 pub fn dynamic_size_bytes() -> u32 {
     intrinsics::dynamic_smem_size()
+}
+
+/// [`dynamic_size_bytes`] under NVIDIA cuda-oxide's name: `shared::dynamic_smem_size()`.
+#[inline(always)]
+pub fn dynamic_smem_size() -> u32 {
+    dynamic_size_bytes()
+}
+
+/// The block's whole shared memory in bytes, static and dynamic (`%total_smem_size`).
+///
+/// ```ignore
+/// let static_bytes = shared::total_smem_size() - shared::dynamic_smem_size();
+/// ```
+#[inline(always)]
+pub fn total_smem_size() -> u32 {
+    intrinsics::total_smem_size()
+}
+
+/// Dynamic shared memory as raw pointers, NVIDIA cuda-oxide's form: the memory is declared
+/// `ALIGN`-byte aligned (16 by default; the largest `ALIGN` any kernel of the module asks for
+/// applies to all). All calls address the same memory, of the launch's `shared_mem_bytes`:
+///
+/// ```ignore
+/// let a: *mut f32 = DynamicSharedArray::<f32>::get();           // bytes 0..1024
+/// let b: *mut f32 = DynamicSharedArray::<f32>::offset(1024);    // bytes 1024..
+/// let staged: *mut u8 = DynamicSharedArray::<u8, 128>::get_raw();
+/// ```
+/// The pointers are raw: what is read or written through them is the caller's business, with the
+/// rules of [`SharedArray::read`] and [`SharedArray::write`]. [`dynamic`] gives a bounds-checked
+/// view instead.
+pub struct DynamicSharedArray<T, const ALIGN: usize = 16>(PhantomData<UnsafeCell<T>>);
+
+impl<T, const ALIGN: usize> DynamicSharedArray<T, ALIGN> {
+    /// The alignment asked for, `ALIGN`.
+    #[inline(always)]
+    pub const fn alignment() -> usize {
+        ALIGN
+    }
+
+    /// Generic address of the start of dynamic shared memory, as a `*mut T`.
+    #[inline(always)]
+    pub fn get() -> *mut T {
+        Self::get_raw().cast()
+    }
+
+    /// Generic address of the start of dynamic shared memory, as bytes.
+    #[inline(always)]
+    pub fn get_raw() -> *mut u8 {
+        intrinsics::dynamic_shared_ptr_aligned::<ALIGN>()
+    }
+
+    /// The address `byte_offset` bytes into dynamic shared memory, as a `*mut T` (keeping it
+    /// aligned for `T` is the caller's part).
+    #[inline(always)]
+    pub fn offset(byte_offset: usize) -> *mut T {
+        Self::get_raw().wrapping_add(byte_offset).cast()
+    }
+}
+
+/// The offset of a shared-memory address in the block's shared window (`cvta.to.shared`): the
+/// form `ldmatrix`, `cp.async` and mbarrier addresses take.
+///
+/// ```ignore
+/// let off = unsafe { shared::cvta_generic_to_shared_offset((&raw const TILE).cast()) };
+/// ```
+///
+/// # Safety
+/// `ptr` points into this block's shared memory (a [`SharedArray`] or dynamic shared memory);
+/// for any other address the result is meaningless.
+#[inline(always)]
+pub unsafe fn cvta_generic_to_shared_offset(ptr: *const u8) -> u64 {
+    intrinsics::cvta_to_shared(ptr)
 }

@@ -1,35 +1,109 @@
-//! Thread and block indices: raw registers, the index values that `DisjointSlice` accepts, 2D/3D
-//! indices, lane and warp ids, and the grid-stride loop.
+//! Thread and block indices: raw registers, the index values that `DisjointSlice` accepts (and
+//! their index spaces), 2D/3D positions, lane and warp ids, and the grid-stride loop.
 #![allow(non_snake_case)]
+
+use core::marker::PhantomData;
 
 use crate::intrinsics;
 
+mod space;
+
+pub use space::{Index1D, Index2D, WarpIndex, index_2d, warp_index};
+
 pub use crate::intrinsics::{
-    blockDim_x, blockDim_y, blockDim_z, blockIdx_x, blockIdx_y, blockIdx_z, gridDim_x, gridDim_y,
-    gridDim_z, threadIdx_x, threadIdx_y, threadIdx_z,
+    blockDim_x, blockDim_y, blockDim_z, blockIdx_x, blockIdx_y, blockIdx_z, gridDim_x, gridDim_y, gridDim_z,
+    threadIdx_x, threadIdx_y, threadIdx_z,
 };
 
-/// This thread's global index in a 1D launch. Only [`index_1d`], the 2D/3D linearisations and
-/// [`grid_stride`] make one, so two threads of one launch never hold equal values: that is what
-/// lets [`crate::DisjointSlice::get_mut`] hand out `&mut` without a data race.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ThreadIndex(usize);
+/// `__syncthreads()`, also reachable here as NVIDIA's cuda-oxide places it: `thread::sync_threads()`.
+pub use crate::sync::sync_threads;
 
-impl ThreadIndex {
+/// This thread's index in index space `S` ([`Index1D`] unless said otherwise). Only
+/// [`index_1d`], the 2D/3D linearisations, [`grid_stride`], [`index_2d`] and [`warp_index`] make
+/// one, so two threads of one launch never hold equal values of one space: that is what lets
+/// [`crate::DisjointSlice::get_mut`] hand out `&mut` without a data race.
+///
+/// ```ignore
+/// let idx = thread::index_1d();
+/// if let Some(y) = out.get_mut(idx) { *y = x[idx.get()] }
+/// ```
+pub struct ThreadIndex<S = Index1D>(usize, PhantomData<fn() -> S>);
+
+impl<S> ThreadIndex<S> {
+    /// A thread's index in space `S`; the callers make sure no two threads get the same.
+    #[inline(always)]
+    pub(crate) fn new(raw: usize) -> Self {
+        ThreadIndex(raw, PhantomData)
+    }
+
     /// The index as a plain number, for reading other slices.
     #[inline(always)]
     pub fn get(self) -> usize {
         self.0
     }
+
+    /// Whether the index is below `len`: `if idx.in_bounds(x.len()) { y = x[idx.get()] }`.
+    #[inline(always)]
+    pub fn in_bounds(self, len: usize) -> bool {
+        self.0 < len
+    }
 }
 
-/// `blockIdx.x * blockDim.x + threadIdx.x`, computed in 64 bits.
+impl<S> Clone for ThreadIndex<S> {
+    #[inline(always)]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<S> Copy for ThreadIndex<S> {}
+
+impl<S> PartialEq for ThreadIndex<S> {
+    #[inline(always)]
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
+impl<S> Eq for ThreadIndex<S> {}
+
+impl<S> core::fmt::Debug for ThreadIndex<S> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_tuple("ThreadIndex").field(&self.0).finish()
+    }
+}
+
+/// This thread's index among all threads of the launch, in 64 bits: for a 1D launch
+/// `blockIdx.x * blockDim.x + threadIdx.x`; for 2D and 3D launches the same linearisation over
+/// every dimension (blocks in x, then y, then z order; threads within a block likewise), so that
+/// every thread of every launch shape holds a different index.
+///
+/// ```ignore
+/// #[kernel]
+/// pub fn vecadd(a: &[f32], b: &[f32], mut c: DisjointSlice<f32>) {
+///     let idx = thread::index_1d();
+///     let i = idx.get();
+///     if let Some(c_elem) = c.get_mut(idx) {
+///         *c_elem = a[i] + b[i];
+///     }
+/// }
+/// ```
 #[inline(always)]
 pub fn index_1d() -> ThreadIndex {
-    let block = intrinsics::blockIdx_x() as usize;
-    let dim = intrinsics::blockDim_x() as usize;
-    let thread = intrinsics::threadIdx_x() as usize;
-    ThreadIndex(block * dim + thread)
+    let block = (intrinsics::blockIdx_z() as usize * intrinsics::gridDim_y() as usize
+        + intrinsics::blockIdx_y() as usize)
+        * intrinsics::gridDim_x() as usize
+        + intrinsics::blockIdx_x() as usize;
+    ThreadIndex::new(block * block_size() as usize + block_thread_index() as usize)
+}
+
+/// How many threads the launch has: `gridDim.x * gridDim.y * gridDim.z * block_size()`.
+#[inline(always)]
+pub fn grid_size() -> usize {
+    intrinsics::gridDim_x() as usize
+        * intrinsics::gridDim_y() as usize
+        * intrinsics::gridDim_z() as usize
+        * block_size() as usize
 }
 
 /// This thread's global (x, y) position in a 2D launch: x is the column, y the row.
@@ -54,20 +128,44 @@ impl ThreadIndex2D {
 
     /// Row-major element index `y * width + x` for a matrix `width` columns wide, or `None` when
     /// this thread's column is outside it (the usual edge guard; rows past the end are caught by
-    /// `DisjointSlice::get_mut`). Every thread must pass the same `width`.
+    /// `DisjointSlice::get_mut`), and when the launch has a z extent (threads that differ only
+    /// in z would share the element).
+    ///
+    /// # Safety
+    /// Every thread of the launch passes the same `width`: threads with different widths can
+    /// compute the same index, and `DisjointSlice::get_mut` would then give two threads `&mut`
+    /// to one element. A width that is a kernel parameter is the same in every thread. Safe
+    /// alternative: [`index_1d`], which is unique in every launch shape.
     #[inline(always)]
-    pub fn to_linear(self, width: usize) -> Option<ThreadIndex> {
-        if self.x < width { Some(ThreadIndex(self.y * width + self.x)) } else { None }
+    pub unsafe fn to_linear(self, width: usize) -> Option<ThreadIndex> {
+        let z_extent = intrinsics::gridDim_z() as usize * intrinsics::blockDim_z() as usize;
+        if self.x < width && z_extent == 1 { Some(ThreadIndex::new(self.y * width + self.x)) } else { None }
     }
 }
 
-/// This thread's global (x, y) position in a 2D launch.
+/// This thread's global (x, y) position in a 2D launch:
+/// `if let Some(i) = unsafe { thread::index_2d_xy().to_linear(width) } { … }`. (NVIDIA's cuda-oxide uses the
+/// name `index_2d` for the const-stride index [`index_2d`]`::<ROW_STRIDE>()`.)
 #[inline(always)]
-pub fn index_2d() -> ThreadIndex2D {
+pub fn index_2d_xy() -> ThreadIndex2D {
     ThreadIndex2D {
         x: intrinsics::blockIdx_x() as usize * intrinsics::blockDim_x() as usize + intrinsics::threadIdx_x() as usize,
         y: intrinsics::blockIdx_y() as usize * intrinsics::blockDim_y() as usize + intrinsics::threadIdx_y() as usize,
     }
+}
+
+/// This thread's global row in a 2D launch, `blockIdx.y * blockDim.y + threadIdx.y`
+/// (= `index_2d_xy().y()`): `let (row, col) = (thread::index_2d_row(), thread::index_2d_col());`.
+#[inline(always)]
+pub fn index_2d_row() -> usize {
+    intrinsics::blockIdx_y() as usize * intrinsics::blockDim_y() as usize + intrinsics::threadIdx_y() as usize
+}
+
+/// This thread's global column in a 2D launch, `blockIdx.x * blockDim.x + threadIdx.x`
+/// (= `index_2d_xy().x()`).
+#[inline(always)]
+pub fn index_2d_col() -> usize {
+    intrinsics::blockIdx_x() as usize * intrinsics::blockDim_x() as usize + intrinsics::threadIdx_x() as usize
 }
 
 /// This thread's global (x, y, z) position in a 3D launch.
@@ -98,11 +196,15 @@ impl ThreadIndex3D {
     }
 
     /// `(z * height + y) * width + x` for a `width × height × depth` volume, or `None` when x or y
-    /// is outside it. Every thread must pass the same `width` and `height`.
+    /// is outside it.
+    ///
+    /// # Safety
+    /// Every thread of the launch passes the same `width` and `height` (see
+    /// [`ThreadIndex2D::to_linear`]).
     #[inline(always)]
-    pub fn to_linear(self, width: usize, height: usize) -> Option<ThreadIndex> {
+    pub unsafe fn to_linear(self, width: usize, height: usize) -> Option<ThreadIndex> {
         if self.x < width && self.y < height {
-            Some(ThreadIndex((self.z * height + self.y) * width + self.x))
+            Some(ThreadIndex::new((self.z * height + self.y) * width + self.x))
         } else {
             None
         }
@@ -112,7 +214,7 @@ impl ThreadIndex3D {
 /// This thread's global (x, y, z) position in a 3D launch.
 #[inline(always)]
 pub fn index_3d() -> ThreadIndex3D {
-    let d2 = index_2d();
+    let d2 = index_2d_xy();
     ThreadIndex3D {
         x: d2.x,
         y: d2.y,
@@ -151,9 +253,32 @@ pub fn sm_id() -> u32 {
     intrinsics::smid()
 }
 
-/// The element indices a thread visits in a grid-stride loop over `0..n`:
-/// `index_1d(), index_1d() + blockDim.x * gridDim.x, …`. Each index is visited by exactly one
-/// thread, so the items are [`ThreadIndex`] values that `DisjointSlice::get_mut` accepts.
+/// [`sm_id`] under NVIDIA cuda-oxide's name: `let sm = thread::smid();`.
+#[inline(always)]
+pub fn smid() -> u32 {
+    sm_id()
+}
+
+/// The number of SM identifiers (`%nsmid`): an upper bound of [`sm_id`] (not the SM count: the
+/// numbering may have gaps).
+#[inline(always)]
+pub fn nsmid() -> u32 {
+    intrinsics::nsmid()
+}
+
+/// This launch's grid identifier (`%gridid`): distinct for launches that run at the same time.
+///
+/// ```ignore
+/// let grid = thread::gridid();
+/// ```
+#[inline(always)]
+pub fn gridid() -> u64 {
+    intrinsics::gridid()
+}
+
+/// The element indices a thread visits in a grid-stride loop over `0..n`: `index_1d()`,
+/// `index_1d() + grid_size()`, … Each index is visited by exactly one thread, whatever the launch
+/// shape, so the items are [`ThreadIndex`] values that `DisjointSlice::get_mut` accepts.
 #[derive(Clone, Debug)]
 pub struct GridStride {
     next: usize,
@@ -169,17 +294,16 @@ impl Iterator for GridStride {
         if self.next < self.end {
             let i = self.next;
             self.next += self.step;
-            Some(ThreadIndex(i))
+            Some(ThreadIndex::new(i))
         } else {
             None
         }
     }
 }
 
-/// A grid-stride loop over `0..n` (a 1D launch of any size covers all of `n`):
+/// A grid-stride loop over `0..n` (a launch of any size and shape covers all of `n`):
 /// `for i in thread::grid_stride(n) { if let Some(y) = out.get_mut(i) { *y = x[i.get()] } }`.
 #[inline(always)]
 pub fn grid_stride(n: usize) -> GridStride {
-    let step = intrinsics::blockDim_x() as usize * intrinsics::gridDim_x() as usize;
-    GridStride { next: index_1d().get(), step, end: n }
+    GridStride { next: index_1d().get(), step: grid_size(), end: n }
 }

@@ -23,22 +23,56 @@
 //! # Ok::<(), cuda_core::DriverError>(())
 //! ```
 
+pub mod embedded;
+mod generic_kernel;
+#[cfg(feature = "async")]
+mod launch_async;
+pub mod ltoir;
 mod sideload;
 
-pub use cuda_core::{LoadedBundle, load_bundle, load_embedded};
+pub use cuda_core::{EmbeddedKernels, LoadedBundle, load_bundle};
+/// `#[cuda_module]`, also importable from here (`use cuda_host::cuda_module;`) as NVIDIA
+/// cuda-oxide's programs do; the same macro as `cuda_device::cuda_module`.
+pub use cuda_macros::cuda_module;
+pub use generic_kernel::{GenericCudaKernel, intern_entry_name};
 pub use sideload::{ARTIFACT_DIR_ENV, artifact_dir_candidates, find_module_dir, load_kernel_module, load_module_dir};
 
+use cuda_core::oxide_contract::manifest::Manifest;
 use cuda_core::{DeviceBuffer, DriverError, Function, LoadedBundle as Loaded, Module};
 
-/// Something kernels can be looked up in by PTX entry name: a loaded bundle or module.
+/// Something kernels can be looked up in: a loaded bundle or module, or the embedded kernels of a
+/// `#[cuda_module]`.
 pub trait KernelSource {
     /// The kernel with PTX entry name `entry`.
     fn kernel_function(&self, entry: &str) -> Result<Function, DriverError>;
+
+    /// The kernel `cuda_launch!` names: the instance with `key` when the kernel was given with
+    /// type arguments (`map::<f32, F>`), else the kernel whose entry, or whose Rust name's last
+    /// segment, is `name` (entries of kernels sharing a name carry their key, see
+    /// `oxide_contract::naming::entry_name`).
+    fn launch_function(&self, key: Option<u64>, name: &str) -> Result<Function, DriverError>;
+}
+
+/// The entry of the kernel `name` or `key` in `manifest` (see [`KernelSource::launch_function`]).
+fn entry_in(manifest: &Manifest, key: Option<u64>, name: &str) -> Result<String, DriverError> {
+    let not_found = || DriverError::EntryNotFound { entry: name.to_string(), known: Some(manifest.entries()) };
+    match key {
+        Some(key) => manifest.kernel_by_key(key).map(|k| k.entry.clone()).ok_or_else(not_found),
+        None => match manifest.kernels_named(name).as_slice() {
+            [one] => Ok(one.entry.clone()),
+            [] => Err(not_found()),
+            several => Err(cuda_core::ambiguous_kernel_name(name, several.iter().copied())),
+        },
+    }
 }
 
 impl KernelSource for Loaded {
     fn kernel_function(&self, entry: &str) -> Result<Function, DriverError> {
         self.function(entry)
+    }
+
+    fn launch_function(&self, key: Option<u64>, name: &str) -> Result<Function, DriverError> {
+        self.function(&entry_in(self.manifest(), key, name)?)
     }
 }
 
@@ -46,17 +80,45 @@ impl KernelSource for Module {
     fn kernel_function(&self, entry: &str) -> Result<Function, DriverError> {
         self.function(entry)
     }
+
+    fn launch_function(&self, key: Option<u64>, name: &str) -> Result<Function, DriverError> {
+        match self.manifest() {
+            Some(manifest) => self.function(&entry_in(manifest, key, name)?),
+            None => self.function(name),
+        }
+    }
+}
+
+impl KernelSource for EmbeddedKernels {
+    fn kernel_function(&self, entry: &str) -> Result<Function, DriverError> {
+        self.function_named(entry)
+    }
+
+    fn launch_function(&self, key: Option<u64>, name: &str) -> Result<Function, DriverError> {
+        match key {
+            Some(key) => self.function(key, name),
+            None => self.kernel_function(name),
+        }
+    }
 }
 
 impl<S: KernelSource + ?Sized> KernelSource for &S {
     fn kernel_function(&self, entry: &str) -> Result<Function, DriverError> {
         (**self).kernel_function(entry)
     }
+
+    fn launch_function(&self, key: Option<u64>, name: &str) -> Result<Function, DriverError> {
+        (**self).launch_function(key, name)
+    }
 }
 
 impl<S: KernelSource + ?Sized> KernelSource for std::sync::Arc<S> {
     fn kernel_function(&self, entry: &str) -> Result<Function, DriverError> {
         (**self).kernel_function(entry)
+    }
+
+    fn launch_function(&self, key: Option<u64>, name: &str) -> Result<Function, DriverError> {
+        (**self).launch_function(key, name)
     }
 }
 
@@ -91,18 +153,39 @@ impl<T> SliceMutArg for DeviceBuffer<T> {
 #[doc(hidden)]
 pub mod __private {
     pub use super::{KernelSource, SliceArg, SliceMutArg};
-    pub use cuda_core::oxide_format;
-    pub use cuda_core::oxide_format::manifest::LaunchBounds;
+    pub use cuda_core::oxide_contract;
+    pub use cuda_core::oxide_contract::manifest::LaunchBounds;
+    pub use cuda_core::oxide_contract::naming::kernel_key;
     pub use cuda_core::{
-        CudaContext, CudaStream, DeviceBuffer, DriverError, Function, KernelParams, LaunchConfig, LoadedBundle,
-        launch_with, load_embedded,
+        CudaContext, CudaStream, DeviceBuffer, DriverError, EmbeddedKernels, Function, KernelParams, LaunchConfig,
+        LoadedBundle, Module, launch_with,
     };
 
-    pub use cuda_core::oxide_format::naming::{entry_name, type_key};
+    /// The last segment of a kernel path as `stringify!` spells it (`kernels :: map :: < f32 >`
+    /// → `map`), for lookups by name and for messages.
+    pub fn kernel_name(path: &str) -> String {
+        let path: String = path.chars().filter(|c| !c.is_whitespace()).collect();
+        let path = path.split("::<").next().unwrap_or(&path);
+        path.rsplit("::").next().unwrap_or(path).to_string()
+    }
+
+    /// The entry name of generic kernel `base`'s instance `key` as a `&'static str` (for
+    /// `<kernel>_ptx_name`), made once per instance and kept for the rest of the program.
+    pub fn generic_entry_name(base: &str, key: u64) -> &'static str {
+        use std::collections::HashMap;
+        use std::sync::{Mutex, OnceLock};
+        static NAMES: OnceLock<Mutex<HashMap<u64, &'static str>>> = OnceLock::new();
+        let mut names = NAMES.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
+        names.entry(key).or_insert_with(|| oxide_contract::naming::entry_name(base, key, false).leak())
+    }
 
     /// The async runtime, for the `_async` methods (only with the `async` feature).
     #[cfg(feature = "async")]
     pub use cuda_async;
+
+    /// What `cuda_launch_async!` expands to.
+    #[cfg(feature = "async")]
+    pub use super::launch_async::{AsyncArgs, launch_async};
 
     /// The stream argument of `cuda_launch!`: a `CudaStream`, `Arc<CudaStream>` or a reference.
     pub fn stream_ref<S: AsRef<CudaStream> + ?Sized>(stream: &S) -> &CudaStream {
@@ -131,11 +214,22 @@ macro_rules! __if_async {
     ($($item:tt)*) => {};
 }
 
+/// `cuda_launch_async!` needs cuda-host's `async` feature; without it, this says so.
+#[cfg(not(feature = "async"))]
+#[macro_export]
+macro_rules! cuda_launch_async {
+    ($($any:tt)*) => {
+        ::core::compile_error!(
+            "cuda_launch_async! needs cuda-host's `async` feature: cuda-host = { ..., features = [\"async\"] }"
+        )
+    };
+}
+
 /// Launches a kernel of an explicitly loaded module (usually from [`load_kernel_module`]).
 ///
 /// ```text
 /// cuda_launch! {
-///     kernel: vecadd,                    // entry name; generic: scale::<f32>
+///     kernel: vecadd,                    // by name; or a path, maybe generic: kernels::scale::<f32>
 ///     stream: stream,                    // CudaStream, Arc<CudaStream>, or a reference
 ///     module: module,                    // LoadedBundle or Module (borrowed, stays usable)
 ///     config: LaunchConfig::for_num_elems(1024),
@@ -148,26 +242,50 @@ macro_rules! __if_async {
 /// parameter (scalars, raw pointers, closures, by-value structs). Everything is borrowed.
 /// Evaluates to `Result<(), DriverError>`; `Ok` means the launch was queued. When the module
 /// has a manifest, the arguments are checked against the kernel's parameters before launching.
+///
+/// A kernel given by name (`kernel: vecadd`) need not be in scope: it is the module's entry of
+/// that name, or the one kernel whose Rust name ends in it. A kernel given by path or with type
+/// arguments (`kernel: kernels::scale::<f32>`) must be in scope: the launch names that instance
+/// (so it is compiled) and finds it by its key, which tells apart kernels of one name in
+/// different modules and every instance of a generic kernel.
 #[macro_export]
 macro_rules! cuda_launch {
+    // A kernel by name: its entry in the module (sideloaded kernels need not be in scope).
     (
-        kernel: $kernel:ident $(::<$($ty:ty),+ $(,)?>)?,
+        kernel: $kernel:ident,
+        stream: $stream:expr,
+        module: $module:expr,
+        config: $config:expr,
+        $(cluster_dim: $cluster:expr,)?
+        args: [$($args:tt)*] $(,)?
+    ) => {
+        $crate::cuda_launch!(@launch (::core::option::Option::None, ::core::stringify!($kernel)),
+            $stream, $module, $config, [$($cluster)?], [$($args)*])
+    };
+    // A kernel by path, maybe with type arguments (`kernels::map::<f32, _>`): found by its key,
+    // and instantiated here, so the kernel must be in scope.
+    (
+        kernel: $kernel:path,
         stream: $stream:expr,
         module: $module:expr,
         config: $config:expr,
         $(cluster_dim: $cluster:expr,)?
         args: [$($args:tt)*] $(,)?
     ) => {{
+        // Naming the instance puts it among this crate's mono items, so it is compiled.
+        let _ = ::core::hint::black_box($kernel as *const ());
+        let __key = $crate::__private::kernel_key(&$kernel);
+        $crate::cuda_launch!(@launch (::core::option::Option::Some(__key), ::core::stringify!($kernel)),
+            $stream, $module, $config, [$($cluster)?], [$($args)*])
+    }};
+    (@launch ($key:expr, $path:expr), $stream:expr, $module:expr, $config:expr, [$($cluster:expr)?], [$($args:tt)*]) => {{
         let __stream = &$stream;
         let __module = &$module;
         let __config: $crate::__private::LaunchConfig = $config;
         let __cluster: ::core::option::Option<(u32, u32, u32)> = ::core::option::Option::None
             $(.or(::core::option::Option::Some($cluster)))?;
-        let __entry = $crate::__private::entry_name(
-            ::core::stringify!($kernel),
-            &[$($($crate::__private::type_key::<$ty>()),+)?],
-        );
-        match $crate::__private::KernelSource::kernel_function(__module, &__entry) {
+        let __name = $crate::__private::kernel_name($path);
+        match $crate::__private::KernelSource::launch_function(__module, $key, &__name) {
             ::core::result::Result::Err(__e) => ::core::result::Result::Err(__e),
             ::core::result::Result::Ok(__function) => {
                 let mut __params = $crate::__private::KernelParams::new();

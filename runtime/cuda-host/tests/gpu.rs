@@ -3,14 +3,13 @@
 
 use std::sync::Arc;
 
-use cuda_core::oxide_format::bundle::{Payload, write_bundle};
-use cuda_core::oxide_format::manifest::{
+use cuda_core::oxide_contract::bundle::{Payload, write_bundle};
+use cuda_core::oxide_contract::manifest::{
     KernelInfo, LaunchBounds, Manifest, ParamInfo, ParamKind, PayloadInfo, PayloadKind,
 };
-use cuda_core::oxide_format::{config::Arch, sha256_hex};
+use cuda_core::oxide_contract::{arch::Arch, sha256_hex};
 use cuda_core::{
     CudaContext, CudaEvent, DeviceBuffer, DriverError, KernelParams, LaunchConfig, Module, launch_with, load_bundle,
-    load_embedded,
 };
 use cuda_host::{cuda_launch, load_kernel_module};
 
@@ -109,6 +108,7 @@ fn manifest() -> Manifest {
     let mut m = Manifest::new("gputest");
     m.kernels.push(KernelInfo {
         name: "gputest::vecadd".into(),
+        key: 1,
         entry: "vecadd".into(),
         params: vec![slice("a", ParamKind::Slice), slice("b", ParamKind::Slice), slice("c", ParamKind::DisjointSlice)],
         launch_bounds: Some(LaunchBounds { max_threads: 512, min_blocks: None }),
@@ -116,6 +116,7 @@ fn manifest() -> Manifest {
     });
     m.kernels.push(KernelInfo {
         name: "gputest::scale".into(),
+        key: 2,
         entry: "scale".into(),
         params: vec![
             ParamInfo { name: "k".into(), ty: "f32".into(), kind: ParamKind::Scalar, size: 4, align: 4 },
@@ -158,7 +159,7 @@ fn ctx() -> Arc<CudaContext> {
 #[ignore = "needs a CUDA GPU"]
 fn device_info_and_bad_ordinal() {
     let ctx = ctx();
-    let (major, _) = ctx.compute_capability();
+    let (major, _) = ctx.capability();
     assert!(major >= 7 && ctx.sm_count() > 0 && ctx.total_memory() > 0 && !ctx.name().is_empty(), "{ctx:?}");
     let count = CudaContext::device_count().unwrap();
     let err = CudaContext::new(count + 3).unwrap_err();
@@ -209,11 +210,7 @@ fn vecadd_from_bundle_matches_cpu() {
     let got = c.to_host_vec(&stream).unwrap();
     let want: Vec<f32> = ha.iter().zip(&hb).map(|(x, y)| x + y).collect();
     assert_eq!(got, want);
-
-    // The same bundle through the embedded-symbol path.
-    let leaked: &'static [u8] = Box::leak(bytes.into_boxed_slice());
-    let embedded = unsafe { load_embedded(&ctx, leaked.as_ptr()) }.unwrap();
-    assert_eq!(embedded.manifest().entries(), ["vecadd", "scale"]);
+    assert_eq!(module.manifest().entries(), ["vecadd", "scale"]);
 }
 
 #[test]
@@ -312,7 +309,7 @@ fn works_from_other_threads() {
 #[ignore = "needs a CUDA GPU"]
 fn cluster_launch_gives_ranks() {
     let ctx = ctx();
-    if ctx.compute_capability().0 < 9 {
+    if ctx.capability().0 < 9 {
         return;
     }
     let stream = ctx.default_stream();

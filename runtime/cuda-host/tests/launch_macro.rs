@@ -34,8 +34,18 @@ fn seed_example(ctx: &Arc<CudaContext>) -> Result<(), DriverError> {
     Ok(())
 }
 
+/// Stands for a generic kernel: `cuda_launch!` with type arguments names the kernel itself (to
+/// find the instance by its key), so it must be in scope.
 #[allow(dead_code)]
-fn other_forms(module: &LoadedBundle, stream: &Arc<CudaStream>, out: &mut DeviceBuffer<u32>, input: &DeviceBuffer<f32>) {
+fn map<T, U>(_: T, _: U) {}
+
+#[allow(dead_code)]
+fn other_forms(
+    module: &LoadedBundle,
+    stream: &Arc<CudaStream>,
+    out: &mut DeviceBuffer<u32>,
+    input: &DeviceBuffer<f32>,
+) {
     let k = 3.0f32;
     let n = 17u32;
     let config = LaunchConfig { grid_dim: (4, 1, 1), block_dim: (128, 1, 1), shared_mem_bytes: 0 };

@@ -1,18 +1,13 @@
 //! Parsing and checking the arguments of `#[launch_bounds]` / `#[cluster_launch]`, and emitting tool attributes.
 
+use oxide_contract::attrs;
+use oxide_contract::limits::{MAX_CLUSTER_SIZE, MAX_PORTABLE_CLUSTER_SIZE, MAX_THREADS_PER_BLOCK};
 use proc_macro2::{Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::parse::Parser;
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Attribute, Expr, Lit, Token};
-
-/// Most threads per block (and so the largest `#[launch_bounds]`).
-const MAX_THREADS_PER_BLOCK: u32 = 1024;
-/// Most blocks per cluster (non-portable maximum on sm_90).
-const MAX_CLUSTER_SIZE: u64 = 16;
-/// Most blocks per cluster on every cluster-capable GPU.
-const MAX_PORTABLE_CLUSTER_SIZE: u64 = 8;
 
 /// Our attributes, recognised by the last segment of their path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,22 +21,19 @@ pub enum Marker {
 impl Marker {
     pub fn of(attr: &Attribute) -> Option<Marker> {
         let last = attr.path().segments.last()?;
-        match last.ident.to_string().as_str() {
-            "kernel" => Some(Marker::Kernel),
-            "device" => Some(Marker::Device),
-            "launch_bounds" => Some(Marker::LaunchBounds),
-            "cluster_launch" => Some(Marker::ClusterLaunch),
-            _ => None,
-        }
+        let name = last.ident.to_string();
+        [Marker::Kernel, Marker::Device, Marker::LaunchBounds, Marker::ClusterLaunch]
+            .into_iter()
+            .find(|m| m.tool_name() == name)
     }
 
     /// The name of the tool attribute this marker becomes (`oxide::<name>`).
     pub fn tool_name(self) -> &'static str {
         match self {
-            Marker::Kernel => "kernel",
-            Marker::Device => "device",
-            Marker::LaunchBounds => "launch_bounds",
-            Marker::ClusterLaunch => "cluster_launch",
+            Marker::Kernel => attrs::KERNEL,
+            Marker::Device => attrs::DEVICE,
+            Marker::LaunchBounds => attrs::LAUNCH_BOUNDS,
+            Marker::ClusterLaunch => attrs::CLUSTER_LAUNCH,
         }
     }
 
@@ -57,16 +49,17 @@ fn is_tool_attr(attr: &Attribute, name: &str) -> bool {
         return false;
     }
     let text = quote!(#attr).to_string().replace(' ', "");
-    text.contains(&format!("oxide::{name}"))
+    text.contains(&format!("{}::{name}", attrs::TOOL))
 }
 
 /// `#[allow(unexpected_cfgs)] #[cfg_attr(cuda_oxide, oxide::<name>(<args>))]` (contract §2).
 pub fn tool_attr(name: &str, args: Option<TokenStream>) -> TokenStream {
-    let name = format_ident!("{}", name);
+    let (cfg, tool, name) =
+        (format_ident!("{}", attrs::CFG), format_ident!("{}", attrs::TOOL), format_ident!("{}", name));
     let args = args.map(|a| quote!((#a)));
     quote! {
         #[allow(unexpected_cfgs)]
-        #[cfg_attr(cuda_oxide, oxide::#name #args)]
+        #[cfg_attr(#cfg, #tool::#name #args)]
     }
 }
 
@@ -79,7 +72,8 @@ pub struct LaunchBounds {
 
 impl LaunchBounds {
     pub fn parse(tokens: TokenStream, span: Span) -> syn::Result<LaunchBounds> {
-        let values = int_list(tokens, span, "#[launch_bounds(max_threads)] or #[launch_bounds(max_threads, min_blocks)]")?;
+        let values =
+            int_list(tokens, span, "#[launch_bounds(max_threads)] or #[launch_bounds(max_threads, min_blocks)]")?;
         let (max, min) = match values.as_slice() {
             [max] => (*max, None),
             [max, min] => (*max, Some(*min)),
@@ -91,18 +85,22 @@ impl LaunchBounds {
             }
         };
         let max_threads = match max.0 {
-            1..=1024 => max.0 as u32,
+            n @ 1.. if n <= u64::from(MAX_THREADS_PER_BLOCK) => n as u32,
             n => {
                 return Err(syn::Error::new(
                     max.1,
-                    format!("max_threads_per_block must be between 1 and {MAX_THREADS_PER_BLOCK} (a block has at most {MAX_THREADS_PER_BLOCK} threads), got {n}"),
+                    format!(
+                        "max_threads_per_block must be between 1 and {MAX_THREADS_PER_BLOCK} (a block has at most {MAX_THREADS_PER_BLOCK} threads), got {n}"
+                    ),
                 ));
             }
         };
         let min_blocks = match min {
             None => None,
             Some((0, span)) => return Err(syn::Error::new(span, "min_blocks_per_sm must be at least 1")),
-            Some((n, span)) => Some(u32::try_from(n).map_err(|_| syn::Error::new(span, "min_blocks_per_sm is too large"))?),
+            Some((n, span)) => {
+                Some(u32::try_from(n).map_err(|_| syn::Error::new(span, "min_blocks_per_sm is too large"))?)
+            }
         };
         Ok(LaunchBounds { max_threads, min_blocks })
     }
@@ -121,7 +119,10 @@ impl LaunchBounds {
 pub fn parse_cluster(tokens: TokenStream, span: Span) -> syn::Result<[u32; 3]> {
     let values = int_list(tokens, span, "#[cluster_launch(x, y, z)]")?;
     let [x, y, z] = values.as_slice() else {
-        return Err(syn::Error::new(span, "#[cluster_launch] takes three integers: the cluster shape (x, y, z) in blocks"));
+        return Err(syn::Error::new(
+            span,
+            "#[cluster_launch] takes three integers: the cluster shape (x, y, z) in blocks",
+        ));
     };
     for (value, span) in [x, y, z] {
         if *value == 0 {
@@ -129,7 +130,7 @@ pub fn parse_cluster(tokens: TokenStream, span: Span) -> syn::Result<[u32; 3]> {
         }
     }
     let size = x.0.saturating_mul(y.0).saturating_mul(z.0);
-    if size > MAX_CLUSTER_SIZE {
+    if size > u64::from(MAX_CLUSTER_SIZE) {
         return Err(syn::Error::new(
             span,
             format!(

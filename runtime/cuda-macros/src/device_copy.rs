@@ -22,11 +22,16 @@ pub fn expand(item: TokenStream, trait_path: TokenStream) -> syn::Result<TokenSt
         }
     };
     let ident = &input.ident;
+    // The bounds go to the where clause, beside any the struct has there.
     let mut generics = input.generics.clone();
-    for param in &mut generics.params {
-        if let GenericParam::Type(t) = param {
-            t.bounds.push(syn::parse_quote!(#trait_path));
-        }
+    let tparams: Vec<syn::Ident> = generics
+        .params
+        .iter()
+        .filter_map(|p| if let GenericParam::Type(t) = p { Some(t.ident.clone()) } else { None })
+        .collect();
+    let where_clause = generics.make_where_clause();
+    for t in tparams {
+        where_clause.predicates.push(syn::parse_quote!(#t: #trait_path));
     }
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     // One check per field, spanned at the field's type so that a field that is not DeviceCopy
@@ -42,7 +47,7 @@ pub fn expand(item: TokenStream, trait_path: TokenStream) -> syn::Result<TokenSt
 
         const _: () = {
             fn __field_is_device_copy<T: ?::core::marker::Sized + #trait_path>() {}
-            #[allow(dead_code)]
+            #[allow(dead_code, clippy::extra_unused_type_parameters)]
             fn __check #impl_generics () #where_clause {
                 #(#checks)*
             }

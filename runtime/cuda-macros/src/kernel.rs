@@ -1,9 +1,11 @@
 //! `#[kernel]` / `#[device]` / `#[launch_bounds]` / `#[cluster_launch]`: checks and tool-attribute output.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{ToTokens, quote};
+use quote::{ToTokens, format_ident, quote};
 use syn::spanned::Spanned;
 use syn::{FnArg, GenericParam, Item, ItemFn, Pat, ReturnType, Type};
+
+use oxide_contract::abi::{DISJOINT_SLICE_TYPE, LaunchArg};
 
 use crate::attrs::{LaunchBounds, Marker, cluster_tokens, parse_cluster, tool_attr};
 
@@ -17,6 +19,25 @@ pub enum ParamKind {
     Disjoint(Type),
     /// Anything else: scalars, raw pointers, closures, structs (zero-sized ones are dropped at run time).
     Value,
+}
+
+impl ParamKind {
+    /// The buffer's element type, for the slice kinds.
+    pub fn elem(&self) -> Option<&Type> {
+        match self {
+            ParamKind::Slice(e) | ParamKind::SliceMut(e) | ParamKind::Disjoint(e) => Some(e),
+            ParamKind::Value => None,
+        }
+    }
+
+    /// What the host passes; the backend checks this against the parameter's type.
+    pub fn launch_arg(&self) -> LaunchArg {
+        match self {
+            ParamKind::Slice(_) => LaunchArg::Buffer,
+            ParamKind::SliceMut(_) | ParamKind::Disjoint(_) => LaunchArg::BufferMut,
+            ParamKind::Value => LaunchArg::Value,
+        }
+    }
 }
 
 pub struct Param {
@@ -68,14 +89,6 @@ pub fn check_kernel_fn(f: &ItemFn) -> syn::Result<Vec<Param>> {
             ));
         }
     }
-    for param in &sig.generics.params {
-        if let GenericParam::Const(c) = param {
-            errors.push(syn::Error::new(
-                c.span(),
-                "const generic parameters are not supported on kernels yet: pass the value as an argument",
-            ));
-        }
-    }
     let mut params = Vec::new();
     for (i, input) in sig.inputs.iter().enumerate() {
         let arg = match input {
@@ -119,7 +132,7 @@ fn classify(ty: &Type) -> syn::Result<ParamKind> {
         Type::Group(g) => classify(&g.elem),
         Type::Path(p) if p.qself.is_none() => {
             let Some(last) = p.path.segments.last() else { return Ok(ParamKind::Value) };
-            if last.ident != "DisjointSlice" {
+            if last.ident != DISJOINT_SLICE_TYPE {
                 return Ok(ParamKind::Value);
             }
             match &last.arguments {
@@ -137,26 +150,17 @@ fn classify(ty: &Type) -> syn::Result<ParamKind> {
 fn parse_fn(item: TokenStream, what: &str) -> syn::Result<ItemFn> {
     match syn::parse2::<Item>(item)? {
         Item::Fn(f) => Ok(f),
-        other => Err(syn::Error::new(
-            item_span(&other),
-            format!("{what} can only be applied to a function"),
-        )),
+        other => Err(syn::Error::new(item_span(&other), format!("{what} can only be applied to a function"))),
     }
 }
 
 /// The span of an item's introducing tokens (e.g. `struct Foo`), for errors.
 fn item_span(item: &Item) -> Span {
-    let mut tokens = item.to_token_stream().into_iter();
-    let first = tokens.next().map(|t| t.span()).unwrap_or_else(Span::call_site);
-    first
+    item.to_token_stream().into_iter().next().map(|t| t.span()).unwrap_or_else(Span::call_site)
 }
 
 fn no_args(attr: TokenStream, what: &str) -> syn::Result<()> {
-    if attr.is_empty() {
-        Ok(())
-    } else {
-        Err(syn::Error::new(attr.span(), format!("{what} takes no arguments")))
-    }
+    if attr.is_empty() { Ok(()) } else { Err(syn::Error::new(attr.span(), format!("{what} takes no arguments"))) }
 }
 
 /// `#[kernel]` on a function.
@@ -164,28 +168,32 @@ pub fn expand_kernel(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
     let args = no_args(attr, "#[kernel]");
     let f = parse_fn(item, "#[kernel]")?;
     args?;
-    check_kernel_fn(&f)?;
+    let params = check_kernel_fn(&f)?;
     let mut f = f;
+    crate::hints::rewrite_loops(&mut f)?;
     for attr in &mut f.attrs {
-        if matches!(Marker::of(attr), Some(Marker::LaunchBounds | Marker::ClusterLaunch)) {
-            if let syn::Meta::List(list) = &mut attr.meta {
-                let flag = syn::Ident::new(AFTER_KERNEL, Span::call_site());
-                list.tokens.extend(quote!(; #flag));
-            }
+        if matches!(Marker::of(attr), Some(Marker::LaunchBounds | Marker::ClusterLaunch))
+            && let syn::Meta::List(list) = &mut attr.meta
+        {
+            let flag = syn::Ident::new(AFTER_KERNEL, Span::call_site());
+            list.tokens.extend(quote!(; #flag));
         }
     }
-    Ok(with_tool_attr_last(f, tool_attr("kernel", None)))
+    // The backend checks this classification against the parameters' types (contract §4).
+    let launch_args = params.iter().map(|p| format_ident!("{}", p.kind.launch_arg().name()));
+    Ok(with_tool_attr_last(f, tool_attr(Marker::Kernel.tool_name(), Some(quote!(#(#launch_args),*)))))
 }
 
 /// `#[device]` on a function.
 pub fn expand_device(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
     let args = no_args(attr, "#[device]");
-    let f = parse_fn(item, "#[device]")?;
+    let mut f = parse_fn(item, "#[device]")?;
     args?;
+    crate::hints::rewrite_loops(&mut f)?;
     if Marker::Kernel.present_in(&f.attrs) {
         return Err(syn::Error::new(f.sig.ident.span(), "a function cannot be both #[kernel] and #[device]"));
     }
-    Ok(with_tool_attr_last(f, tool_attr("device", None)))
+    Ok(with_tool_attr_last(f, tool_attr(Marker::Device.tool_name(), None)))
 }
 
 /// `#[launch_bounds(..)]` or `#[cluster_launch(..)]` on a kernel.
@@ -235,8 +243,18 @@ fn with_tool_attr_last(mut f: ItemFn, tool: TokenStream) -> TokenStream {
     quote!(#(#attrs)* #tool #f)
 }
 
-/// Generic arguments for naming an instance: the type parameters, in order (lifetimes are
-/// erased and const parameters are rejected).
+/// The type parameters, in order (what async launches ask to outlive the operation).
 pub fn type_params(generics: &syn::Generics) -> Vec<syn::Ident> {
     generics.type_params().map(|t| t.ident.clone()).collect()
+}
+
+/// Generic arguments for naming an instance: the type and const parameters in declaration order
+/// (lifetimes are erased). A kernel with none is compiled once, by its own crate.
+pub fn instance_params(generics: &syn::Generics) -> Vec<syn::Ident> {
+    let ident = |p: &GenericParam| match p {
+        GenericParam::Type(t) => Some(t.ident.clone()),
+        GenericParam::Const(c) => Some(c.ident.clone()),
+        GenericParam::Lifetime(_) => None,
+    };
+    generics.params.iter().filter_map(ident).collect()
 }

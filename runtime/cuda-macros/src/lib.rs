@@ -1,4 +1,5 @@
-//! Proc macros of cuda-oxide: `#[kernel]`, `#[device]`, `#[launch_bounds]`, `#[cluster_launch]`, `#[cuda_module]`, `#[derive(DeviceCopy)]`.
+//! Proc macros of cuda-oxide: `#[kernel]`, `#[device]`, `#[launch_bounds]`, `#[cluster_launch]`, `#[cuda_module]`, `#[derive(DeviceCopy)]`,
+//! and the code generation hints `#[fast_math]`, `#[unroll]` (inside kernels), `unroll!`.
 //!
 //! Used through `cuda_device`, which re-exports them. They mark device code with tool attributes
 //! behind `cfg(cuda_oxide)` (contract §2), so a plain `cargo build` still compiles the host side,
@@ -8,8 +9,11 @@ use proc_macro::TokenStream;
 
 mod attrs;
 mod device_copy;
+mod hints;
 mod kernel;
+mod launch;
 mod module;
+mod printf;
 
 fn output(result: syn::Result<proc_macro2::TokenStream>) -> TokenStream {
     result.unwrap_or_else(syn::Error::into_compile_error).into()
@@ -29,6 +33,21 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn device(attr: TokenStream, item: TokenStream) -> TokenStream {
     output(kernel::expand_device(attr.into(), item.into()))
+}
+
+/// `#[fast_math]` on a kernel or device function: it and everything it calls use approximate
+/// division, square root, reciprocal square root and transcendentals (like nvcc's
+/// `--use_fast_math` for that code only); IEEE results stay the default elsewhere.
+#[proc_macro_attribute]
+pub fn fast_math(attr: TokenStream, item: TokenStream) -> TokenStream {
+    output(hints::expand_fast_math(attr.into(), item.into()))
+}
+
+/// `unroll!(for … { … })` unrolls the loop fully, `unroll!(N, for … { … })` by `N` (also `while`
+/// and `loop`); the same as `#[unroll]` / `#[unroll(N)]` on a loop inside a `#[kernel]`.
+#[proc_macro]
+pub fn unroll(item: TokenStream) -> TokenStream {
+    output(hints::expand(item.into()))
 }
 
 /// `#[launch_bounds(max_threads_per_block[, min_blocks_per_sm])]` on a `#[kernel]`: tells the
@@ -61,6 +80,31 @@ pub fn cluster_launch(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn cuda_module(attr: TokenStream, item: TokenStream) -> TokenStream {
     output(module::expand(attr.into(), item.into()))
+}
+
+/// `printf` on the device (CUDA's `vprintf`), with a format string checked at compile time in
+/// either spelling:
+///
+/// - Rust's: `{}` prints any integer, float, `bool` (`true`/`false`), `char`, pointer or `&CStr`;
+///   `{:x}` `{:X}` `{:o}` (integers, `#` for a prefix), `{:e}` `{:E}` `{:.3}` `{:.3f}` `{:g}`
+///   (floats), `{:p}` (pointers), widths and `<`/`>` alignment (`{:8}`, `{:08.3}`, `{:<5}`),
+///   positions (`{0}`); `{{` and `}}` are braces. `{}` of a float prints like C's `%g`, with a
+///   precision like `%.Nf`.
+/// - C's: `%d %i %u %x %X %o %c` (32-bit integers, `bool`, `char`), `%ld %lu %lx` (64-bit
+///   integers, `usize`), `%f %e %g` (`f32`, `f64`), `%s` (`&CStr`, `*const u8`), `%p` (pointers).
+///
+/// A wrong format is an error at the literal; an argument whose type does not fit is an error
+/// at the argument. Output appears on the host's stdout when the host synchronizes. Returns
+/// the number of arguments printed, or a negative value on error.
+///
+/// ```ignore
+/// gpu_printf!("block {} thread {}: x = {:.3}\n", thread::blockIdx_x(), thread::threadIdx_x(), x);
+/// gpu_printf!("block %u thread %u: x = %f\n", thread::blockIdx_x(), thread::threadIdx_x(), x);
+/// ```
+#[proc_macro]
+pub fn gpu_printf(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as printf::PrintfInput);
+    output(printf::expand(input))
 }
 
 /// `#[derive(DeviceCopy)]` on a `Copy` struct whose fields are all `DeviceCopy` (checked at each

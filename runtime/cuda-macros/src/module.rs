@@ -5,29 +5,23 @@ use quote::{format_ident, quote};
 use syn::spanned::Spanned;
 use syn::{Item, ItemFn, ItemMod};
 
-use crate::attrs::{LaunchBounds, Marker, cluster_tokens, parse_cluster};
-use crate::kernel::{Errors, Param, ParamKind, check_kernel_fn, type_params};
+use crate::attrs::{LaunchBounds, Marker, parse_cluster};
+use crate::kernel::{Errors, Param, check_kernel_fn, instance_params};
+use crate::launch::{Flavor, LaunchSig, field_name};
 
-/// A kernel found in the module, with what its launch method needs.
-struct KernelDef {
-    ident: syn::Ident,
-    generics: syn::Generics,
-    unsafety: Option<syn::Token![unsafe]>,
-    params: Vec<Param>,
-    launch_bounds: Option<LaunchBounds>,
-    cluster: Option<[u32; 3]>,
+/// A kernel found in the module, with what its launch methods need.
+pub struct KernelDef {
+    pub ident: syn::Ident,
+    pub generics: syn::Generics,
+    pub unsafety: Option<syn::Token![unsafe]>,
+    pub params: Vec<Param>,
+    pub launch_bounds: Option<LaunchBounds>,
+    pub cluster: Option<[u32; 3]>,
 }
 
 /// Path of the runtime items generated code uses (users depend only on `cuda_device`).
-fn rt() -> TokenStream {
+pub fn rt() -> TokenStream {
     quote!(::cuda_device::__private::cuda_host::__private)
-}
-
-/// The crate being compiled, as cargo tells the proc macro; it names the bundle symbol.
-fn crate_name() -> Option<String> {
-    std::env::var("CARGO_CRATE_NAME")
-        .ok()
-        .or_else(|| std::env::var("CARGO_PKG_NAME").ok().map(|n| n.replace('-', "_")))
 }
 
 pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
@@ -66,13 +60,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
         }
     }
     errors.finish()?;
-    let Some(crate_name) = crate_name() else {
-        return Err(syn::Error::new(
-            Span::call_site(),
-            "#[cuda_module] needs CARGO_CRATE_NAME to name the device code bundle: build with cargo",
-        ));
-    };
-    let generated = generate(&kernels, &crate_name);
+    let generated = generate(&kernels);
     items.extend(generated);
     // The kernels' `cfg_attr(cuda_oxide, ..)` report unknown cfgs against this module.
     module.attrs.push(syn::parse_quote!(#[allow(unexpected_cfgs)]));
@@ -157,53 +145,57 @@ fn process_fn(f: &ItemFn) -> syn::Result<Option<KernelDef>> {
     }))
 }
 
-fn field_name(k: &KernelDef) -> syn::Ident {
-    format_ident!("__oxide_kernel_{}", k.ident)
-}
-
 /// `struct Module`, `fn load` and the launch methods.
-fn generate(kernels: &[KernelDef], crate_name: &str) -> Vec<Item> {
+fn generate(kernels: &[KernelDef]) -> Vec<Item> {
     let rt = rt();
-    let symbol = format!("__cuda_oxide_bundle_{crate_name}");
-    let plain: Vec<&KernelDef> = kernels.iter().filter(|k| type_params(&k.generics).is_empty()).collect();
+    let plain: Vec<&KernelDef> = kernels.iter().filter(|k| instance_params(&k.generics).is_empty()).collect();
+    let ptx_names = kernels.iter().filter(|k| !instance_params(&k.generics).is_empty()).map(ptx_name_fn);
     let fields = plain.iter().map(|k| field_name(k));
     let field_inits = plain.iter().map(|k| {
         let field = field_name(k);
-        let entry = k.ident.to_string();
-        quote!(#field: __bundle.function(#entry)?)
+        let lookup = lookup(k, quote!(__kernels), quote!());
+        quote!(#field: #lookup?)
     });
-    let methods = kernels.iter().map(launch_method);
+    let methods = kernels.iter().map(|k| LaunchSig::new(k, Flavor::Sync).method());
     let async_methods = kernels.iter().map(|k| {
-        let borrowed = async_method(k, false);
-        let owned = async_method(k, true);
+        let borrowed = LaunchSig::new(k, Flavor::Async).method();
+        let owned = LaunchSig::new(k, Flavor::AsyncOwned).method();
         quote!(#borrowed #owned)
     });
     let if_async = if_async();
     let tokens = quote! {
         /// The device code of this module, loaded by [`load`]: one launch method per kernel.
+        #[allow(non_snake_case)] // a field per kernel, named after it
         pub struct Module {
-            __oxide_bundle: #rt::LoadedBundle,
+            __oxide_kernels: #rt::EmbeddedKernels,
             #(#fields: #rt::Function,)*
         }
 
-        /// Loads this crate's embedded device code on `ctx`'s GPU, choosing the payload (cubin,
-        /// fatbin or PTX) that fits it.
-        #[allow(unexpected_cfgs, unreachable_code)]
+        /// Loads the device code of this module's kernels, embedded in this binary by
+        /// `cargo oxide build`, on `ctx`'s GPU, choosing the payload (cubin, fatbin or PTX) that fits.
         pub fn load(
             ctx: &::std::sync::Arc<#rt::CudaContext>,
         ) -> ::core::result::Result<Module, #rt::DriverError> {
-            #[cfg(cuda_oxide)]
-            {
-                unsafe extern "C" {
-                    #[link_name = #symbol]
-                    static __CUDA_OXIDE_BUNDLE: u8;
-                }
-                // SAFETY: the symbol is the device code bundle oxide-rustc linked into this crate.
-                let __bundle = unsafe { #rt::load_embedded(ctx, ::core::ptr::addr_of!(__CUDA_OXIDE_BUNDLE)) }?;
-                return ::core::result::Result::Ok(Module { #(#field_inits,)* __oxide_bundle: __bundle });
-            }
-            let _ = ctx;
-            ::core::result::Result::Err(#rt::DriverError::NotBuiltWithOxide)
+            __oxide_bind(#rt::EmbeddedKernels::new(ctx)?)
+        }
+
+        /// Binds this module's kernels in device code the program loaded itself, e.g. the
+        /// `<crate>.ptx` that `cargo oxide build` writes next to `Cargo.toml`:
+        /// `kernels::from_module(ctx.load_module_from_file("app.ptx")?)?`. Fails with
+        /// `CUDA_ERROR_NOT_FOUND` when a kernel of this module is not in it.
+        pub fn from_module(
+            module: impl ::core::convert::Into<::std::sync::Arc<#rt::Module>>,
+        ) -> ::core::result::Result<Module, #rt::DriverError> {
+            __oxide_bind(#rt::EmbeddedKernels::from_module(module.into()))
+        }
+
+        /// The loaded module under NVIDIA cuda-oxide's name for it.
+        pub type LoadedModule = Module;
+
+        #(#ptx_names)*
+
+        fn __oxide_bind(__kernels: #rt::EmbeddedKernels) -> ::core::result::Result<Module, #rt::DriverError> {
+            ::core::result::Result::Ok(Module { #(#field_inits,)* __oxide_kernels: __kernels })
         }
 
         #if_async! {
@@ -216,9 +208,10 @@ fn generate(kernels: &[KernelDef], crate_name: &str) -> Vec<Item> {
         }
 
         impl Module {
-            /// The loaded bundle: the module and the manifest of this crate's kernels.
-            pub fn bundle(&self) -> &#rt::LoadedBundle {
-                &self.__oxide_bundle
+            /// The kernels of this module as loaded: the context and the bundles (manifests and
+            /// payloads) they came from.
+            pub fn kernels(&self) -> &#rt::EmbeddedKernels {
+                &self.__oxide_kernels
             }
 
             #(#methods)*
@@ -234,239 +227,46 @@ fn generate(kernels: &[KernelDef], crate_name: &str) -> Vec<Item> {
     }
 }
 
+/// `kernels.function(key, name)` for kernel `k` instantiated with `turbofish`: the instance is
+/// found by its key (`oxide_contract::naming::kernel_key` of its function item), so kernels of one
+/// name in different modules or crates, and every instance of a generic kernel, are told apart.
+pub fn lookup(k: &KernelDef, kernels: TokenStream, turbofish: TokenStream) -> TokenStream {
+    let rt = rt();
+    let ident = &k.ident;
+    let name = ident.to_string();
+    quote! {
+        #kernels.function(
+            #rt::kernel_key(&#ident #turbofish),
+            ::core::concat!(::core::module_path!(), "::", #name),
+        )
+    }
+}
+
+/// `<kernel>_ptx_name::<..>()` for a generic kernel: the PTX entry name of one instance (NVIDIA
+/// cuda-oxide's name for it). Naming the instance also makes the crate compile it.
+fn ptx_name_fn(k: &KernelDef) -> TokenStream {
+    let rt = rt();
+    let ident = &k.ident;
+    let name = format_ident!("{}_ptx_name", ident);
+    let params = &k.generics.params;
+    let where_clause = &k.generics.where_clause;
+    let iparams = instance_params(&k.generics);
+    let base = ident.to_string();
+    let doc =
+        format!(" The PTX entry name of the instance [`{base}`]`::<..>` (entries of generic kernels carry its key).");
+    quote! {
+        #[doc = #doc]
+        #[allow(non_upper_case_globals)]
+        pub fn #name<#params>() -> &'static str #where_clause {
+            let __instance = #ident::<#(#iparams),*>;
+            let _ = ::core::hint::black_box(__instance as *const ());
+            #rt::generic_entry_name(#base, #rt::kernel_key(&__instance))
+        }
+    }
+}
+
 /// The macro that keeps generated async items only when cuda-host's `async` feature is on
 /// (a proc macro cannot see features; cuda-host decides, see its `__if_async!`).
 fn if_async() -> TokenStream {
     quote!(::cuda_device::__private::cuda_host::__if_async)
-}
-
-/// `<kernel>_async(&self, config, args..)` (borrows the buffers until the operation completes;
-/// yields `()`) or, when `owned`, `<kernel>_async_owned(&self, config, args..)` (takes the
-/// buffers and yields them back: one buffer alone, several as a tuple in parameter order).
-/// Both return `Result<DeviceOperation<..>, DriverError>`: the config, launch bounds and the
-/// kernel lookup are checked now, the launch happens when the operation runs.
-fn async_method(k: &KernelDef, owned: bool) -> TokenStream {
-    let rt = rt();
-    let ops = quote!(#rt::cuda_async::device_operation);
-    let ident = &k.ident;
-    let method = if owned { format_ident!("{}_async_owned", ident) } else { format_ident!("{}_async", ident) };
-    let entry = ident.to_string();
-    let tparams = type_params(&k.generics);
-    let elems: Vec<&syn::Type> = k
-        .params
-        .iter()
-        .filter_map(|p| match &p.kind {
-            ParamKind::Slice(e) | ParamKind::SliceMut(e) | ParamKind::Disjoint(e) => Some(e),
-            ParamKind::Value => None,
-        })
-        .collect();
-    let predicates = k.generics.where_clause.iter().flat_map(|w| w.predicates.iter());
-    // Buffers move to the thread that runs the operation: their element types must allow it.
-    let where_clause = quote!(where #(#predicates,)* #(#tparams: 'static,)* #(#elems: ::core::marker::Send + ::core::marker::Sync,)*);
-    let generic_params = &k.generics.params;
-    let lifetime = syn::Lifetime::new("'__oxide_op", Span::call_site());
-    let generics_decl = match (owned, generic_params.is_empty()) {
-        (true, true) => quote!(),
-        (true, false) => quote!(<#generic_params>),
-        (false, true) => quote!(<#lifetime>),
-        (false, false) => quote!(<#lifetime, #generic_params>),
-    };
-    let op_lifetime = if owned { quote!('static) } else { quote!(#lifetime) };
-    let turbofish = if tparams.is_empty() { quote!() } else { quote!(::<#(#tparams),*>) };
-    let unsafety = &k.unsafety;
-
-    let args = k.params.iter().map(|p| {
-        let name = &p.name;
-        match (&p.kind, owned) {
-            (ParamKind::Slice(e) | ParamKind::SliceMut(e) | ParamKind::Disjoint(e), true) => {
-                quote!(#name: #rt::DeviceBuffer<#e>)
-            }
-            (ParamKind::Slice(e), false) => quote!(#name: &#lifetime #rt::DeviceBuffer<#e>),
-            (ParamKind::SliceMut(e) | ParamKind::Disjoint(e), false) => quote!(#name: &#lifetime mut #rt::DeviceBuffer<#e>),
-            (ParamKind::Value, _) => {
-                let ty = &p.ty;
-                quote!(#name: #ty)
-            }
-        }
-    });
-    let wrap_values = k.params.iter().filter(|p| matches!(p.kind, ParamKind::Value)).map(|p| {
-        let name = &p.name;
-        quote!(let #name = #rt::cuda_async::__private::KernelValue::new(#name);)
-    });
-    let rebind_mut = k.params.iter().filter(|p| owned && matches!(p.kind, ParamKind::SliceMut(_) | ParamKind::Disjoint(_))).map(|p| {
-        let name = &p.name;
-        quote!(let mut #name = #name;)
-    });
-    let pushes = k.params.iter().map(|p| {
-        let name = &p.name;
-        match (&p.kind, owned) {
-            (ParamKind::Slice(_), true) => quote!(__params.push_slice(&#name);),
-            (ParamKind::SliceMut(_) | ParamKind::Disjoint(_), true) => quote!(__params.push_slice_mut(&mut #name);),
-            (ParamKind::Slice(_), false) => quote!(__params.push_slice(#name);),
-            (ParamKind::SliceMut(_) | ParamKind::Disjoint(_), false) => quote!(__params.push_slice_mut(&mut *#name);),
-            (ParamKind::Value, _) => quote!(__params.push_value(#name.get());),
-        }
-    });
-    let buffer_names: Vec<&syn::Ident> =
-        k.params.iter().filter(|p| !matches!(p.kind, ParamKind::Value)).map(|p| &p.name).collect();
-    let (output_ty, output) = if !owned {
-        (quote!(()), quote!(()))
-    } else {
-        match elems.as_slice() {
-            [] => (quote!(()), quote!(())),
-            [e] => {
-                let name = buffer_names[0];
-                (quote!(#rt::DeviceBuffer<#e>), quote!(#name))
-            }
-            _ => (quote!((#(#rt::DeviceBuffer<#elems>),*)), quote!((#(#buffer_names),*))),
-        }
-    };
-    let function = if tparams.is_empty() {
-        let field = field_name(k);
-        quote!(let __function: #rt::Function = ::core::clone::Clone::clone(&self.#field);)
-    } else {
-        quote! {
-            let __entry = #rt::entry_name(#entry, &[#(#rt::type_key::<#tparams>()),*]);
-            let __function: #rt::Function = self.__oxide_bundle.function(&__entry)?;
-        }
-    };
-    let (bounds_check, cluster) = launch_checks(k);
-    let doc = if owned {
-        format!(
-            " A lazy launch of kernel [`{entry}`] that owns its buffers and yields them back when it              has completed. Runs with `.sync()` or `.await` on a stream the scheduling policy picks."
-        )
-    } else {
-        format!(
-            " A lazy launch of kernel [`{entry}`]; the buffers stay borrowed until it has completed.              Runs with `.sync()` or `.await` on a stream the scheduling policy picks."
-        )
-    };
-    let safety = unsafety.map(|_| quote!(#[doc = ""] #[doc = " # Safety"] #[doc = " The kernel is `unsafe fn`: the caller upholds its contract."]));
-    quote! {
-        #[doc = #doc]
-        #safety
-        #[allow(clippy::too_many_arguments, clippy::type_complexity, unused_mut)]
-        pub #unsafety fn #method #generics_decl(
-            &self,
-            config: #rt::LaunchConfig,
-            #(#args),*
-        ) -> ::core::result::Result<#ops::DeviceOperation<#op_lifetime, #output_ty>, #rt::DriverError> #where_clause {
-            // Name the kernel instance so rustc's mono collector includes it in this crate.
-            let _ = ::core::hint::black_box(#ident #turbofish as *const ());
-            #function
-            config.validate()?;
-            #bounds_check
-            #(#wrap_values)*
-            let __device = __function.context().ordinal();
-            ::core::result::Result::Ok(#ops::DeviceOperation::new(__device, move |__exec: &#ops::ExecutionContext| {
-                #(#rebind_mut)*
-                {
-                    let mut __params = #rt::KernelParams::new();
-                    #(#pushes)*
-                    // SAFETY: the packet follows the kernel's signature by construction (contract
-                    // §4) and is checked against the kernel's manifest entry; the buffers are
-                    // borrowed or owned by the operation until it has completed.
-                    unsafe { #rt::launch_with(&__function, __exec.stream(), &config, #cluster, &mut __params) }?;
-                }
-                ::core::result::Result::Ok(#output)
-            }))
-        }
-    }
-}
-
-/// What every launch method checks and passes besides the arguments: the `#[launch_bounds]` check
-/// of the config, and the `#[cluster_launch]` dimensions (`Option<(u32, u32, u32)>`).
-fn launch_checks(k: &KernelDef) -> (Option<TokenStream>, TokenStream) {
-    let rt = rt();
-    let entry = k.ident.to_string();
-    let bounds_check = k.launch_bounds.map(|b| {
-        let max = b.max_threads;
-        let min = match b.min_blocks {
-            Some(m) => quote!(::core::option::Option::Some(#m)),
-            None => quote!(::core::option::Option::None),
-        };
-        quote!(config.check_launch_bounds(#entry, &#rt::LaunchBounds { max_threads: #max, min_blocks: #min })?;)
-    });
-    let cluster = match k.cluster {
-        Some(c) => {
-            let c = cluster_tokens(c);
-            quote!(::core::option::Option::Some((#c)))
-        }
-        None => quote!(::core::option::Option::None),
-    };
-    (bounds_check, cluster)
-}
-
-/// `pub fn <kernel>(&self, stream, config, args..) -> Result<(), DriverError>`.
-fn launch_method(k: &KernelDef) -> TokenStream {
-    let rt = rt();
-    let ident = &k.ident;
-    let entry = ident.to_string();
-    let tparams = type_params(&k.generics);
-    // Entry names key on `TypeId`, which needs `'static` type arguments (docs/contracts.md §5).
-    let predicates = k.generics.where_clause.iter().flat_map(|w| w.predicates.iter());
-    let where_clause = if tparams.is_empty() && k.generics.where_clause.is_none() {
-        quote!()
-    } else {
-        quote!(where #(#predicates,)* #(#tparams: 'static,)*)
-    };
-    let generic_params = &k.generics.params;
-    let generics_decl = if generic_params.is_empty() { quote!() } else { quote!(<#generic_params>) };
-    let turbofish = if tparams.is_empty() { quote!() } else { quote!(::<#(#tparams),*>) };
-    let unsafety = &k.unsafety;
-
-    let args = k.params.iter().map(|p| {
-        let name = &p.name;
-        match &p.kind {
-            ParamKind::Slice(elem) => quote!(#name: &#rt::DeviceBuffer<#elem>),
-            ParamKind::SliceMut(elem) | ParamKind::Disjoint(elem) => quote!(#name: &mut #rt::DeviceBuffer<#elem>),
-            ParamKind::Value => {
-                let ty = &p.ty;
-                quote!(#name: #ty)
-            }
-        }
-    });
-    let pushes = k.params.iter().map(|p| {
-        let name = &p.name;
-        match &p.kind {
-            ParamKind::Slice(_) => quote!(__params.push_slice(#name);),
-            ParamKind::SliceMut(_) | ParamKind::Disjoint(_) => quote!(__params.push_slice_mut(#name);),
-            ParamKind::Value => quote!(__params.push_value(&#name);),
-        }
-    });
-    let function = if tparams.is_empty() {
-        let field = field_name(k);
-        quote!(let __function = &self.#field;)
-    } else {
-        quote! {
-            let __entry = #rt::entry_name(#entry, &[#(#rt::type_key::<#tparams>()),*]);
-            let __function = &self.__oxide_bundle.function(&__entry)?;
-        }
-    };
-    let (bounds_check, cluster) = launch_checks(k);
-    let doc = format!(
-        " Launches kernel [`{entry}`] on `stream` with `config`. `Ok` means queued, not finished: \
-         synchronize the stream to see errors raised while it runs."
-    );
-    let safety = unsafety.map(|_| quote!(#[doc = ""] #[doc = " # Safety"] #[doc = " The kernel is `unsafe fn`: the caller upholds its contract."]));
-    quote! {
-        #[doc = #doc]
-        #safety
-        #[allow(clippy::too_many_arguments, unused_mut)]
-        pub #unsafety fn #ident #generics_decl(
-            &self,
-            stream: &#rt::CudaStream,
-            config: #rt::LaunchConfig,
-            #(#args),*
-        ) -> ::core::result::Result<(), #rt::DriverError> #where_clause {
-            // Name the kernel instance so rustc's mono collector includes it in this crate.
-            let _ = ::core::hint::black_box(#ident #turbofish as *const ());
-            #function
-            #bounds_check
-            let mut __params = #rt::KernelParams::new();
-            #(#pushes)*
-            // SAFETY: the packet follows the kernel's signature by construction (contract §4),
-            // and is checked against the manifest entry of the kernel as well.
-            unsafe { #rt::launch_with(__function, stream, &config, #cluster, &mut __params) }
-        }
-    }
 }

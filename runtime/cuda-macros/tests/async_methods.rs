@@ -48,12 +48,7 @@ fn seed_borrowed(
     init_device_contexts(0, 1)?;
     let module = kernels::load_async(0)?;
 
-    let op = module.vecadd_async(
-        LaunchConfig::for_num_elems(1024),
-        &a_dev,
-        &b_dev,
-        &mut c_dev,
-    )?;
+    let op = module.vecadd_async(LaunchConfig::for_num_elems(1024), &a_dev, &b_dev, &mut c_dev)?;
 
     // 执行并等待
     op.sync()?;
@@ -68,12 +63,7 @@ async fn seed_owned(
     b_dev: DeviceBuffer<f32>,
     c_dev: DeviceBuffer<f32>,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let op = module.vecadd_async_owned(
-        LaunchConfig::for_num_elems(1024),
-        a_dev,
-        b_dev,
-        c_dev,
-    )?;
+    let op = module.vecadd_async_owned(LaunchConfig::for_num_elems(1024), a_dev, b_dev, c_dev)?;
 
     let (a_dev, b_dev, c_dev) = tokio::spawn(op.into_future()).await??;
     let _ = (a_dev, b_dev, c_dev);
@@ -82,7 +72,11 @@ async fn seed_owned(
 
 /// Composition: `and_then` feeding buffers on, `zip!`, generic and raw-pointer kernels.
 #[allow(dead_code)]
-async fn compose(module: &kernels::Module, data: DeviceBuffer<f32>, other: DeviceBuffer<f64>) -> Result<(), DriverError> {
+async fn compose(
+    module: &kernels::Module,
+    data: DeviceBuffer<f32>,
+    other: DeviceBuffer<f64>,
+) -> Result<(), DriverError> {
     let cfg = LaunchConfig::for_num_elems(1024);
     let layer1_op: DeviceOperation<'static, DeviceBuffer<f32>> = module.scale_async_owned::<f32>(cfg, 2.0, data)?;
     let forward_pass = layer1_op

@@ -2,6 +2,7 @@
 
 use cuda_core::DeviceCopy;
 
+#[allow(clippy::extra_unused_type_parameters)] // the bound is the test
 fn is_device_copy<T: DeviceCopy>() -> bool {
     true
 }

@@ -1,8 +1,8 @@
 //! The seed's `#[cuda_module]` vecadd, exactly as the guide writes it, plus generic, cluster and
 //! launch-bounds kernels; runs up to the point where a GPU is needed.
 
-use cuda_device::{cluster_launch, cuda_module, kernel, launch_bounds, thread, DisjointSlice};
 use cuda_core::{CudaContext, DeviceBuffer, DriverError, LaunchConfig};
+use cuda_device::{DisjointSlice, cluster_launch, cuda_module, kernel, launch_bounds, thread};
 
 #[cuda_module]
 mod kernels {
@@ -56,9 +56,7 @@ fn seed_main() {
     let b = DeviceBuffer::from_host(&stream, &[2.0f32; 1024]).unwrap();
     let mut c = DeviceBuffer::<f32>::zeroed(&stream, 1024).unwrap();
 
-    module
-        .vecadd(&stream, LaunchConfig::for_num_elems(1024), &a, &b, &mut c)
-        .expect("Kernel launch failed");
+    module.vecadd(&stream, LaunchConfig::for_num_elems(1024), &a, &b, &mut c).expect("Kernel launch failed");
 
     let result = c.to_host_vec(&stream).unwrap();
     assert_eq!(result[0], 3.0);

@@ -221,7 +221,7 @@ fn run_profile(
     std::fs::copy(&built, &bin)
         .map_err(|e| format!("copy {} to {}: {e}", built.display(), bin.display()))?;
 
-    let ptx = tools.ptx(&batch.name);
+    let ptx = tools.ptx(&batch.name, profile);
     let ran = tools.ptxas_check(&ptx, &opts.work)?;
     sum.add_secs("ptxas".into(), ran.secs);
     if !ran.ok {

@@ -119,12 +119,10 @@ impl Tools {
             .join(name)
     }
 
-    /// The PTX of crate `name` from its last build.
-    pub fn ptx(&self, name: &str) -> PathBuf {
-        self.target_dir
-            .join("oxide")
-            .join(name)
-            .join(format!("{name}.{}.ptx", self.arch))
+    /// The PTX of crate `name` from its last build in `profile`.
+    pub fn ptx(&self, name: &str, profile: Profile) -> PathBuf {
+        let device = oxide_contract::naming::device_artifact_dir(&self.target_dir.join("oxide"), profile.name());
+        device.join(name).join(format!("{name}.{}.ptx", self.arch))
     }
 
     /// `ptxas -arch=<arch> <ptx>` (the build ran it at -O3 to make the cubin; this runs it at -O0,
@@ -157,8 +155,8 @@ impl Tools {
     /// device artifacts and binaries); the dependencies stay.
     pub fn clean_crate(&self, name: &str) {
         let oxide = self.target_dir.join("oxide");
-        let _ = std::fs::remove_dir_all(oxide.join(name));
         for profile in ["debug", "release"] {
+            let _ = std::fs::remove_dir_all(oxide_contract::naming::device_artifact_dir(&oxide, profile).join(name));
             let dir = oxide.join(profile);
             let _ = std::fs::remove_file(dir.join(name));
             let _ = std::fs::remove_file(dir.join(format!("{name}.d")));

@@ -25,9 +25,4 @@ pub fn by_reference(x: &u32, f: impl Fn(u32) -> u32) {
     let _ = f(*x);
 }
 
-#[kernel]
-pub fn const_generic<const N: usize>(x: [u32; N]) {
-    let _ = x;
-}
-
 fn main() {}

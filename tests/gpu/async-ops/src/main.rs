@@ -87,12 +87,7 @@ fn main() {
             let c_dev = DeviceBuffer::from_host(s, &vec![f32::NAN; N])?;
             s.synchronize()?;
             // The chapter's owned snippet.
-            let op = m.vecadd_async_owned(
-                LaunchConfig::for_num_elems(N as u32),
-                a_dev,
-                b_dev,
-                c_dev,
-            )?;
+            let op = m.vecadd_async_owned(LaunchConfig::for_num_elems(N as u32), a_dev, b_dev, c_dev)?;
 
             let (a_dev, b_dev, c_dev) = tokio::spawn(op.into_future()).await??;
             if a_dev.len() != N || b_dev.len() != N {
@@ -132,8 +127,18 @@ fn main() {
         // 并发运行两个独立操作
         let combined = zip!(branch_a, branch_b);
         let (result_a, result_b) = ck(combined.sync(), "zip!(a, b).sync()")?;
-        compare("zip a", &ck(result_a.to_host_vec(s), "copy a back")?, &xf.iter().map(|v| v * 4.0).collect::<Vec<_>>(), same_bits_f32)?;
-        compare("zip b", &ck(result_b.to_host_vec(s), "copy b back")?, &xi.iter().map(|v| v * -3).collect::<Vec<_>>(), |p, q| p == q)?;
+        compare(
+            "zip a",
+            &ck(result_a.to_host_vec(s), "copy a back")?,
+            &xf.iter().map(|v| v * 4.0).collect::<Vec<_>>(),
+            same_bits_f32,
+        )?;
+        compare(
+            "zip b",
+            &ck(result_b.to_host_vec(s), "copy b back")?,
+            &xi.iter().map(|v| v * -3).collect::<Vec<_>>(),
+            |p, q| p == q,
+        )?;
         let three = zip!(
             ck(m.scale_async_owned::<f32>(cfg, 0.25, result_a), "a again")?,
             ck(m.scale_async_owned::<f64>(cfg, 8.0, d), "d")?,
@@ -143,8 +148,18 @@ fn main() {
         if v != 42 {
             return Err(format!("zip value: {v}"));
         }
-        compare("zip3 a", &ck(ra.to_host_vec(s), "copy a back")?, &xf.iter().map(|v| v * 4.0 * 0.25).collect::<Vec<_>>(), same_bits_f32)?;
-        compare("zip3 d", &ck(rd.to_host_vec(s), "copy d back")?, &xd.iter().map(|v| v * 8.0).collect::<Vec<_>>(), |p, q| p.to_bits() == q.to_bits())
+        compare(
+            "zip3 a",
+            &ck(ra.to_host_vec(s), "copy a back")?,
+            &xf.iter().map(|v| v * 4.0 * 0.25).collect::<Vec<_>>(),
+            same_bits_f32,
+        )?;
+        compare(
+            "zip3 d",
+            &ck(rd.to_host_vec(s), "copy d back")?,
+            &xd.iter().map(|v| v * 8.0).collect::<Vec<_>>(),
+            |p, q| p.to_bits() == q.to_bits(),
+        )
     });
 
     report.check("policies_and_explicit_stream", || {
@@ -178,7 +193,10 @@ fn main() {
                 let buf = ck(DeviceBuffer::from_host(s, x), "copy")?;
                 // The operation runs on a pool stream of its own: the upload must be done first.
                 ck(s.synchronize(), "synchronize upload")?;
-                let op = ck(m.scale_async_owned::<f32>(LaunchConfig::for_num_elems(x.len() as u32), *k, buf), "scale_async_owned")?;
+                let op = ck(
+                    m.scale_async_owned::<f32>(LaunchConfig::for_num_elems(x.len() as u32), *k, buf),
+                    "scale_async_owned",
+                )?;
                 handles.push(tokio::spawn(op.into_future()));
             }
             let mut out = Vec::new();

@@ -15,7 +15,7 @@ mod kernels {
     #[kernel]
     #[launch_bounds(256)]
     pub fn block_scan(x: &[u32], mut out: DisjointSlice<u32>) {
-        static WARP_TOTALS: SharedArray<u32, 8> = SharedArray::new();
+        static mut WARP_TOTALS: SharedArray<u32, 8> = SharedArray::UNINIT;
         let idx = thread::index_1d();
         let i = idx.get();
         let v = if i < x.len() { x[i] } else { 0 };
@@ -24,21 +24,21 @@ mod kernels {
         let scanned = warp::inclusive_scan_sum(v);
         if lane == 31 {
             // SAFETY: one writer per warp slot, read after the barrier.
-            unsafe { WARP_TOTALS.write(w, scanned) };
+            unsafe { WARP_TOTALS[w] = scanned };
         }
         sync_threads();
         if w == 0 {
-            let total = if (lane as usize) < WARP_TOTALS.len() { unsafe { WARP_TOTALS.read(lane as usize) } } else { 0 };
+            let total = if lane < 8 { unsafe { WARP_TOTALS[lane as usize] } } else { 0 };
             let prefix = warp::inclusive_scan_sum(total);
             // Every lane of warp 0 has read its total before any lane overwrites one.
             warp::sync_warp(warp::FULL_MASK);
-            if (lane as usize) < WARP_TOTALS.len() {
+            if lane < 8 {
                 // SAFETY: lane `l` writes slot `l` only; read by all after the next barrier.
-                unsafe { WARP_TOTALS.write(lane as usize, prefix) };
+                unsafe { WARP_TOTALS[lane as usize] = prefix };
             }
         }
         sync_threads();
-        let offset = if w == 0 { 0 } else { unsafe { WARP_TOTALS.read(w - 1) } };
+        let offset = if w == 0 { 0 } else { unsafe { WARP_TOTALS[w - 1] } };
         if let Some(o) = out.get_mut(idx) {
             *o = scanned + offset;
         }
@@ -66,7 +66,10 @@ fn main() {
 
         let x_dev = ck(DeviceBuffer::from_host(&stream, &x), "copy x")?;
         let mut out_dev = ck(DeviceBuffer::from_host(&stream, &vec![u32::MAX; N]), "poison out")?;
-        ck(module.block_scan(&stream, LaunchConfig::for_num_elems(N as u32), &x_dev, &mut out_dev), "launch block_scan")?;
+        ck(
+            module.block_scan(&stream, LaunchConfig::for_num_elems(N as u32), &x_dev, &mut out_dev),
+            "launch block_scan",
+        )?;
         ck(stream.synchronize(), "synchronize after block_scan")?;
         compare("scans", &ck(out_dev.to_host_vec(&stream), "copy out back")?, &expected, PartialEq::eq)
     });

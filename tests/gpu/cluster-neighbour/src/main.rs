@@ -21,16 +21,16 @@ mod kernels {
     #[kernel]
     #[cluster_launch(4, 1, 1)]
     pub fn neighbour(x: &[u32], mut out: DisjointSlice<u32>, mut ranks: DisjointSlice<u32>) {
-        static MINE: SharedArray<u32, THREADS> = SharedArray::new();
+        static mut MINE: SharedArray<u32, THREADS> = SharedArray::UNINIT;
         let idx = thread::index_1d();
         let tid = thread::threadIdx_x() as usize;
         let rank = cluster::block_rank();
         let blocks = cluster::num_blocks();
         let v = if idx.get() < x.len() { x[idx.get()] } else { 0 };
         // SAFETY: each thread writes its own slot; others read it only after the cluster barrier.
-        unsafe { MINE.write(tid, v) };
+        unsafe { MINE[tid] = v };
         cluster::sync();
-        let remote = cluster::map_shared_rank(MINE.as_mut_ptr(), (rank + 1) % blocks);
+        let remote = cluster::map_shared_rank(SharedArray::as_raw_mut_ptr(&raw mut MINE), (rank + 1) % blocks);
         // SAFETY: `tid < THREADS`; the neighbour wrote this slot before the barrier and keeps
         // its shared memory until the second barrier.
         let theirs = unsafe { remote.add(tid).read() };
@@ -71,14 +71,18 @@ fn main() {
     let x: Vec<u32> = (0..N).map(|_| rng.next_u32()).collect();
     let (stream, module) = report.setup(|| {
         let ctx = ck(CudaContext::new(0), "CudaContext::new(0)")?;
-        let (major, minor) = ctx.compute_capability();
+        let (major, minor) = ctx.capability();
         if major < 9 {
             return Err(format!("thread block clusters need sm_90 or newer; device 0 is sm_{major}{minor}"));
         }
         let module = ck(kernels::load(&ctx), "kernels::load")?;
         Ok((ctx.default_stream(), module))
     });
-    let config = LaunchConfig { grid_dim: (BLOCKS as u32, 1, 1), block_dim: (kernels::THREADS as u32, 1, 1), shared_mem_bytes: 0 };
+    let config = LaunchConfig {
+        grid_dim: (BLOCKS as u32, 1, 1),
+        block_dim: (kernels::THREADS as u32, 1, 1),
+        shared_mem_bytes: 0,
+    };
     let x_dev = report.setup(|| ck(DeviceBuffer::from_host(&stream, &x), "copy x"));
 
     // 1. The typed method (cluster dimensions from #[cluster_launch]).
@@ -97,7 +101,7 @@ fn main() {
         let launched = cuda_launch! {
             kernel: neighbour,
             stream: stream,
-            module: module.bundle(),
+            module: module.kernels(),
             config: config,
             cluster_dim: (4, 1, 1),
             args: [slice(x_dev), slice_mut(out_dev), slice_mut(ranks_dev)]

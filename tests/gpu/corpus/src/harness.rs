@@ -36,8 +36,9 @@ impl Lcg {
 
 /// Plain data a case takes or returns: random generation (edge values first), a poison value the
 /// output buffer is filled with before the launch, and a distance between a CPU and a GPU value
-/// (0 = identical; for floats the ulp distance; `MISMATCH` for unequal exact values).
-pub trait Data: DeviceCopy + Debug {
+/// (0 = identical; for floats the ulp distance; `MISMATCH` for unequal exact values). `'static`
+/// because generic kernels' type parameters are (their entry names use `TypeId`).
+pub trait Data: DeviceCopy + Debug + 'static {
     /// The `i`-th input: small `i` give edge values, the rest random ones.
     fn generate(rng: &mut Lcg, i: usize) -> Self;
     fn poison() -> Self;
@@ -87,8 +88,22 @@ macro_rules! float_data {
     ($t:ty, $bits:ty, $poison:expr) => {
         impl Data for $t {
             fn generate(rng: &mut Lcg, i: usize) -> $t {
-                let edges: [$t; 14] = [0.0, -0.0, 1.0, -1.0, 0.5, 2.0, <$t>::INFINITY, <$t>::NEG_INFINITY,
-                    <$t>::NAN, <$t>::MAX, <$t>::MIN_POSITIVE, <$t>::EPSILON, 3.5, -2.5];
+                let edges: [$t; 14] = [
+                    0.0,
+                    -0.0,
+                    1.0,
+                    -1.0,
+                    0.5,
+                    2.0,
+                    <$t>::INFINITY,
+                    <$t>::NEG_INFINITY,
+                    <$t>::NAN,
+                    <$t>::MAX,
+                    <$t>::MIN_POSITIVE,
+                    <$t>::EPSILON,
+                    3.5,
+                    -2.5,
+                ];
                 if i < edges.len() {
                     return edges[i];
                 }
@@ -164,7 +179,13 @@ impl Data for char {
 /// The index a component of a composite input is generated with: the composite's own index for
 /// the first 16 (edge values of every component together), then random (edges now and then).
 fn sub_index(rng: &mut Lcg, i: usize) -> usize {
-    if i < 16 { i } else if rng.below(8) == 0 { rng.below(16) as usize } else { 16 + rng.below(1 << 20) as usize }
+    if i < 16 {
+        i
+    } else if rng.below(8) == 0 {
+        rng.below(16) as usize
+    } else {
+        16 + rng.below(1 << 20) as usize
+    }
 }
 
 macro_rules! tuple_data {
@@ -231,7 +252,10 @@ macro_rules! data_struct {
 pub enum Mode {
     /// CPU reference only, plus the manifest and launch-config checks (CI, no GPU).
     CpuOnly,
-    Gpu { ctx: Arc<CudaContext>, stream: Arc<CudaStream> },
+    Gpu {
+        ctx: Arc<CudaContext>,
+        stream: Arc<CudaStream>,
+    },
 }
 
 /// The outcome of one case.
@@ -250,12 +274,17 @@ pub struct Env<'m, M> {
     pub module: Option<&'m M>,
     pub seed: u64,
     /// Entries of the embedded manifest, when the binary was built by cargo oxide.
-    pub manifest: Option<&'m cuda_core::oxide_format::manifest::Manifest>,
+    pub manifest: Option<&'m cuda_core::oxide_contract::manifest::Manifest>,
 }
 
 /// The launch of one kernel wrapper: module, stream, config, input, output.
-pub type Launch<'a, M, In, Out> =
-    &'a dyn Fn(&M, &CudaStream, LaunchConfig, &DeviceBuffer<In>, &mut DeviceBuffer<(Out, u32)>) -> Result<(), DriverError>;
+pub type Launch<'a, M, In, Out> = &'a dyn Fn(
+    &M,
+    &CudaStream,
+    LaunchConfig,
+    &DeviceBuffer<In>,
+    &mut DeviceBuffer<(Out, u32)>,
+) -> Result<(), DriverError>;
 
 impl<M> Env<'_, M> {
     /// Runs `cpu` over N random inputs and, unless CPU-only, the kernel `entry` over the same
@@ -269,12 +298,15 @@ impl<M> Env<'_, M> {
         launch: Launch<'_, M, In, Out>,
     ) -> Outcome {
         let outcome = |passed, max_ulp, detail: String| Outcome { name, passed, max_ulp, bound, detail };
-        let case_seed = self.seed ^ corpus_helper::mix64(name.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64)));
+        let case_seed =
+            self.seed ^ corpus_helper::mix64(name.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64)));
         let mut rng = Lcg(case_seed);
         let input: Vec<In> = (0..N).map(|i| In::generate(&mut rng, i)).collect();
         let expected = match catch_unwind(AssertUnwindSafe(|| input.iter().map(|&x| cpu(x)).collect::<Vec<Out>>())) {
             Ok(e) => e,
-            Err(_) => return outcome(false, 0, "the CPU reference panicked (a case must not panic on any input)".into()),
+            Err(_) => {
+                return outcome(false, 0, "the CPU reference panicked (a case must not panic on any input)".into());
+            }
         };
         if let Some(problem) = self.check_manifest::<In, Out>(entry) {
             return outcome(false, 0, problem);
@@ -316,7 +348,10 @@ impl<M> Env<'_, M> {
                 outcome(
                     false,
                     max_ulp.max(if *d == MISMATCH { 0 } else { *d }),
-                    format!("{} of {N} elements wrong; first: element {i} {what}: input {x:?}, cpu {exp:?}, gpu {got:?}", wrong.len()),
+                    format!(
+                        "{} of {N} elements wrong; first: element {i} {what}: input {x:?}, cpu {exp:?}, gpu {got:?}",
+                        wrong.len()
+                    ),
                 )
             }
         }
@@ -324,12 +359,13 @@ impl<M> Env<'_, M> {
 
     /// The embedded manifest must list `entry` as (`&[In]`, `DisjointSlice<(Out, u32)>`).
     fn check_manifest<In, Out>(&self, entry: &str) -> Option<String> {
-        use cuda_core::oxide_format::manifest::ParamKind;
+        use cuda_core::oxide_contract::manifest::ParamKind;
         let manifest = self.manifest?;
         let Some(k) = manifest.kernel(entry) else {
             return Some(format!("the embedded manifest has no kernel `{entry}`"));
         };
-        let params: Vec<(ParamKind, u64)> = k.params.iter().filter(|p| p.kind != ParamKind::Zst).map(|p| (p.kind, p.size)).collect();
+        let params: Vec<(ParamKind, u64)> =
+            k.params.iter().filter(|p| p.kind != ParamKind::Zst).map(|p| (p.kind, p.size)).collect();
         let (input, output) = (size_of::<In>() as u64, size_of::<(Out, u32)>() as u64);
         let tail = &params[params.len().saturating_sub(2)..];
         if tail != [(ParamKind::Slice, input), (ParamKind::DisjointSlice, output)] {

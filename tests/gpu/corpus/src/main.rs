@@ -239,7 +239,8 @@ mod special {
 
     impl Affine {
         pub fn apply(&self, x: i32) -> i64 {
-            let v = (x as i64).wrapping_mul(self.scale as i64).wrapping_add(self.offset) + self.table[(x as u32 % 3) as usize] as i64;
+            let v = (x as i64).wrapping_mul(self.scale as i64).wrapping_add(self.offset)
+                + self.table[(x as u32 % 3) as usize] as i64;
             if self.flip { -v } else { v }
         }
     }
@@ -247,35 +248,50 @@ mod special {
     fn closure_u64_capture(env: &Env<'_, Module>) -> Outcome {
         let (k, mask) = (0x9e37_79b9_7f4a_7c15u64, 0xffu8);
         let f = move |x: u32| ((x as u64).wrapping_mul(k) >> 32) as u32 & !(mask as u32);
-        env.check::<u32, u32>("special::closure_u64_capture", &map_closure_entry::<_>(f), 0, &f, &move |m, s, c, i, o| {
-            m.map_closure(s, c, f, i, o)
-        })
+        env.check::<u32, u32>(
+            "special::closure_u64_capture",
+            &map_closure_entry::<_>(f),
+            0,
+            &f,
+            &move |m, s, c, i, o| m.map_closure(s, c, f, i, o),
+        )
     }
 
     fn closure_table_capture(env: &Env<'_, Module>) -> Outcome {
         let table = [3u32, 1, 4, 1, 5, 9, 2, 6];
         let scale = 2.5f32;
         let f = move |x: u32| table[(x % 8) as usize].wrapping_add(((x >> 8) as f32 * scale) as u32);
-        env.check::<u32, u32>("special::closure_table_capture", &map_closure_entry::<_>(f), 0, &f, &move |m, s, c, i, o| {
-            m.map_closure(s, c, f, i, o)
-        })
+        env.check::<u32, u32>(
+            "special::closure_table_capture",
+            &map_closure_entry::<_>(f),
+            0,
+            &f,
+            &move |m, s, c, i, o| m.map_closure(s, c, f, i, o),
+        )
     }
 
-    /// The PTX entry of `map_closure::<F>` (contracts §5), for the manifest check.
-    fn map_closure_entry<F: 'static>(_: F) -> String {
-        use cuda_core::oxide_format::naming::{entry_name, type_key};
-        entry_name("map_closure", &[type_key::<F>()])
+    /// The PTX entry of `map_closure::<F>` (found by its key, contracts §5), for the manifest check.
+    fn map_closure_entry<F: Fn(u32) -> u32 + Copy>(_: F) -> String {
+        entry_of(cuda_core::oxide_contract::naming::kernel_key(&super::kernels::map_closure::<F>))
+    }
+
+    /// The entry the embedded manifest gives the kernel instance with `key`.
+    fn entry_of(key: u64) -> String {
+        crate::embedded_manifest()
+            .and_then(|m| m.kernel_by_key(key).map(|k| k.entry.clone()))
+            .unwrap_or_else(|| format!("<no kernel with key {key:016x}>"))
     }
 
     fn generic<T: Step>(env: &Env<'_, Module>, name: &'static str) -> Outcome {
-        use cuda_core::oxide_format::naming::{entry_name, type_key};
-        let entry = entry_name("map_generic", &[type_key::<T>()]);
+        let entry = entry_of(cuda_core::oxide_contract::naming::kernel_key(&super::kernels::map_generic::<T>));
         env.check::<T, T>(name, &entry, 0, &|x: T| x.step(), &|m, s, c, i, o| m.map_generic::<T>(s, c, i, o))
     }
 
     fn byval_struct(env: &Env<'_, Module>) -> Outcome {
         let p = Affine { scale: -7, offset: 1 << 40, flip: true, table: [9, 8, 7] };
-        env.check::<i32, i64>("special::byval_struct", "affine", 0, &move |x| p.apply(x), &move |m, s, c, i, o| m.affine(s, c, p, i, o))
+        env.check::<i32, i64>("special::byval_struct", "affine", 0, &move |x| p.apply(x), &move |m, s, c, i, o| {
+            m.affine(s, c, p, i, o)
+        })
     }
 
     pub fn run(env: &Env<'_, Module>) -> Vec<Outcome> {
@@ -294,23 +310,14 @@ mod special {
 use cases::data::{Particle, Point};
 
 /// The manifest of the device code embedded in this binary (none in a plain `cargo build`).
-fn embedded_manifest() -> Option<cuda_core::oxide_format::manifest::Manifest> {
-    #[cfg(cuda_oxide)]
-    {
-        unsafe extern "C" {
-            #[link_name = "__cuda_oxide_bundle_gpu_corpus"]
-            static BUNDLE: u8;
-        }
-        // SAFETY: the symbol is the bundle oxide-rustc linked into this crate.
-        let bundle = unsafe { cuda_core::oxide_format::bundle::Bundle::from_symbol(core::ptr::addr_of!(BUNDLE)) };
-        return bundle.ok().map(|b| b.manifest);
-    }
-    #[allow(unreachable_code)]
-    None
+fn embedded_manifest() -> Option<cuda_core::oxide_contract::manifest::Manifest> {
+    let manifests = cuda_core::embedded_manifests().ok()?;
+    manifests.into_iter().find(|m| m.crate_name == "gpu_corpus").cloned()
 }
 
 fn main() {
-    let cpu_only = std::env::args().any(|a| a == "--cpu-only") || std::env::var_os("CORPUS_CPU_ONLY").is_some_and(|v| v != "0");
+    let cpu_only =
+        std::env::args().any(|a| a == "--cpu-only") || std::env::var_os("CORPUS_CPU_ONLY").is_some_and(|v| v != "0");
     let seed = std::env::var("CORPUS_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
     });
@@ -330,7 +337,7 @@ fn main() {
     let device = match &mode {
         Mode::CpuOnly => "cpu-only (no GPU: CPU reference, launch configs and manifest)".to_string(),
         Mode::Gpu { ctx, .. } => {
-            let (major, minor) = ctx.compute_capability();
+            let (major, minor) = ctx.capability();
             format!("{} (sm_{major}{minor})", ctx.name())
         }
     };
@@ -353,7 +360,8 @@ fn main() {
             Mode::CpuOnly => format!("ulp bound {}", o.bound),
             Mode::Gpu { .. } => format!("max ulp {} (bound {})", o.max_ulp, o.bound),
         };
-        let detail = if o.detail.is_empty() || o.detail == "cpu-only" { String::new() } else { format!("  {}", o.detail) };
+        let detail =
+            if o.detail.is_empty() || o.detail == "cpu-only" { String::new() } else { format!("  {}", o.detail) };
         println!("{:<width$}  {status:<6}  {ulp}{detail}", o.name);
     }
     let failed = outcomes.iter().filter(|o| !o.passed).count();

@@ -18,18 +18,18 @@ mod kernels {
     #[kernel]
     #[launch_bounds(256)]
     pub fn histogram(data: &[u8], bins: &mut [u32]) {
-        static COUNTS: SharedArray<u32, 256> = SharedArray::new();
+        static mut COUNTS: SharedArray<u32, 256> = SharedArray::UNINIT;
         let tid = thread::threadIdx_x() as usize;
         // SAFETY: each thread zeroes its own bin before the barrier.
-        unsafe { COUNTS.write(tid, 0) };
+        unsafe { COUNTS[tid] = 0 };
         sync_threads();
         for i in thread::grid_stride(data.len()) {
             let bin = data[i.get()] as usize;
             // SAFETY: `bin < 256`; every access between the barriers is atomic.
-            unsafe { atomic::block::add(COUNTS.as_mut_ptr().add(bin), 1u32) };
+            unsafe { atomic::block::add(&raw mut COUNTS[bin], 1u32) };
         }
         sync_threads();
-        let count = unsafe { COUNTS.read(tid) };
+        let count = unsafe { COUNTS[tid] };
         if count != 0 {
             // SAFETY: `bins` has 256 elements; all threads of the grid update it atomically.
             unsafe { atomic::add(bins.as_mut_ptr().add(tid), count) };
@@ -39,7 +39,14 @@ mod kernels {
     /// `ints = [min, max, xor, count (system scope), last exchange]`, `words = [sum via CAS,
     /// 2n - n via sub]`, `wrap = [inc modulo 10]`.
     #[kernel]
-    pub fn reductions(x: &[i32], ints: &mut [i32], words: &mut [u64], wrap: &mut [u32], sum64: &mut [f64], sum32: &mut [f32]) {
+    pub fn reductions(
+        x: &[i32],
+        ints: &mut [i32],
+        words: &mut [u64],
+        wrap: &mut [u32],
+        sum64: &mut [f64],
+        sum32: &mut [f32],
+    ) {
         for i in thread::grid_stride(x.len()) {
             let v = x[i.get()];
             // SAFETY: every buffer is long enough and only accessed atomically while running.
@@ -121,7 +128,16 @@ fn main() {
         // One block for sum32, whose adds have block scope.
         let config = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
         ck(
-            module.reductions(&stream, config, &x_dev, &mut ints_dev, &mut words_dev, &mut wrap_dev, &mut sum64_dev, &mut sum32_dev),
+            module.reductions(
+                &stream,
+                config,
+                &x_dev,
+                &mut ints_dev,
+                &mut words_dev,
+                &mut wrap_dev,
+                &mut sum64_dev,
+                &mut sum32_dev,
+            ),
             "launch reductions",
         )?;
         ck(stream.synchronize(), "synchronize after reductions")?;

@@ -29,6 +29,12 @@ pub struct Shift {
     pub scale: i32,
 }
 
+/// 8 KB by value: more than PTX's classic 4 KB parameter space, so the build uses PTX ISA 8.1.
+#[derive(Clone, Copy, Debug)]
+pub struct Table {
+    pub values: [u32; 2048],
+}
+
 /// A zero-sized kernel argument: the kernel has no PTX parameter for it.
 #[derive(Clone, Copy, Debug)]
 pub struct Tag;
@@ -149,6 +155,43 @@ mod kernels {
         }
     }
 
+    /// Named like the printf runtime function: its entry gets a keyed name, so `gpu_printf!`
+    /// (in `say_once`) still reaches the real `vprintf`.
+    #[kernel]
+    pub fn vprintf(mut out: DisjointSlice<u32>, x: u32) {
+        let idx = thread::index_1d();
+        let i = idx.get() as u32;
+        if let Some(o) = out.get_mut(idx) {
+            *o = x ^ i;
+        }
+    }
+
+    #[kernel]
+    pub fn say_once(x: u32) {
+        if thread::index_1d().get() == 0 {
+            cuda_device::gpu_printf!("params: say_once %u\n", x);
+        }
+    }
+
+    /// Named like libdevice's sine, and calling it.
+    #[kernel]
+    pub fn __nv_sinf(a: &[f32], mut out: DisjointSlice<f32>) {
+        let idx = thread::index_1d();
+        let i = idx.get();
+        if let Some(o) = out.get_mut(idx) {
+            *o = a[i].sin();
+        }
+    }
+
+    #[kernel]
+    pub fn big_param(table: Table, idx_in: &[u32], mut out: DisjointSlice<u32>) {
+        let idx = thread::index_1d();
+        let i = idx.get();
+        if let Some(o) = out.get_mut(idx) {
+            *o = table.values[(idx_in[i] % 2048) as usize];
+        }
+    }
+
     #[kernel]
     pub fn add2d(a: &[f32], b: &[f32], c: &mut [f32], mut lin: DisjointSlice<u32>, rows: u32, cols: u32) {
         let col = thread::blockIdx_x() * thread::blockDim_x() + thread::threadIdx_x();
@@ -157,7 +200,8 @@ mod kernels {
             let i = (row * cols + col) as usize;
             c[i] = a[i] + b[i];
         }
-        if let Some(idx) = thread::index_2d().to_linear(cols as usize) {
+        // SAFETY: `cols` is a kernel parameter, the same in every thread.
+        if let Some(idx) = unsafe { thread::index_2d_xy().to_linear(cols as usize) } {
             if let Some(l) = lin.get_mut(idx) {
                 *l = row * cols + col;
             }
@@ -228,7 +272,10 @@ fn main() {
         let cfg = LaunchConfig::for_num_elems(32);
         ck(m.scalars(s, cfg, a, b, c, d, e, f, g, h, i, j, k, l, mm, n, o, p, &mut out), "launch scalars")?;
         ck(s.synchronize(), "synchronize after scalars")?;
-        let names = ["u8", "u16", "u32", "u64", "u128 lo", "u128 hi", "usize", "i8", "i16", "i32", "i64", "i128 lo", "i128 hi", "isize", "f32", "f64", "bool", "char"];
+        let names = [
+            "u8", "u16", "u32", "u64", "u128 lo", "u128 hi", "usize", "i8", "i16", "i32", "i64", "i128 lo", "i128 hi",
+            "isize", "f32", "f64", "bool", "char",
+        ];
         let got = ck(out.to_host_vec(s), "copy out back")?;
         for (idx, name) in names.iter().enumerate() {
             if got[idx] != want[idx] {
@@ -256,20 +303,27 @@ fn main() {
     let times_k = move |x: f32| x * k;
     let plus_k = move |x: f32| x + k;
     let two_types = move |x: f32| ((x as f64) * kd) as f32 + n16 as f32;
-    let mut run_map = |label: &str, f: &dyn Fn(&Arc<CudaStream>, &DeviceBuffer<f32>, &mut DeviceBuffer<f32>) -> Result<(), String>, cpu: &dyn Fn(f32) -> f32| {
-        report.check(label, || {
-            let in_dev = ck(DeviceBuffer::from_host(s, &input), "copy input")?;
-            let mut out_dev = ck(DeviceBuffer::from_host(s, &vec![f32::NAN; N]), "poison out")?;
-            f(s, &in_dev, &mut out_dev)?;
-            ck(s.synchronize(), "synchronize after map")?;
-            let want: Vec<f32> = input.iter().map(|x| cpu(*x)).collect();
-            compare(label, &ck(out_dev.to_host_vec(s), "copy out back")?, &want, same_bits_f32)
-        });
-    };
+    let mut run_map =
+        |label: &str,
+         f: &dyn Fn(&Arc<CudaStream>, &DeviceBuffer<f32>, &mut DeviceBuffer<f32>) -> Result<(), String>,
+         cpu: &dyn Fn(f32) -> f32| {
+            report.check(label, || {
+                let in_dev = ck(DeviceBuffer::from_host(s, &input), "copy input")?;
+                let mut out_dev = ck(DeviceBuffer::from_host(s, &vec![f32::NAN; N]), "poison out")?;
+                f(s, &in_dev, &mut out_dev)?;
+                ck(s.synchronize(), "synchronize after map")?;
+                let want: Vec<f32> = input.iter().map(|x| cpu(*x)).collect();
+                compare(label, &ck(out_dev.to_host_vec(s), "copy out back")?, &want, same_bits_f32)
+            });
+        };
     let cfg = LaunchConfig::for_num_elems(N as u32);
     run_map("closure_times_k", &|s, i, o| ck(m.map::<_>(s, cfg, times_k, i, o), "launch map(times_k)"), &times_k);
     run_map("closure_plus_k_same_fn", &|s, i, o| ck(m.map::<_>(s, cfg, plus_k, i, o), "launch map(plus_k)"), &plus_k);
-    run_map("closure_two_capture_types", &|s, i, o| ck(m.map::<_>(s, cfg, two_types, i, o), "launch map(two_types)"), &two_types);
+    run_map(
+        "closure_two_capture_types",
+        &|s, i, o| ck(m.map::<_>(s, cfg, two_types, i, o), "launch map(two_types)"),
+        &two_types,
+    );
 
     report.check("generic_three_instantiations", || {
         let f: Vec<f32> = rng.vec_f32(N);
@@ -277,7 +331,8 @@ fn main() {
         // Products stay in range: `*` panics (traps) on overflow in debug builds, on both sides.
         let u: Vec<u64> = (0..N).map(|_| rng.next_u64() >> 24).collect();
         let d: Vec<f64> = (0..N).map(|_| rng.next_f64()).collect();
-        let (kf, ki, ku, kd) = (rng.next_f32(), (rng.next_u64() % 200) as i32 - 100, rng.next_u64() >> 40, rng.next_f64());
+        let (kf, ki, ku, kd) =
+            (rng.next_f32(), (rng.next_u64() % 200) as i32 - 100, rng.next_u64() >> 40, rng.next_f64());
         let mut f_dev = ck(DeviceBuffer::from_host(s, &f), "copy f32")?;
         let mut i_dev = ck(DeviceBuffer::from_host(s, &i), "copy i32")?;
         let mut u_dev = ck(DeviceBuffer::from_host(s, &u), "copy u64")?;
@@ -312,7 +367,9 @@ fn main() {
                     v + p.a as f64
                 })
                 .collect();
-            compare(&format!("affine({p:?})"), &ck(out_dev.to_host_vec(s), "copy out back")?, &want, |a, b| a.to_bits() == b.to_bits())?;
+            compare(&format!("affine({p:?})"), &ck(out_dev.to_host_vec(s), "copy out back")?, &want, |a, b| {
+                a.to_bits() == b.to_bits()
+            })?;
         }
         Ok(())
     });
@@ -325,7 +382,8 @@ fn main() {
             let mut out_dev = ck(DeviceBuffer::from_host(s, &vec![POISON_I32; N]), "poison out")?;
             ck(m.shift(s, cfg, sh, &in_dev, &mut out_dev), "launch shift")?;
             ck(s.synchronize(), "synchronize after shift")?;
-            let want: Vec<i32> = ints.iter().map(|x| x.wrapping_mul(sh.scale).wrapping_add(sh.offset.unwrap_or(-1))).collect();
+            let want: Vec<i32> =
+                ints.iter().map(|x| x.wrapping_mul(sh.scale).wrapping_add(sh.offset.unwrap_or(-1))).collect();
             compare(&format!("shift({sh:?})"), &ck(out_dev.to_host_vec(s), "copy out back")?, &want, |a, b| a == b)?;
         }
         Ok(())
@@ -361,6 +419,39 @@ fn main() {
         compare("add2d c", &ck(c_dev.to_host_vec(s), "copy c back")?, &want, same_bits_f32)?;
         let want_lin: Vec<u32> = (0..len as u32).collect();
         compare("add2d index_2d", &ck(lin_dev.to_host_vec(s), "copy lin back")?, &want_lin, |a, b| a == b)
+    });
+
+    report.check("kernels_named_like_runtime_functions", || {
+        let mut out_dev = ck(DeviceBuffer::from_host(s, &vec![0xdead_beef_u32; N]), "poison out")?;
+        let x = rng.next_u32();
+        ck(m.vprintf(s, cfg, &mut out_dev, x), "launch the kernel named vprintf")?;
+        ck(m.say_once(s, LaunchConfig::for_num_elems(1), 7), "launch say_once (gpu_printf!)")?;
+        ck(s.synchronize(), "synchronize after vprintf")?;
+        let want: Vec<u32> = (0..N as u32).map(|i| x ^ i).collect();
+        compare("vprintf", &ck(out_dev.to_host_vec(s), "copy out back")?, &want, |a, b| a == b)?;
+        let a = rng.vec_f32(N);
+        let a_dev = ck(DeviceBuffer::from_host(s, &a), "copy a")?;
+        let mut sin_dev = ck(DeviceBuffer::from_host(s, &vec![f32::NAN; N]), "poison sin")?;
+        ck(m.__nv_sinf(s, cfg, &a_dev, &mut sin_dev), "launch the kernel named __nv_sinf")?;
+        ck(s.synchronize(), "synchronize after __nv_sinf")?;
+        // libdevice's sinf is within 2 ulp of the true value (CUDA's accuracy table).
+        let close = |gpu: &f32, cpu: &f32| (gpu.to_bits() as i64 - cpu.to_bits() as i64).abs() <= 2;
+        let want: Vec<f32> = a.iter().map(|x| x.sin()).collect();
+        compare("__nv_sinf", &ck(sin_dev.to_host_vec(s), "copy sin back")?, &want, close)
+    });
+
+    report.check("byval_8kb_parameter", || {
+        let mut table = Table { values: [0; 2048] };
+        for v in table.values.iter_mut() {
+            *v = rng.next_u32();
+        }
+        let idx: Vec<u32> = (0..N).map(|_| rng.next_u32()).collect();
+        let idx_dev = ck(DeviceBuffer::from_host(s, &idx), "copy idx")?;
+        let mut out_dev = ck(DeviceBuffer::from_host(s, &vec![0xdead_beef_u32; N]), "poison out")?;
+        ck(m.big_param(s, cfg, table, &idx_dev, &mut out_dev), "launch big_param")?;
+        ck(s.synchronize(), "synchronize after big_param")?;
+        let want: Vec<u32> = idx.iter().map(|i| table.values[(i % 2048) as usize]).collect();
+        compare("big_param", &ck(out_dev.to_host_vec(s), "copy out back")?, &want, |a, b| a == b)
     });
 
     report.finish()

@@ -1,5 +1,6 @@
 //! GPU test: `gpu_printf!` with integers (32- and 64-bit, signed, hex), floats, `bool`, a `%s`
-//! string and `%%`. The binary runs itself as a child process, captures the child's stdout (where
+//! string and `%%`, in a C-style format and in a Rust-style one (`{}`, `{:x}`, `{:#x}`, `{:.2}`,
+//! widths and alignment, `bool` as `true`/`false`, `char`). The binary runs itself as a child process, captures the child's stdout (where
 //! the driver writes device printf output at synchronization), and compares the lines, sorted,
 //! with the ones the CPU expects.
 use cuda_core::{CudaContext, DeviceBuffer, LaunchConfig};
@@ -29,6 +30,30 @@ mod kernels {
                 (v / 10) as f64,
                 v > 0,
                 c"oxide"
+            );
+        }
+    }
+
+    /// The same kind of line with Rust-style placeholders.
+    #[kernel]
+    pub fn say_rust(x: &[i32], scale: f32) {
+        let i = thread::index_1d().get();
+        if i < x.len() {
+            let v = x[i];
+            gpu_printf!(
+                "rust {}/{}: v={} hex={:x} pre={:#x} big={} f={} g={:.2} ok={} c={} w=[{:>6}] l=[{:<4}] 100% {{}}\n",
+                thread::blockIdx_x(),
+                thread::threadIdx_x(),
+                v,
+                v as u32,
+                v as u32,
+                (v as i64) << 33,
+                v as f32 * scale,
+                (v / 10) as f64,
+                v > 0,
+                'R',
+                v,
+                (v % 100) as i8
             );
         }
     }
@@ -67,6 +92,21 @@ fn expected(x: &[i32]) -> Vec<String> {
             )
         })
         .collect();
+    lines.extend(x.iter().enumerate().map(|(i, &v)| {
+        format!(
+            "rust {}/{}: v={v} hex={:x} pre={:#x} big={} f={} g={:.2} ok={} c=R w=[{:>6}] l=[{:<4}] 100% {{}}",
+            i / 64,
+            i % 64,
+            v as u32,
+            v as u32,
+            (v as i64) << 33,
+            v as f32 * 0.25,
+            (v / 10) as f64,
+            v > 0,
+            v,
+            (v % 100) as i8
+        )
+    }));
     lines.sort();
     lines
 }
@@ -94,6 +134,7 @@ fn child(seed: u64) -> Result<(), String> {
     let x_dev = ck(DeviceBuffer::from_host(&stream, &x), "copy x")?;
     let config = LaunchConfig { grid_dim: (2, 1, 1), block_dim: (64, 1, 1), shared_mem_bytes: 0 };
     ck(module.say(&stream, config, &x_dev, 0.25), "launch say")?;
+    ck(module.say_rust(&stream, config, &x_dev, 0.25), "launch say_rust")?;
     ck(stream.synchronize(), "synchronize after say")?;
     ck(ctx.synchronize(), "context synchronize")
 }

@@ -69,7 +69,13 @@ mod kernels {
 
 /// Names every kernel instance and closure type the sideloaded launches use, so the build
 /// compiles them; `main` takes its address (it is never called).
-fn instances(m: &kernels::Module, s: &cuda_core::CudaStream, d: &mut DeviceBuffer<f32>, u: &mut DeviceBuffer<u32>, k: f32) {
+fn instances(
+    m: &kernels::Module,
+    s: &cuda_core::CudaStream,
+    d: &mut DeviceBuffer<f32>,
+    u: &mut DeviceBuffer<u32>,
+    k: f32,
+) {
     let c = LaunchConfig::for_num_elems(1);
     let _ = m.scale::<f32>(s, c, 1.0, d);
     let _ = m.scale::<u32>(s, c, 1, u);
@@ -146,7 +152,9 @@ fn main() {
         ck(stream.synchronize(), "synchronize after lerp")?;
         // (b - a) * 0.25 is exact, so a fused multiply-add rounds the same as the CPU.
         let want: Vec<f32> = ha.iter().zip(&hb).map(|(x, y)| x + (y - x) * p.t + (p.bias as f32) + k as f32).collect();
-        compare("lerp", &ck(out.to_host_vec(&stream), "copy out back")?, &want, |g, w| (g - w).abs() <= 1e-3 * w.abs().max(1.0))
+        compare("lerp", &ck(out.to_host_vec(&stream), "copy out back")?, &want, |g, w| {
+            (g - w).abs() <= 1e-3 * w.abs().max(1.0)
+        })
     });
 
     report.check("closure_and_generic", || {
@@ -158,7 +166,7 @@ fn main() {
         launch_apply(&module, &stream, f, &mut d)?;
         ck(
             cuda_launch! {
-                kernel: scale::<f32>,
+                kernel: kernels::scale::<f32>,
                 stream: stream,
                 module: module,
                 config: LaunchConfig::for_num_elems(N as u32),
@@ -168,13 +176,15 @@ fn main() {
         )?;
         ck(stream.synchronize(), "synchronize after apply + scale")?;
         let want: Vec<f32> = h.iter().map(|x| f(*x) * 2.0).collect();
-        compare("apply then scale", &ck(d.to_host_vec(&stream), "copy back")?, &want, |g, w| (g - w).abs() <= 1e-3 * w.abs().max(1.0))?;
+        compare("apply then scale", &ck(d.to_host_vec(&stream), "copy back")?, &want, |g, w| {
+            (g - w).abs() <= 1e-3 * w.abs().max(1.0)
+        })?;
         let hu: Vec<u32> = (0..N).map(|_| rng.next_u64() as u32).collect();
         let ku = rng.next_u64() as u32;
         let mut u = ck(DeviceBuffer::from_host(&stream, &hu), "copy u32")?;
         ck(
             cuda_launch! {
-                kernel: scale::<u32>,
+                kernel: kernels::scale::<u32>,
                 stream: stream,
                 module: module,
                 config: LaunchConfig::for_num_elems(N as u32),
@@ -187,7 +197,7 @@ fn main() {
     });
 
     report.check("cluster_dim", || {
-        if ctx.compute_capability().0 < 9 {
+        if ctx.capability().0 < 9 {
             println!("    (skipped: needs sm_90)");
             return Ok(());
         }
@@ -235,7 +245,7 @@ fn launch_apply<F: Fn(f32) -> f32 + Copy + 'static>(
 ) -> Result<(), String> {
     ck(
         cuda_launch! {
-            kernel: apply::<F>,
+            kernel: kernels::apply::<F>,
             stream: stream,
             module: module,
             config: LaunchConfig::for_num_elems(d.len() as u32),

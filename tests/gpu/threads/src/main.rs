@@ -52,9 +52,16 @@ fn worker(ctx: &Arc<CudaContext>, module: &kernels::Module, seed: u64, own_strea
         ck(module.scale::<u32>(&stream, cfg, k, &mut u_dev), "launch scale::<u32>")?;
         ck(stream.synchronize(), "synchronize")?;
         let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
-        compare(&format!("round {round} vecadd"), &ck(c_dev.to_host_vec(&stream), "copy c back")?, &want, same_bits_f32)?;
+        compare(
+            &format!("round {round} vecadd"),
+            &ck(c_dev.to_host_vec(&stream), "copy c back")?,
+            &want,
+            same_bits_f32,
+        )?;
         let want_u: Vec<u32> = u.iter().map(|x| x.wrapping_mul(k)).collect();
-        compare(&format!("round {round} scale"), &ck(u_dev.to_host_vec(&stream), "copy u back")?, &want_u, |x, y| x == y)?;
+        compare(&format!("round {round} scale"), &ck(u_dev.to_host_vec(&stream), "copy u back")?, &want_u, |x, y| {
+            x == y
+        })?;
     }
     Ok(())
 }
@@ -86,10 +93,9 @@ fn main() {
                 std::thread::spawn(move || worker(&ctx, &module, base.rotate_left(7) ^ t, true))
             })
             .collect();
-        handles
-            .into_iter()
-            .enumerate()
-            .try_for_each(|(t, h)| h.join().unwrap_or_else(|_| Err("thread panicked".into())).map_err(|e| format!("thread {t}: {e}")))
+        handles.into_iter().enumerate().try_for_each(|(t, h)| {
+            h.join().unwrap_or_else(|_| Err("thread panicked".into())).map_err(|e| format!("thread {t}: {e}"))
+        })
     });
 
     report.finish()

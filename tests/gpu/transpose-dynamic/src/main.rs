@@ -1,5 +1,5 @@
 //! GPU test: transpose of a 1000 × 777 matrix through a 16 × 17 tile in dynamic shared memory
-//! (`LaunchConfig::shared_mem_bytes`), 2D indices from `thread::index_2d`. Random inputs,
+//! (`LaunchConfig::shared_mem_bytes`), 2D indices from `thread::index_2d_xy`. Random inputs,
 //! output poisoned with NaN first, compared element by element.
 use cuda_core::{DeviceBuffer, LaunchConfig};
 use cuda_device::{cuda_module, kernel, shared, sync_threads, thread};
@@ -21,7 +21,7 @@ mod kernels {
         let tile = shared::dynamic::<f32>();
         let (rows, cols) = (rows as usize, cols as usize);
         let (tx, ty) = (thread::threadIdx_x() as usize, thread::threadIdx_y() as usize);
-        let p = thread::index_2d();
+        let p = thread::index_2d_xy();
         if p.x() < cols && p.y() < rows {
             // SAFETY: each thread writes its own tile slot before the barrier.
             unsafe { tile.write(ty * PITCH + tx, input[p.y() * cols + p.x()]) };

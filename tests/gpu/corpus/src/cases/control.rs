@@ -32,7 +32,8 @@ pub fn iterators(a: [i32; 10]) -> [i64; 9] {
     let rpos = a.iter().rposition(|&v| v % 7 == 0).map_or(-1, |p| p as i64);
     let any_all = (a.iter().any(|&v| v > 1000) as i64) * 2 + a.iter().all(|&v| v != 0) as i64;
     let filtered = a.iter().filter(|&&v| v % 2 == 0).count() as i64;
-    let min_max = *a.iter().min().unwrap_or(&0) as i64 ^ *a.iter().max_by_key(|v| v.unsigned_abs()).unwrap_or(&0) as i64;
+    let min_max =
+        *a.iter().min().unwrap_or(&0) as i64 ^ *a.iter().max_by_key(|v| v.unsigned_abs()).unwrap_or(&0) as i64;
     let skip_take = a.iter().skip(2).take(5).chain(a.iter().take_while(|&&v| v > 0)).map(|&v| v as i64).sum::<i64>();
     [enumerated, zipped, stepped, pos, rpos, any_all, filtered, min_max, skip_take]
 }
@@ -114,6 +115,14 @@ pub fn str_ops(x: ([u8; 8], u32)) -> (bool, u32, u32, u32, u32) {
     let ascii = bytes.map(|b| b & 0x7f);
     let upper = ascii.iter().filter(|b| b.is_ascii_uppercase()).count() as u32;
     let (head, tail) = text.split_at((n % 40) as usize);
-    let same = head.eq_ignore_ascii_case("THE QUICK") as u32 + tail.starts_with("fox") as u32 * 2 + text.ends_with("dog") as u32 * 4;
-    (bytes.iter().all(u8::is_ascii), word.len() as u32 * 100 + same, parsed, upper, u32::from_str_radix("7fz", 36).unwrap_or(0) ^ n)
+    let same = head.eq_ignore_ascii_case("THE QUICK") as u32
+        + tail.starts_with("fox") as u32 * 2
+        + text.ends_with("dog") as u32 * 4;
+    (
+        bytes.iter().all(u8::is_ascii),
+        word.len() as u32 * 100 + same,
+        parsed,
+        upper,
+        u32::from_str_radix("7fz", 36).unwrap_or(0) ^ n,
+    )
 }

@@ -119,14 +119,7 @@ pub fn float_classify(a: f64) -> (bool, bool, bool, bool, bool, u64, u32, f32) {
 
 pub fn float_compare(x: (f32, f32)) -> (i8, i8, bool, bool, bool, f64) {
     let (a, b) = x;
-    (
-        a.total_cmp(&b) as i8,
-        a.partial_cmp(&b).map_or(9, |o| o as i8),
-        a < b,
-        a == b,
-        a >= b,
-        a as f64,
-    )
+    (a.total_cmp(&b) as i8, a.partial_cmp(&b).map_or(9, |o| o as i8), a < b, a == b, a >= b, a as f64)
 }
 
 pub fn float_consts(a: f32) -> [f32; 3] {

@@ -19,7 +19,13 @@ pub fn i128_mul_div(x: (i128, i128)) -> [i128; 4] {
 pub fn u128_ops(x: (u128, u128)) -> [u128; 5] {
     let (a, b) = x;
     let (m, o) = a.overflowing_mul(b);
-    [a.wrapping_sub(b), m, o as u128, a.checked_div(b).unwrap_or(7), (a | 1).leading_zeros() as u128 + b.count_ones() as u128]
+    [
+        a.wrapping_sub(b),
+        m,
+        o as u128,
+        a.checked_div(b).unwrap_or(7),
+        (a | 1).leading_zeros() as u128 + b.count_ones() as u128,
+    ]
 }
 
 pub fn wrapping_i8(x: (i8, i8)) -> [i8; 7] {
@@ -102,7 +108,14 @@ pub fn bits_u64(a: u64) -> [u64; 6] {
 
 pub fn bits_small(x: (u8, i16)) -> (u8, u8, u8, i16, i16, u32) {
     let (a, b) = x;
-    (a.rotate_left(3), a.reverse_bits(), a.swap_bytes(), b.swap_bytes(), b.rotate_right(5), b.leading_zeros() + a.trailing_zeros())
+    (
+        a.rotate_left(3),
+        a.reverse_bits(),
+        a.swap_bytes(),
+        b.swap_bytes(),
+        b.rotate_right(5),
+        b.leading_zeros() + a.trailing_zeros(),
+    )
 }
 
 pub fn bits_u128(a: u128) -> (u32, u32, u32, u128, u128) {
@@ -152,7 +165,12 @@ pub fn division_edges_i32(x: (i32, i32)) -> [(bool, i32); 4] {
     [
         opt!(a.checked_div(b)),
         opt!(a.checked_rem(b)),
-        if b == 0 { (false, 0) } else { let (q, o) = a.overflowing_div(b); (o, q) },
+        if b == 0 {
+            (false, 0)
+        } else {
+            let (q, o) = a.overflowing_div(b);
+            (o, q)
+        },
         if b == 0 { (false, 0) } else { (true, a.wrapping_rem(b)) },
     ]
 }
@@ -233,7 +251,13 @@ pub fn bool_logic(x: (bool, bool, bool)) -> [bool; 7] {
 pub fn char_methods(c: char) -> ((u32, bool, bool, bool), (u32, char, char, usize, bool)) {
     (
         (c as u32, c.is_ascii_alphanumeric(), c.is_ascii_digit(), c.is_whitespace()),
-        (c.to_digit(16).unwrap_or(99), c.to_ascii_uppercase(), c.to_ascii_lowercase(), c.len_utf8(), c.is_ascii_lowercase()),
+        (
+            c.to_digit(16).unwrap_or(99),
+            c.to_ascii_uppercase(),
+            c.to_ascii_lowercase(),
+            c.len_utf8(),
+            c.is_ascii_lowercase(),
+        ),
     )
 }
 

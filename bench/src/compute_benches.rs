@@ -1,0 +1,185 @@
+//! Arithmetic-bound benchmarks: all-pairs n-body on `F32x4` bodies, and the register-blocked
+//! SGEMM, also timed against cuBLAS in the same run.
+
+use std::cell::RefCell;
+
+use cuda_core::LaunchConfig;
+use cuda_device::vector::F32x4;
+
+use crate::benches::{Env, NAN, Outcome, Row, Work};
+use crate::check::Lcg;
+use crate::cublas::Cublas;
+use crate::kernels::{BM, NBODY_TILE};
+use crate::measure::{Arg, Stamp, ck, launch_nvcc, time_sides};
+
+/// Relative error of `got` against a float64 `want` with an absolute floor, over sampled entries.
+fn sampled(got: &[f32], want: &[(usize, f64, f64)], rel: f64) -> Result<f64, String> {
+    let mut worst = 0f64;
+    for &(i, w, scale) in want {
+        let g = got[i] as f64;
+        let err = (g - w).abs() / scale;
+        if !g.is_finite() || err > rel {
+            return Err(format!(
+                "element {i}: gpu {g} cpu {w} (error {err:.2e} of the scale {scale:.3e}, allowed {rel:.0e})"
+            ));
+        }
+        worst = worst.max(err);
+    }
+    Ok(worst)
+}
+
+pub fn nbody(env: &mut Env<'_>) -> Result<Row, String> {
+    let n = 32768usize >> env.shift;
+    let eps2 = 1e-3f32;
+    let pos: Vec<F32x4> = (0..n)
+        .map(|_| {
+            let r = &mut env.rng;
+            F32x4::new([r.next_f32(), r.next_f32(), r.next_f32(), 0.5 + 0.5 * r.next_f32().abs()])
+        })
+        .collect();
+    // CPU check on 512 sampled bodies, each against all n (float64).
+    let mut pick = Lcg(env.rng.next_u64());
+    let want: Vec<(usize, f64, f64)> = (0..512)
+        .flat_map(|_| {
+            let i = (pick.next_u64() % n as u64) as usize;
+            let me = pos[i].to_array().map(|v| v as f64);
+            let (mut a, mut scale) = ([0f64; 3], 0f64);
+            for q in &pos {
+                let q = q.to_array().map(|v| v as f64);
+                let d = [q[0] - me[0], q[1] - me[1], q[2] - me[2]];
+                let d2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + eps2 as f64;
+                let s = q[3] / (d2 * d2.sqrt());
+                for c in 0..3 {
+                    a[c] += d[c] * s;
+                    scale += (d[c] * s).abs();
+                }
+            }
+            (0..3).map(move |c| (4 * i + c, a[c], scale / 3.0 + 1e-6))
+        })
+        .collect();
+    let posd = env.upload(&pos, "positions")?;
+    let poison = env.upload(&vec![F32x4::splat(NAN); n], "poison")?;
+    let accd = RefCell::new(env.upload(&vec![F32x4::splat(NAN); n], "accelerations")?);
+    let acc_ptr = accd.borrow().as_device_ptr();
+    let t = NBODY_TILE as u32;
+    let cfg = LaunchConfig { grid_dim: (n as u32 / t, 1, 1), block_dim: (t, 1, 1), shared_mem_bytes: 0 };
+    let (stream, rust) = (env.stream, env.rust);
+    let f = env.nvcc_fn("nbody", "nbody");
+    let mut reset = || ck(accd.borrow_mut().copy_from(stream, &poison), "poison accelerations");
+    let check = || {
+        let got: Vec<f32> = env.download(&accd.borrow())?.iter().flat_map(|v| v.to_array()).collect();
+        // rsqrt.approx (2 ulp) and float32 sums of n terms.
+        sampled(&got, &want, 1e-4)
+    };
+    let mut r = |_: usize| ck(rust.nbody(stream, cfg, &posd, &mut accd.borrow_mut(), eps2), "launch nbody (rust)");
+    let mut c = |_: usize| {
+        let f = f.as_ref().map_err(Clone::clone)?;
+        launch_nvcc(f, stream, cfg, &[Arg::buf(&posd), Arg::Ptr(acc_ptr), Arg::I32(n as i32), Arg::F32(eps2)])
+    };
+    let (rust, nvcc) = env.run_sides(1, &mut reset, &check, &mut r, &mut c)?;
+    Ok(Row {
+        name: "nbody",
+        size: format!("{n} bodies, F32x4"),
+        // 20 FLOP per interaction, the usual count (rsqrt as 1).
+        work: Work::Flops(20.0 * (n * n) as f64),
+        note: "one set: 512 KB of bodies, compute-bound".into(),
+        rust,
+        nvcc,
+        cublas: None,
+    })
+}
+
+pub fn sgemm128(env: &mut Env<'_>) -> Result<Row, String> {
+    let dim = 4096usize >> env.shift;
+    let (m, n, k) = (dim, dim, dim);
+    let (a, b) = (env.rng.vec_f32(m * k), env.rng.vec_f32(k * n));
+    // CPU check on 1024 sampled entries (float64 dot products).
+    let mut pick = Lcg(env.rng.next_u64());
+    let want: Vec<(usize, f64, f64)> = (0..1024)
+        .map(|_| {
+            let (i, j) = ((pick.next_u64() % m as u64) as usize, (pick.next_u64() % n as u64) as usize);
+            let (mut s, mut scale) = (0f64, 0f64);
+            for p in 0..k {
+                let t = a[i * k + p] as f64 * b[p * n + j] as f64;
+                s += t;
+                scale += t.abs();
+            }
+            (i * n + j, s, scale + 1e-6)
+        })
+        .collect();
+    let pack = |v: &[f32]| -> Vec<F32x4> { v.chunks_exact(4).map(|c| F32x4::new([c[0], c[1], c[2], c[3]])).collect() };
+    let (ad, bd) = (env.upload(&pack(&a), "a")?, env.upload(&pack(&b), "b")?);
+    let poison = env.upload(&vec![F32x4::splat(NAN); m * n / 4], "poison")?;
+    let cd = RefCell::new(env.upload(&vec![F32x4::splat(NAN); m * n / 4], "c")?);
+    let c_ptr = cd.borrow().as_device_ptr();
+    let cfg =
+        LaunchConfig { grid_dim: ((n / BM) as u32, (m / BM) as u32, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+    let (stream, rust) = (env.stream, env.rust);
+    let f = env.nvcc_fn("sgemm128", "sgemm128");
+    let blas = Cublas::new(stream);
+    let check = || {
+        let got: Vec<f32> = env.download(&cd.borrow())?.iter().flat_map(|v| v.to_array()).collect();
+        // float32 accumulation of k products: about sqrt(k) roundings of the magnitude.
+        sampled(&got, &want, 1e-5 * (k as f64).sqrt())
+    };
+    let reset = || ck(cd.borrow_mut().copy_from(stream, &poison), "poison c");
+    let mut r = |_: usize| {
+        let (mu, nu, ku) = (m as u32, n as u32, k as u32);
+        ck(rust.sgemm128(stream, cfg, &ad, &bd, &mut cd.borrow_mut(), mu, nu, ku), "launch sgemm128 (rust)")
+    };
+    let mut c = |_: usize| {
+        let f = f.as_ref().map_err(Clone::clone)?;
+        let args =
+            [Arg::buf(&ad), Arg::buf(&bd), Arg::Ptr(c_ptr), Arg::I32(m as i32), Arg::I32(n as i32), Arg::I32(k as i32)];
+        launch_nvcc(f, stream, cfg, &args)
+    };
+    let mut blas_run = |_: usize| match &blas {
+        Ok(h) => h.sgemm_row_major(m, n, k, ad.as_device_ptr(), bd.as_device_ptr(), c_ptr),
+        Err(e) => Err(e.clone()),
+    };
+    let checked = |run: &mut dyn FnMut(usize) -> Result<(), String>| -> Result<f64, String> {
+        reset()?;
+        run(0)?;
+        check()
+    };
+    let rust_ok = checked(&mut r);
+    let nvcc_ok = checked(&mut c);
+    let blas_ok = checked(&mut blas_run);
+    for (side, ok) in [("rust", &rust_ok), ("nvcc", &nvcc_ok), ("cublas", &blas_ok)] {
+        match ok {
+            Ok(rel) => println!("    check {side}: OK (relative error {rel:.1e})"),
+            Err(e) => println!("    check {side}: FAILED, not timed: {e}"),
+        }
+    }
+    let mut tr = |i: usize, s: &Stamp| s.around(stream, || r(i));
+    let mut tc = |i: usize, s: &Stamp| s.around(stream, || c(i));
+    let mut tb = |i: usize, s: &Stamp| s.around(stream, || blas_run(i));
+    let t = time_sides(
+        env.ctx,
+        env.stream,
+        env.warmup,
+        env.reps,
+        &mut [
+            rust_ok.is_ok().then_some(&mut tr as &mut crate::measure::Launch<'_>),
+            nvcc_ok.is_ok().then_some(&mut tc as &mut crate::measure::Launch<'_>),
+            blas_ok.is_ok().then_some(&mut tb as &mut crate::measure::Launch<'_>),
+        ],
+    )?;
+    let outcome = |ok: Result<f64, String>, t: Option<crate::measure::Timing>| match (ok, t) {
+        (Ok(_), Some(t)) => Outcome::Timed(t),
+        (Err(e), _) if e.starts_with("no cubin") || e.contains(".cubin") || e.contains("libcublas") => {
+            Outcome::Missing(e)
+        }
+        (Err(e), _) => Outcome::Wrong(e),
+        (Ok(_), None) => Outcome::Missing("not timed".into()),
+    };
+    Ok(Row {
+        name: "sgemm128",
+        size: format!("{dim}^3 f32, 128x128 tiles"),
+        work: Work::Flops(2.0 * (m * n * k) as f64),
+        note: "one set: compute-bound; cuBLAS SGEMM timed in the same loop".into(),
+        rust: outcome(rust_ok, t[0]),
+        nvcc: outcome(nvcc_ok, t[1]),
+        cublas: Some(outcome(blas_ok, t[2])),
+    })
+}

@@ -1,0 +1,258 @@
+//! Kernel entry points: a `ptx_kernel` function with the kernel ABI (docs/contracts.md §4) that
+//! rebuilds the Rust arguments and calls the kernel's Rust body.
+
+use oxide_contract::attrs::LangItem;
+use oxide_contract::manifest::{KernelInfo, ParamInfo, ParamKind};
+use rustc_abi::{BackendRepr, Size};
+use rustc_codegen_ssa::traits::*;
+use rustc_middle::ty::{self, Ty, TyCtxt};
+use rustc_target::callconv::PassMode;
+
+use super::attrs;
+use super::builder::Builder;
+use super::collect::KernelRoot;
+use super::context::CodegenCx;
+use super::ir;
+
+/// How a kernel parameter of type `ty` crosses the kernel boundary (contract §4).
+pub fn param_kind<'tcx>(tcx: TyCtxt<'tcx>, ty: Ty<'tcx>, is_zst: bool) -> ParamKind {
+    match ty.kind() {
+        _ if is_zst => ParamKind::Zst,
+        ty::Ref(_, inner, m) if inner.is_slice() => {
+            if m.is_mut() {
+                ParamKind::SliceMut
+            } else {
+                ParamKind::Slice
+            }
+        }
+        ty::Adt(def, _) if attrs::lang_item(tcx, def.did()) == Some(LangItem::DisjointSlice) => {
+            ParamKind::DisjointSlice
+        }
+        ty::Bool | ty::Char | ty::Int(_) | ty::Uint(_) | ty::Float(_) | ty::RawPtr(..) => ParamKind::Scalar,
+        _ => ParamKind::Byval,
+    }
+}
+
+/// Defines the entry for `kernel` and returns its manifest record.
+pub fn define<'tcx>(cx: &CodegenCx<'tcx>, kernel: &KernelRoot<'tcx>) -> KernelInfo {
+    let tcx = cx.tcx;
+    let instance = kernel.instance;
+    let rust_fn = cx.get_fn(instance);
+    let fn_abi = cx.fn_abi_of_instance(instance, ty::List::empty());
+    let names = tcx.fn_arg_idents(instance.def_id());
+
+    // The entry's PTX parameters, per Rust argument.
+    let mut params = Vec::new();
+    let mut entry_tys = Vec::new();
+    let mut entry_attrs = Vec::new();
+    for (i, arg) in fn_abi.args.iter().enumerate() {
+        let layout = arg.layout;
+        let kind = param_kind(tcx, layout.ty, layout.is_zst());
+        // Slices record their element's size and alignment (what the host buffer holds).
+        let elem = match layout.ty.kind() {
+            ty::Ref(_, inner, _) if inner.is_slice() => Some(cx.layout_of(inner.sequence_element_type(tcx))),
+            ty::Adt(_, args) if kind == ParamKind::DisjointSlice => Some(cx.layout_of(args.type_at(0))),
+            _ => None,
+        };
+        let elem_align = elem.map_or(1, |e| e.align.abi.bytes());
+        match kind {
+            ParamKind::Slice | ParamKind::SliceMut | ParamKind::DisjointSlice => {
+                entry_tys.push(cx.type_ptr());
+                // Elements with interior mutability (atomic cells) are written through `&[T]`.
+                let frozen = elem.is_none_or(|e| e.ty.is_freeze(tcx, ty::TypingEnv::fully_monomorphized()));
+                entry_attrs.push(match kind {
+                    ParamKind::Slice if frozen => format!("noalias readonly align {elem_align}"),
+                    ParamKind::Slice => format!("align {elem_align}"),
+                    // Each thread writes only its own element, and Rust's borrows keep the
+                    // buffer apart from every other argument.
+                    _ => format!("noalias align {elem_align}"),
+                });
+                entry_tys.push(cx.type_i64());
+                entry_attrs.push(String::new());
+            }
+            ParamKind::Scalar => {
+                entry_tys.push(cx.backend_type(layout));
+                entry_attrs.push(String::new());
+            }
+            ParamKind::Byval => {
+                entry_tys.push(cx.type_ptr());
+                entry_attrs.push(format!(
+                    "byval({}) align {}",
+                    cx.type_str(cx.type_bytes(layout.size)),
+                    layout.align.abi.bytes()
+                ));
+            }
+            ParamKind::Zst => {}
+        }
+        params.push(ParamInfo {
+            name: names.get(i).copied().flatten().map(|n| n.to_string()).unwrap_or_else(|| format!("arg{i}")),
+            ty: layout.ty.to_string(),
+            kind,
+            size: elem.map_or(layout.size.bytes(), |e| e.size.bytes()),
+            align: elem.map_or(layout.align.abi.bytes(), |e| e.align.abi.bytes()),
+        });
+    }
+
+    let void = cx.type_void();
+    let sig = cx.type_func(&entry_tys, void);
+    let entry = cx.declare_raw_fn(&kernel.entry, sig);
+    let idx = cx.func_index(entry) as usize;
+    {
+        let mut m = cx.module.borrow_mut();
+        let f = &mut m.funcs[idx];
+        f.kernel = true;
+        f.param_attrs = entry_attrs;
+        f.fn_attrs = vec!["convergent".into(), "nounwind".into()];
+        if let Some(lb) = &kernel.launch_bounds {
+            f.fn_attrs.push(format!("\"nvvm.maxntid\"=\"{}\"", lb.max_threads));
+            if let Some(min) = lb.min_blocks {
+                f.fn_attrs.push(format!("\"nvvm.minctasm\"=\"{min}\""));
+            }
+        }
+        if let Some([x, y, z]) = kernel.cluster_dims {
+            f.fn_attrs.push(format!("\"nvvm.cluster_dim\"=\"{x},{y},{z}\""));
+        }
+    }
+
+    let start = Builder::append_block(cx, entry, "start");
+    let mut bx = Builder::build(cx, start);
+    if let Some(lb) = &kernel.launch_bounds {
+        assume_thread_bounds(&mut bx, lb.max_threads);
+    }
+    let mut next = 0usize;
+    let mut take = |bx: &mut Builder<'_, 'tcx>| {
+        let v = bx.get_param(next);
+        next += 1;
+        v
+    };
+    let mut call_args = Vec::new();
+    for (arg, info) in fn_abi.args.iter().zip(&params) {
+        match info.kind {
+            ParamKind::Zst => {}
+            ParamKind::Slice | ParamKind::SliceMut | ParamKind::DisjointSlice => {
+                let ptr = take(&mut bx);
+                let len = take(&mut bx);
+                push_pair(&mut bx, arg, ptr, len, &mut call_args);
+            }
+            ParamKind::Scalar => {
+                let v = take(&mut bx);
+                let v = match arg.layout.backend_repr {
+                    BackendRepr::Scalar(s) => bx.to_immediate_scalar(v, s),
+                    _ => v,
+                };
+                call_args.push(v);
+            }
+            ParamKind::Byval => {
+                let ptr = take(&mut bx);
+                push_from_memory(&mut bx, arg, ptr, &mut call_args);
+            }
+        }
+    }
+    let sig = cx.func_sig(rust_fn);
+    bx.call(sig, None, Some(fn_abi), rust_fn, &call_args, None, Some(instance));
+    bx.ret_void();
+
+    KernelInfo {
+        // `app::kernels::map::<f32, {closure@src/main.rs:9:13}>`, as the generated loader names it.
+        name: rustc_middle::ty::print::with_resolve_crate_name!(
+            tcx.def_path_str_with_args(instance.def_id(), instance.args)
+        ),
+        key: kernel.key,
+        entry: kernel.entry.clone(),
+        params,
+        launch_bounds: kernel.launch_bounds,
+        cluster_dims: kernel.cluster_dims,
+    }
+}
+
+/// Tells LLVM what `#[launch_bounds]` guarantees: every thread index is below `max_threads`.
+/// The kernel's own reads of `%tid` are the same calls, so they share these facts once inlined,
+/// and bounds checks against shared arrays of that size fold away.
+fn assume_thread_bounds(bx: &mut Builder<'_, '_>, max_threads: u32) {
+    let i32t = bx.cx.type_i32();
+    let max = bx.cx.const_u32(max_threads);
+    for axis in ["x", "y", "z"] {
+        let tid = bx.call_named(&format!("llvm.nvvm.read.ptx.sreg.tid.{axis}"), i32t, &[]);
+        let below = bx.icmp(rustc_codegen_ssa::common::IntPredicate::IntULT, tid, max);
+        bx.assume(below);
+    }
+}
+
+/// A pointer + length pair, passed the way the Rust ABI wants this argument.
+fn push_pair<'tcx>(
+    bx: &mut Builder<'_, 'tcx>,
+    arg: &rustc_target::callconv::ArgAbi<'tcx, Ty<'tcx>>,
+    ptr: ir::Value,
+    len: ir::Value,
+    out: &mut Vec<ir::Value>,
+) {
+    match arg.mode {
+        PassMode::Pair(..) => out.extend([ptr, len]),
+        _ => {
+            // Spill to a stack slot and pass it as memory would be passed.
+            let slot = bx.alloca(arg.layout.size, arg.layout.align.abi);
+            bx.store(ptr, slot, arg.layout.align.abi);
+            let off = bx.cx.const_usize(8);
+            let len_slot = bx.inbounds_ptradd(slot, off);
+            bx.store(len, len_slot, arg.layout.align.abi);
+            push_from_memory(bx, arg, slot, out);
+        }
+    }
+}
+
+/// Loads the Rust-ABI form of `arg` from memory at `ptr` (a byval parameter or a stack slot).
+fn push_from_memory<'tcx>(
+    bx: &mut Builder<'_, 'tcx>,
+    arg: &rustc_target::callconv::ArgAbi<'tcx, Ty<'tcx>>,
+    ptr: ir::Value,
+    out: &mut Vec<ir::Value>,
+) {
+    let layout = arg.layout;
+    let align = layout.align.abi;
+    match &arg.mode {
+        PassMode::Ignore => {}
+        PassMode::Direct(_) => {
+            let ty = bx.cx.backend_type(layout);
+            let v = bx.load(ty, ptr, align);
+            let v = match layout.backend_repr {
+                BackendRepr::Scalar(s) => bx.to_immediate_scalar(v, s),
+                _ => v,
+            };
+            out.push(v);
+        }
+        PassMode::Pair(..) => {
+            let BackendRepr::ScalarPair(a, b) = layout.backend_repr else { unreachable!() };
+            let b_off = a.size(bx).align_to(b.align(bx).abi);
+            let a_ty = bx.cx.scalar_pair_element_backend_type(layout, 0, false);
+            let b_ty = bx.cx.scalar_pair_element_backend_type(layout, 1, false);
+            let av = bx.load(a_ty, ptr, align);
+            let av = bx.to_immediate_scalar(av, a);
+            let off = bx.cx.const_usize(b_off.bytes());
+            let bp = bx.inbounds_ptradd(ptr, off);
+            let bv = bx.load(b_ty, bp, align.restrict_for_offset(b_off));
+            let bv = bx.to_immediate_scalar(bv, b);
+            out.extend([av, bv]);
+        }
+        PassMode::Cast { cast, pad_i32 } => {
+            if *pad_i32 {
+                let i32t = bx.cx.type_i32();
+                out.push(bx.cx.const_undef(i32t));
+            }
+            // The cast type may be larger than the value (trailing padding): copy into a slot
+            // of the cast's size first.
+            let size = std::cmp::max(cast.size(bx), layout.size);
+            let slot = bx.alloca(size, std::cmp::max(cast.align(bx), align));
+            let n = bx.cx.const_usize(layout.size.bytes());
+            bx.memcpy(slot, align, ptr, align, n, rustc_codegen_ssa::MemFlags::empty(), None);
+            let ty = bx.cx.cast_backend_type(cast);
+            out.push(bx.load(ty, slot, align));
+        }
+        PassMode::Indirect { .. } => {
+            // The callee may write to its copy; give it a private one.
+            let slot = bx.alloca(layout.size.max(Size::from_bytes(1)), align);
+            let n = bx.cx.const_usize(layout.size.bytes());
+            bx.memcpy(slot, align, ptr, align, n, rustc_codegen_ssa::MemFlags::empty(), None);
+            out.push(slot);
+        }
+    }
+}

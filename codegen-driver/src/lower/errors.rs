@@ -1,0 +1,480 @@
+//! The device compiler's user errors, one typed set ([`DeviceError`]) with each message and help
+//! line, and how they are reported: at the user's span, with the chain of calls that reached the
+//! problem. Three kinds are kept apart: unsupported Rust reached from a kernel, misuse of our
+//! attributes (checked before lowering, see `check.rs`), and our own bugs ([`DeviceError::Internal`]).
+
+use std::cell::{Cell, RefCell};
+
+use oxide_contract::abi::LaunchArg;
+use rustc_data_structures::fx::FxHashSet;
+use rustc_hir::def_id::DefId;
+use rustc_middle::ty::Instance;
+use rustc_span::Span;
+
+use super::context::CodegenCx;
+
+/// Every error the device compiler reports to the user.
+pub enum DeviceError {
+    /// The crate has kernels but was not built through `cargo oxide`.
+    ConfigMissing {
+        crate_name: String,
+        var: &'static str,
+    },
+    /// The device build configuration could not be read.
+    ConfigInvalid {
+        error: String,
+    },
+    /// The device build stopped; `message` says where (the details were reported already, or are here).
+    BuildFailed {
+        crate_name: String,
+        message: String,
+    },
+    /// A `#[cluster_launch]` kernel in a build for archs without clusters.
+    ClusterNeedsNewerArch {
+        kernel: String,
+        min_sm: u32,
+        archs: String,
+    },
+    /// `#[kernel]`'s classification of a parameter (by syntax) disagrees with its type.
+    LaunchArgMismatch {
+        param: String,
+        ty: String,
+        read: LaunchArg,
+        actual: LaunchArg,
+    },
+    /// A kernel's parameters exceed the PTX parameter space.
+    ParamsTooLarge {
+        kernel: String,
+        bytes: u64,
+    },
+    /// A `SharedArray` held by a local variable instead of a `static`.
+    SharedArrayLocal {
+        ty: String,
+    },
+    /// A `static SharedArray` larger than static shared memory may be.
+    SharedStaticTooLarge {
+        name: String,
+        bytes: u64,
+    },
+    /// `f128`, which NVPTX cannot lower.
+    F128,
+    InlineAsm,
+    GlobalAsm,
+    /// `thread_local!` statics (reported by [`thread_local_static`], with a note at the declaration).
+    ThreadLocal {
+        name: String,
+    },
+    /// `Vec`, `Box`, `String`, `format!`: anything that reaches the allocator.
+    HeapAllocation {
+        called: String,
+    },
+    /// A function of `std`.
+    NeedsStd {
+        called: String,
+    },
+    /// A non-generic, non-inline function of `core`, which ships without MIR.
+    CorePrecompiled {
+        called: String,
+        path: String,
+    },
+    /// Any other function without MIR.
+    NoDeviceBody {
+        called: String,
+        path: String,
+    },
+    /// A `#[kernel]` called from device code.
+    KernelCalledFromDevice {
+        kernel: String,
+    },
+    StaticNotEvaluable {
+        name: String,
+    },
+    /// Two `ConstantMemory` statics with one name: their PTX symbols would clash.
+    ConstantMemoryNameClash {
+        name: String,
+    },
+    /// `dyn Trait` calls, or a vtable (`what`) in a constant.
+    DynTrait {
+        what: Option<String>,
+    },
+    /// A rustc intrinsic without a device lowering and without a fallback body.
+    IntrinsicUnsupported {
+        name: String,
+        simd: bool,
+    },
+    HostLlvmIntrinsic {
+        name: String,
+    },
+    CVariadicFunction,
+    CVariadicArgument,
+    UnsizedByValue,
+    /// A panic of ours (or of rustc_codegen_ssa) while lowering `what` for `kernel`.
+    Internal {
+        what: String,
+        kernel: String,
+        message: String,
+    },
+}
+
+impl DeviceError {
+    pub fn message(&self) -> String {
+        use DeviceError::*;
+        match self {
+            ConfigMissing { crate_name, var } => format!(
+                "crate `{crate_name}` has #[kernel] functions, but {var} is not set: \
+                 build it with `cargo oxide build`, which compiles the device code"
+            ),
+            ConfigInvalid { error } => format!("{error}; rebuild with `cargo oxide build`"),
+            BuildFailed { crate_name, message } => format!("device build of `{crate_name}` failed: {message}"),
+            ClusterNeedsNewerArch { kernel, min_sm, archs } => format!(
+                "kernel `{kernel}` uses #[cluster_launch], which needs sm_{min_sm} or newer, but this build targets {archs}"
+            ),
+            LaunchArgMismatch { param, ty, read, actual } => format!(
+                "kernel parameter `{param}` has type `{ty}`, which the kernel ABI passes as {}, \
+                 but #[kernel] read its type as {}",
+                actual.rust_form(),
+                read.rust_form()
+            ),
+            ParamsTooLarge { kernel, bytes } => format!(
+                "the parameters of kernel `{kernel}` take {bytes} bytes; a kernel's parameters may take at most {} bytes",
+                oxide_contract::limits::MAX_KERNEL_PARAM_BYTES
+            ),
+            SharedArrayLocal { ty } => format!(
+                "`{ty}` must be a `static`: as a local variable it would be private to each thread, \
+                 not shared memory of the block"
+            ),
+            SharedStaticTooLarge { name, bytes } => format!(
+                "shared memory `{name}` takes {bytes} bytes; static shared memory is limited to {} bytes per block",
+                oxide_contract::limits::DEFAULT_SHARED_MEMORY_PER_BLOCK
+            ),
+            F128 => "`f128` is not supported in device code: the GPU has no 128-bit floating point".into(),
+            InlineAsm => "inline `asm!` is not supported in device code: it is written for the host target, \
+                          and the device compiler does not accept PTX `asm!` either"
+                .into(),
+            GlobalAsm => "`global_asm!` is not supported in device code".into(),
+            ThreadLocal { name } => format!("thread-local `{name}` is not supported in device code"),
+            HeapAllocation { called } => {
+                format!("heap allocation is not supported in device code: `{called}` allocates")
+            }
+            NeedsStd { called } => {
+                format!("`{called}` is not available in device code: it needs `std`, which the GPU does not have")
+            }
+            CorePrecompiled { called, path } => format!(
+                "`{called}` is not available in device code: `core` ships `{path}` precompiled, without MIR the device compiler could use"
+            ),
+            NoDeviceBody { called, path } => {
+                format!("`{called}` is not available in device code: the device compiler has no body for `{path}`")
+            }
+            KernelCalledFromDevice { kernel } => format!("the #[kernel] `{kernel}` cannot be called from device code"),
+            StaticNotEvaluable { name } => format!("the static `{name}` could not be evaluated for the device"),
+            ConstantMemoryNameClash { name } => {
+                format!("two `ConstantMemory` statics are named `{name}`; constant memory is looked up by name")
+            }
+            DynTrait { what: None } => "`dyn Trait` calls are not supported in device code".into(),
+            DynTrait { what: Some(ty) } => {
+                format!("`dyn Trait` values (here a vtable for `{ty}`) are not supported in device code")
+            }
+            IntrinsicUnsupported { name, simd: true } => format!(
+                "SIMD intrinsics (`{name}`, used by the library code called here) are not supported in device code yet"
+            ),
+            IntrinsicUnsupported { name, simd: false } => {
+                format!("the intrinsic `{name}` is not supported in device code yet")
+            }
+            HostLlvmIntrinsic { name } => format!("the host LLVM intrinsic `{name}` is not supported in device code"),
+            CVariadicFunction => "C variadic functions are not supported in device code".into(),
+            CVariadicArgument => "C variadic arguments are not supported in device code".into(),
+            UnsizedByValue => "unsized values passed by value are not supported in device code".into(),
+            Internal { what, kernel, .. } => {
+                format!("internal error in cuda-oxide's device compiler while compiling `{what}` for kernel `{kernel}`")
+            }
+        }
+    }
+
+    pub fn help(&self) -> Option<&'static str> {
+        use DeviceError::*;
+        Some(match self {
+            ClusterNeedsNewerArch { .. } => {
+                "thread block clusters need Hopper or newer: build with `cargo oxide build --arch sm_90`"
+            }
+            LaunchArgMismatch { read: LaunchArg::Value, .. } => {
+                "write the parameter's type out in the kernel's signature (`&[T]`, `&mut [T]` or `DisjointSlice<T>`) \
+                 instead of through a type alias or macro, so the launch method passes the right argument"
+            }
+            LaunchArgMismatch { .. } => {
+                "only `&[T]`, `&mut [T]` and `cuda_device::DisjointSlice<T>` are passed as device buffers; \
+                 rename a type of your own that is spelled like them, or pass a raw pointer"
+            }
+            ParamsTooLarge { .. } => {
+                "pass large data in a device buffer (`&[T]`), not by value; or split the value over several launches"
+            }
+            SharedArrayLocal { .. } => {
+                "declare it in the kernel as `static TILE: SharedArray<T, N> = SharedArray::new();` (one per block), \
+                 or use dynamic shared memory (`cuda_device::shared::dynamic`) sized by `LaunchConfig::shared_mem_bytes`"
+            }
+            SharedStaticTooLarge { .. } => {
+                "use dynamic shared memory (`cuda_device::shared::dynamic`) sized by `LaunchConfig::shared_mem_bytes`: \
+                 up to the GPU's opt-in limit (227 KB on sm_90), which the launch sets for the kernel"
+            }
+            F128 => "use `f64`, or split the value into two `f64`s (double-double arithmetic)",
+            InlineAsm => {
+                "use the device intrinsics in `cuda_device` (thread and block registers, barriers, atomics, warp operations) instead"
+            }
+            ThreadLocal { .. } => {
+                "GPU threads have no thread-local storage: keep per-thread values in local variables, or pass shared data in as a kernel parameter"
+            }
+            HeapAllocation { .. } => {
+                "`Vec`, `Box`, `String` and `format!` need a heap; use fixed-size arrays, slices passed in as kernel parameters, or shared memory"
+            }
+            NeedsStd { .. } => {
+                "the GPU has no OS (files, stdout, clocks, threads): use `core` APIs or `cuda_device` (`gpu_printf!` to print, `clock64()` to time)"
+            }
+            CorePrecompiled { path, .. } if path.contains("fmt::") => {
+                "formatting (`core::fmt`) is not supported on the device: print with `gpu_printf!`"
+            }
+            CorePrecompiled { .. } => {
+                "only generic and `#[inline]` functions of `core` reach the device; use an ASCII or byte-level alternative (e.g. `is_ascii_alphanumeric`, a loop over `as_bytes()`), or write the function in your crate"
+            }
+            NoDeviceBody { .. } => {
+                "device code can call functions whose MIR is available: this crate's, `cuda_device`'s, and generic or `#[inline]` functions of other crates"
+            }
+            KernelCalledFromDevice { .. } => {
+                "move the shared code into an ordinary function (mark it #[device] if you like) and call that from both kernels"
+            }
+            DynTrait { .. } => "use generics (static dispatch) instead of trait objects",
+            IntrinsicUnsupported { .. } => {
+                "this is a gap in cuda-oxide's device compiler: please report it; meanwhile write the operation as a plain loop on the device"
+            }
+            HostLlvmIntrinsic { .. } => "use the functions of `cuda_device` for device-specific operations",
+            ConstantMemoryNameClash { .. } => {
+                "rename one of them: the host writes constant memory by the static's name (`write_global(stream, \"NAME\", ..)`)"
+            }
+            Internal { .. } => "until it is fixed, rewriting the expression at this span differently usually avoids it",
+            ConfigMissing { .. }
+            | ConfigInvalid { .. }
+            | BuildFailed { .. }
+            | GlobalAsm
+            | StaticNotEvaluable { .. }
+            | CVariadicFunction
+            | CVariadicArgument
+            | UnsizedByValue => return None,
+        })
+    }
+
+    /// Notes that follow the "called by" chain.
+    fn notes(&self) -> Vec<String> {
+        match self {
+            DeviceError::Internal { message, .. } => vec![
+                format!("the device compiler stopped with: {}", message.trim()),
+                "this is a bug in cuda-oxide, not in your code: please report it at https://github.com/cuda-oxide/cuda-oxide/issues with this message".into(),
+            ],
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// What has been reported so far, kept apart from the codegen state.
+#[derive(Default)]
+pub struct Reports<'tcx> {
+    /// Set once an error was reported; the device build then stops after lowering.
+    pub failed: Cell<bool>,
+    /// Frees held back until every allocation is known ([`unavailable`]).
+    deferred: RefCell<Vec<Instance<'tcx>>>,
+    reporting_deferred: Cell<bool>,
+    /// One report per cause, not one per library frame.
+    reported: RefCell<FxHashSet<ReportKey>>,
+}
+
+/// What makes a report the same as an earlier one: (kind, user's function, callee).
+pub type ReportKey = (&'static str, Option<DefId>, Option<DefId>);
+
+impl Reports<'_> {
+    /// `true` the first time `key` is seen.
+    pub fn first(&self, key: ReportKey) -> bool {
+        self.reported.borrow_mut().insert(key)
+    }
+}
+
+/// Where a problem surfaced in the user's code.
+struct UserSite<'tcx> {
+    /// The innermost span on the call chain that lies in the crate being compiled.
+    span: Span,
+    /// The calls from the problem up to the kernel, for "called by" notes.
+    chain: Vec<Instance<'tcx>>,
+    /// What the user's code called at `span` (`None` when the problem is in the user's own code).
+    callee: Option<Instance<'tcx>>,
+    /// The user's function that contains `span`.
+    function: Option<DefId>,
+}
+
+/// Reports `error` at the user's span of the code being lowered, with "called by" notes. The
+/// device build stops after lowering, so every problem of the crate is reported in one run.
+pub fn report(cx: &CodegenCx<'_>, error: DeviceError) {
+    let site = user_site(cx, cx.current.get(), cx.current_span.get());
+    emit(cx, &site, &error);
+}
+
+/// Reports an error that is not about device code being lowered (configuration, attributes,
+/// a failed build), at `span` when there is one.
+pub fn report_at(tcx: rustc_middle::ty::TyCtxt<'_>, span: Option<Span>, error: DeviceError) {
+    let mut diag = match span {
+        Some(span) => tcx.dcx().struct_span_err(span, error.message()),
+        None => tcx.dcx().struct_err(error.message()),
+    };
+    if let Some(help) = error.help() {
+        diag.help(help);
+    }
+    diag.emit();
+}
+
+/// Reports the use of a thread-local static: at the user's code that reached it (`KEY.with(..)`),
+/// not inside the `thread_local!` expansion, with a note at the declaration.
+pub fn thread_local_static(cx: &CodegenCx<'_>, static_def: DefId) {
+    let tcx = cx.tcx;
+    // The item `thread_local!` expands to (the `LocalKey` const) holds the static and its closures.
+    let mut outer = static_def;
+    while let Some(parent) = tcx.opt_parent(outer) {
+        if parent.is_crate_root() || tcx.def_kind(parent) == rustc_hir::def::DefKind::Mod {
+            break;
+        }
+        outer = parent;
+    }
+    let within = |mut d: DefId| loop {
+        if d == outer {
+            return true;
+        }
+        match tcx.opt_parent(d) {
+            Some(p) => d = p,
+            None => return false,
+        }
+    };
+    let mut inst = cx.current.get();
+    let mut span = cx.current_span.get();
+    while let Some(i) = inst.filter(|i| within(i.def_id())) {
+        let Some(r) = cx.reached.borrow().get(&i).copied() else { break };
+        inst = r.caller;
+        span = r.span;
+    }
+    let site = user_site(cx, inst, span);
+    let name = tcx.def_path_str(outer);
+    let error = DeviceError::ThreadLocal { name: name.clone() };
+    cx.reports.failed.set(true);
+    let mut diag = tcx.dcx().struct_span_err(site.span, error.message());
+    add_chain(cx, &mut diag, &site);
+    diag.span_note(tcx.def_span(outer), format!("`{name}` is declared with `thread_local!` here"));
+    if let Some(help) = error.help() {
+        diag.help(help);
+    }
+    diag.emit();
+}
+
+/// Reports that `callee` (the instance being defined) has no body the device compiler can use.
+pub fn unavailable<'tcx>(cx: &CodegenCx<'tcx>, callee: Instance<'tcx>) {
+    let tcx = cx.tcx;
+    let reports = &cx.reports;
+    // A free is reported only where no allocation was: the allocation is the line to change.
+    if tcx.item_name(callee.def_id()).as_str() == "__rust_dealloc" && !reports.reporting_deferred.get() {
+        reports.failed.set(true);
+        reports.deferred.borrow_mut().push(callee);
+        return;
+    }
+    let site = user_site(cx, Some(callee), rustc_span::DUMMY_SP);
+    let krate = tcx.crate_name(callee.def_id().krate);
+    let name = tcx.item_name(callee.def_id());
+    let called = tcx.def_path_str(site.callee.unwrap_or(callee).def_id());
+    let heap = krate.as_str() == "alloc" || name.as_str().starts_with("__rust_");
+    let key = (if heap { "heap" } else { "call" }, site.function, if heap { None } else { Some(callee.def_id()) });
+    if !reports.first(key) {
+        return; // one allocation problem per function is enough to act on
+    }
+    let path = tcx.def_path_str(callee.def_id());
+    let error = if heap {
+        DeviceError::HeapAllocation { called }
+    } else if krate.as_str() == "std" {
+        DeviceError::NeedsStd { called }
+    } else if krate.as_str() == "core" {
+        DeviceError::CorePrecompiled { called, path }
+    } else {
+        DeviceError::NoDeviceBody { called, path }
+    };
+    emit(cx, &site, &error);
+}
+
+/// Reports a panic of ours (or of rustc_codegen_ssa) while `instance` was being compiled as a
+/// compiler bug at the user's span, naming the kernel that reached it, instead of a backtrace.
+pub fn internal_error<'tcx>(cx: &CodegenCx<'tcx>, instance: Instance<'tcx>, message: &str) {
+    let site = user_site(cx, Some(instance), cx.current_span.get());
+    let what = cx.tcx.def_path_str(instance.def_id());
+    let kernel = site.chain.last().map(|k| cx.tcx.def_path_str(k.def_id())).unwrap_or_else(|| what.clone());
+    let error = DeviceError::Internal { what, kernel, message: message.to_string() };
+    cx.reports.failed.set(true);
+    let mut diag = cx.tcx.dcx().struct_span_err(site.span, error.message());
+    for note in error.notes() {
+        diag.note(note);
+    }
+    if let Some(help) = error.help() {
+        diag.help(help);
+    }
+    diag.emit();
+}
+
+/// Reports the problems held back by [`unavailable`], now that every allocation is known.
+pub fn report_deferred(cx: &CodegenCx<'_>) {
+    cx.reports.reporting_deferred.set(true);
+    let deferred = std::mem::take(&mut *cx.reports.deferred.borrow_mut());
+    for callee in deferred {
+        unavailable(cx, callee);
+    }
+}
+
+fn emit(cx: &CodegenCx<'_>, site: &UserSite<'_>, error: &DeviceError) {
+    cx.reports.failed.set(true);
+    let mut diag = cx.tcx.dcx().struct_span_err(site.span, error.message());
+    add_chain(cx, &mut diag, site);
+    if let Some(help) = error.help() {
+        diag.help(help);
+    }
+    diag.emit();
+}
+
+/// "in device code of `f`", then "called by `g`" up to the kernel. The notes start at the user's
+/// function: the library-internal frames help nobody.
+fn add_chain(cx: &CodegenCx<'_>, diag: &mut rustc_errors::Diag<'_>, site: &UserSite<'_>) {
+    let start = site.chain.iter().position(|i| Some(i.def_id()) == site.function).unwrap_or(0);
+    for (i, inst) in site.chain[start..].iter().enumerate() {
+        let what = cx.tcx.def_path_str(inst.def_id());
+        if i == 0 {
+            diag.note(format!("in device code of `{what}`"));
+        } else {
+            diag.note(format!("called by `{what}`"));
+        }
+    }
+}
+
+/// Walks the "reached from" chain upwards to the first span in the crate being compiled
+/// (macro expansions count at their call site: `vec![..]` is the user's line).
+fn user_site<'tcx>(cx: &CodegenCx<'tcx>, mut inst: Option<Instance<'tcx>>, span: Span) -> UserSite<'tcx> {
+    let source_map = cx.tcx.sess.source_map();
+    let is_user = |s: Span| !s.is_dummy() && !source_map.is_imported(s);
+    let mut span = span.source_callsite();
+    let mut site = UserSite { span, chain: Vec::new(), callee: None, function: None };
+    let mut found = false;
+    let mut callee = None;
+    for _ in 0..64 {
+        if !found && is_user(span) {
+            found = true;
+            site.span = span;
+            site.callee = callee;
+            site.function = inst.map(|i| i.def_id());
+        }
+        let Some(i) = inst else { break };
+        site.chain.push(i);
+        callee = Some(i);
+        let Some(r) = cx.reached.borrow().get(&i).copied() else { break };
+        span = r.span.source_callsite();
+        inst = r.caller;
+    }
+    if !found {
+        site.span = span;
+    }
+    site
+}

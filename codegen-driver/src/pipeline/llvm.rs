@@ -1,0 +1,166 @@
+//! The LLVM steps: the lowered module → (llvm-link libdevice) → `opt -O3` once → `llc` per arch.
+
+use std::ffi::OsStr;
+use std::path::PathBuf;
+
+use oxide_contract::arch::Arch;
+use oxide_contract::config::ToolPaths;
+use oxide_contract::limits;
+use oxide_contract::naming::files;
+
+use super::deferred_traps;
+use super::tools::{ToolError, require, run};
+use super::workdir::WorkDir;
+
+/// The whole device module after linking libdevice and `opt -O3`, as LLVM IR text.
+pub struct Optimized {
+    pub path: PathBuf,
+    pub text: String,
+}
+
+/// Writes `<crate>.ll`, links libdevice when the module calls into it, and optimises once for
+/// `lowest` (target-independent work; `llc` specialises per arch). Publishes the IR before and
+/// after `opt`, so it is there to read even if the build stops at an error later.
+pub fn optimize(
+    tools: &ToolPaths,
+    work: &WorkDir,
+    crate_name: &str,
+    triple: &str,
+    lowest: Arch,
+    ll: &str,
+) -> Result<Optimized, ToolError> {
+    let ll_path = work.path(&files::llvm_ir(crate_name));
+    std::fs::write(&ll_path, ll).map_err(|e| ToolError::Io(ll_path.clone(), e))?;
+
+    // libdevice supplies the math functions PTX has no instruction for.
+    let linked = work.path(&format!("{crate_name}.linked.bc"));
+    let mut link_args: Vec<&OsStr> = vec![ll_path.as_os_str()];
+    if ll.contains("@__nv_") {
+        let libdevice =
+            require(&tools.libdevice, "libdevice.10.bc", "for the math functions this crate's kernels call")?;
+        link_args.extend(["--only-needed".as_ref(), "--internalize".as_ref(), libdevice.as_os_str()]);
+    }
+    link_args.extend(["-o".as_ref(), linked.as_os_str()]);
+    run(&tools.llvm_link, &link_args, &ll_path)?;
+
+    let opt_ll = work.path(&format!("{crate_name}.opt.ll"));
+    let triple = format!("-mtriple={triple}");
+    let cpu = format!("-mcpu={lowest}");
+    let args: [&OsStr; 7] = [
+        triple.as_ref(),
+        cpu.as_ref(),
+        "-O3".as_ref(),
+        "-S".as_ref(),
+        linked.as_os_str(),
+        "-o".as_ref(),
+        opt_ll.as_os_str(),
+    ];
+    run(&tools.opt, &args, &linked)?;
+    let _ = std::fs::remove_file(&linked);
+    let mut text = std::fs::read_to_string(&opt_ll).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;
+    if deferred_traps::needed(&text) {
+        // The traps of deferred bounds checks go where the optimised code leaves its loops and
+        // functions; a short second `opt` puts their flag in registers.
+        let placed = work.path(&format!("{crate_name}.traps.ll"));
+        std::fs::write(&placed, deferred_traps::place(&text)).map_err(|e| ToolError::Io(placed.clone(), e))?;
+        // `speculative-execution` (LLVM's pass for GPUs) then hoists the address arithmetic out of
+        // small guarded blocks (`if i < n { a[i] }`), leaving ptxas blocks it can predicate.
+        let passes = "-passes=sroa,early-cse,instcombine<no-verify-fixpoint>,speculative-execution";
+        let args: [&OsStr; 9] = [
+            triple.as_ref(),
+            cpu.as_ref(),
+            passes.as_ref(),
+            "-spec-exec-max-speculation-cost=20".as_ref(),
+            "-spec-exec-max-not-hoisted=8".as_ref(),
+            "-S".as_ref(),
+            placed.as_os_str(),
+            "-o".as_ref(),
+            opt_ll.as_os_str(),
+        ];
+        run(&tools.opt, &args, &placed)?;
+        let _ = std::fs::remove_file(&placed);
+        let placed = std::fs::read_to_string(&opt_ll).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;
+        text = deferred_traps::drop_dead_traps(&placed);
+        std::fs::write(&opt_ll, &text).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;
+    }
+    work.publish(&ll_path)?;
+    work.publish(&opt_ll)?;
+    Ok(Optimized { path: opt_ll, text })
+}
+
+/// `llc` for one arch, at the lowest PTX ISA that targets it → `<crate>.<arch>.ptx`.
+pub fn llc(
+    tools: &ToolPaths,
+    work: &WorkDir,
+    crate_name: &str,
+    optimized: &Optimized,
+    arch: Arch,
+    large_params: bool,
+) -> Result<PathBuf, ToolError> {
+    let ptx = work.path(&files::ptx(crate_name, arch));
+    let cpu = format!("-mcpu={arch}");
+    let (maj, min) = ptx_isa(arch, large_params);
+    let isa = format!("-mattr=+ptx{maj}{min}");
+    // Fusion follows the `contract` flags the lowering put on the user's arithmetic.
+    let contract = "-fp-contract=on";
+    // MachineSink would move the address arithmetic that `opt` hoisted back into the guarded
+    // blocks, which then grow past what ptxas predicates (see `optimize`).
+    let no_sink = "-disable-machine-sink";
+    let input = optimized.path.as_os_str();
+    let args: [&OsStr; 8] = [
+        "-O3".as_ref(),
+        cpu.as_ref(),
+        isa.as_ref(),
+        contract.as_ref(),
+        no_sink.as_ref(),
+        input,
+        "-o".as_ref(),
+        ptx.as_os_str(),
+    ];
+    run(&tools.llc, &args, &optimized.path)?;
+    Ok(ptx)
+}
+
+/// LLVM IR text → bitcode (`llvm-link`, which assembles as it links).
+pub fn assemble(tools: &ToolPaths, work: &WorkDir, crate_name: &str, ir: &str) -> Result<Vec<u8>, ToolError> {
+    let ll = work.path(&format!("{crate_name}.host.ll"));
+    std::fs::write(&ll, ir).map_err(|e| ToolError::Io(ll.clone(), e))?;
+    let bc = work.path(&format!("{crate_name}.host.bc"));
+    run(&tools.llvm_link, &[ll.as_os_str(), "-o".as_ref(), bc.as_os_str()], &ll)?;
+    super::tools::read(&bc)
+}
+
+/// The PTX ISA to emit for `arch`: the lowest that targets it, or, when a kernel's parameters
+/// exceed the classic 4 KB, at least the ISA whose parameter space is 32,764 bytes.
+fn ptx_isa(arch: Arch, large_params: bool) -> (u32, u32) {
+    let lowest = arch.min_ptx_isa();
+    if large_params { lowest.max(limits::LARGE_PARAMS_PTX_ISA) } else { lowest }
+}
+
+/// Names of functions still called or referenced in the optimised module (declarations aside).
+pub fn still_referenced<'a>(optimized: &str, symbols: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let used: Vec<&str> = optimized.lines().filter(|l| !l.starts_with("declare ")).collect();
+    symbols
+        .filter(|sym| {
+            let needle = format!("@{sym}");
+            used.iter().any(|l| {
+                l.match_indices(&needle).any(|(i, _)| {
+                    let next = l[i + needle.len()..].chars().next();
+                    !next.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$' || c == '.')
+                })
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::still_referenced;
+
+    #[test]
+    fn references_survive_only_outside_declarations() {
+        let module = "declare void @gone(i32)\ndeclare void @kept()\ndefine void @k() {\n  call void @kept()\n  call void @kept2()\n  ret void\n}\n";
+        let names = ["gone", "kept", "kep"];
+        assert_eq!(still_referenced(module, names.iter().copied()), vec!["kept"]);
+    }
+}

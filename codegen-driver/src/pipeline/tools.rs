@@ -1,0 +1,69 @@
+//! Running the external tools of the device build (llvm-link, opt, llc, ptxas, fatbinary) and
+//! what their failures mean to the user.
+
+use std::ffi::OsStr;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+#[derive(Debug)]
+pub enum ToolError {
+    Io(PathBuf, std::io::Error),
+    Missing { tool: &'static str, why: &'static str },
+    Failed { tool: String, status: String, stderr: String, input: PathBuf },
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ToolError::Io(p, e) => write!(f, "{}: {e}", p.display()),
+            ToolError::Missing { tool, why } => {
+                write!(
+                    f,
+                    "{tool} is needed {why} but was not found; run `cargo oxide setup` (or `cargo oxide doctor` to see what is missing)"
+                )
+            }
+            ToolError::Failed { tool, status, stderr, input } => write!(
+                f,
+                "{tool} failed ({status}) on {}:\n{}\nthis is a bug in cuda-oxide's device compiler; the input is kept for the report",
+                input.display(),
+                stderr.trim_end()
+            ),
+        }
+    }
+}
+
+/// Runs `tool args…` on `input` (named in the error if it fails); returns its stdout.
+pub fn run(tool: &Path, args: &[&OsStr], input: &Path) -> Result<String, ToolError> {
+    let out = Command::new(tool).args(args).output().map_err(|e| ToolError::Io(tool.to_path_buf(), e))?;
+    if !out.status.success() {
+        return Err(ToolError::Failed {
+            tool: tool.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+            status: out.status.to_string(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            input: input.to_path_buf(),
+        });
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The last non-empty line of `tool --version`, for the manifest.
+pub fn version_line(tool: &Path) -> String {
+    Command::new(tool)
+        .arg("--version")
+        .output()
+        .ok()
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout).lines().rfind(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string()
+        })
+        .unwrap_or_default()
+}
+
+pub fn read(path: &Path) -> Result<Vec<u8>, ToolError> {
+    std::fs::read(path).map_err(|e| ToolError::Io(path.to_path_buf(), e))
+}
+
+/// `tool` if the config found it, else the error saying what it is needed for.
+pub fn require<'a>(tool: &'a Option<PathBuf>, name: &'static str, why: &'static str) -> Result<&'a Path, ToolError> {
+    tool.as_deref().ok_or(ToolError::Missing { tool: name, why })
+}

@@ -1,0 +1,73 @@
+//! Names of the attributes that mark device code (contract §2) and of the special items of
+//! `cuda_device` that the backend treats specially.
+//!
+//! `oxide-rustc` registers the tool [`TOOL`] and sets `--cfg` [`CFG`] in every crate; the macros
+//! emit `#[cfg_attr(cuda_oxide, oxide::<name>(..))]`, so a plain `cargo build` still compiles the
+//! host side. Special library items carry `#[cfg_attr(cuda_oxide, oxide::lang = "<name>")]` and
+//! raw device operations `#[cfg_attr(cuda_oxide, oxide::intrinsic)]`: the backend looks these up
+//! instead of matching paths.
+
+/// The registered tool of every attribute below.
+pub const TOOL: &str = "oxide";
+/// The `cfg` set in every crate `oxide-rustc` compiles.
+pub const CFG: &str = "cuda_oxide";
+
+/// A `#[kernel]`: `oxide::kernel(<launch arg>, ..)`, one [`crate::abi::LaunchArg`] name per parameter.
+pub const KERNEL: &str = "kernel";
+/// A `#[device]` function (informational: every function a kernel reaches is device code).
+pub const DEVICE: &str = "device";
+/// `oxide::launch_bounds(max_threads[, min_blocks])`.
+pub const LAUNCH_BOUNDS: &str = "launch_bounds";
+/// `oxide::cluster_launch(x, y, z)`.
+pub const CLUSTER_LAUNCH: &str = "cluster_launch";
+/// `oxide::fast_math` (from `#[fast_math]`): the function and everything it calls use
+/// approximate division, square root and transcendentals.
+pub const FAST_MATH: &str = "fast_math";
+/// A raw device operation of `cuda_device::intrinsics`, whose body the backend supplies.
+pub const INTRINSIC: &str = "intrinsic";
+/// `oxide::lang = "<name>"` on a special item ([`LangItem`]).
+pub const LANG: &str = "lang";
+
+/// Items of `cuda_device` whose meaning the backend knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LangItem {
+    /// `DisjointSlice<T>`: a kernel parameter of kind [`crate::abi::ParamKind::DisjointSlice`].
+    DisjointSlice,
+    /// `SharedArray<T, N, ALIGN>`: a `static mut` of this type lives in shared memory, one per block.
+    SharedArray,
+    /// `ConstantMemory<T>`: a `static` of this type lives in the `.const` state space, under its
+    /// own name (see [`crate::naming::constant_symbol`]).
+    ConstantMemory,
+}
+
+impl LangItem {
+    /// Every lang item.
+    pub const ALL: [LangItem; 3] = [LangItem::DisjointSlice, LangItem::SharedArray, LangItem::ConstantMemory];
+
+    /// The value of its `oxide::lang` attribute.
+    pub fn name(self) -> &'static str {
+        match self {
+            LangItem::DisjointSlice => "disjoint_slice",
+            LangItem::SharedArray => "shared_array",
+            LangItem::ConstantMemory => "constant_memory",
+        }
+    }
+
+    /// Inverse of [`LangItem::name`].
+    pub fn from_name(name: &str) -> Option<LangItem> {
+        LangItem::ALL.into_iter().find(|l| l.name() == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lang_names_round_trip() {
+        for l in LangItem::ALL {
+            assert_eq!(LangItem::from_name(l.name()), Some(l));
+        }
+        assert_eq!(LangItem::from_name("SharedArray"), None);
+    }
+}

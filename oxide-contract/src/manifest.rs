@@ -1,0 +1,236 @@
+//! The JSON manifest of a crate's device artifacts (contract §7): kernels, their parameters, payloads.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+pub use crate::abi::ParamKind;
+
+/// The manifest format this crate writes and reads.
+pub const MANIFEST_FORMAT_VERSION: u32 = 2;
+
+/// `manifest.json`, also stored inside the bundle.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub format_version: u32,
+    pub crate_name: String,
+    /// The crate's artifact folder (`oxide_contract::naming::crate_dir_name`): the crate name,
+    /// or with `.bin`/`.test` for a binary or test harness that shares it.
+    #[serde(default)]
+    pub dir: String,
+    pub kernels: Vec<KernelInfo>,
+    pub payloads: Vec<PayloadInfo>,
+    /// Tool name → its version line (`llc`, `ptxas`, …).
+    #[serde(default)]
+    pub tools: BTreeMap<String, String>,
+}
+
+/// One kernel entry point.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelInfo {
+    /// The Rust path of the kernel function, with its type arguments for an instance of a
+    /// generic kernel (`app::kernels::scale::<f32>`).
+    pub name: String,
+    /// The instance's key ([`crate::naming::kernel_key`]): what the launch methods look it up by.
+    pub key: u64,
+    /// The PTX entry name ([`crate::naming::entry_name`]).
+    pub entry: String,
+    pub params: Vec<ParamInfo>,
+    #[serde(default)]
+    pub launch_bounds: Option<LaunchBounds>,
+    #[serde(default)]
+    pub cluster_dims: Option<[u32; 3]>,
+}
+
+/// One Rust-level kernel parameter.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParamInfo {
+    pub name: String,
+    pub ty: String,
+    pub kind: ParamKind,
+    /// Size and alignment of the Rust type (for slices: of the element type).
+    pub size: u64,
+    pub align: u64,
+}
+
+/// `#[launch_bounds(max_threads, min_blocks)]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LaunchBounds {
+    pub max_threads: u32,
+    #[serde(default)]
+    pub min_blocks: Option<u32>,
+}
+
+/// One device payload of the crate.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PayloadInfo {
+    /// `sm_90`, `sm_90a`; for a fatbin, its lowest arch.
+    pub arch: String,
+    pub kind: PayloadKind,
+    /// File name inside `<artifact_dir>/<crate_name>/`.
+    pub file: String,
+    /// Lower-case hex SHA-256 of the file ([`crate::sha256_hex`]).
+    pub sha256: String,
+    pub bytes: u64,
+}
+
+/// What a payload holds; the discriminant is the `kind` field of a bundle payload entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PayloadKind {
+    Ptx = 0,
+    Cubin = 1,
+    Fatbin = 2,
+    Ltoir = 3,
+}
+
+impl PayloadKind {
+    /// The `u32` stored in the bundle's payload table.
+    pub fn code(self) -> u32 {
+        self as u32
+    }
+
+    /// Inverse of [`PayloadKind::code`].
+    pub fn from_code(code: u32) -> Option<PayloadKind> {
+        match code {
+            0 => Some(PayloadKind::Ptx),
+            1 => Some(PayloadKind::Cubin),
+            2 => Some(PayloadKind::Fatbin),
+            3 => Some(PayloadKind::Ltoir),
+            _ => None,
+        }
+    }
+
+    /// `ptx`, `cubin`, `fatbin`, `ltoir`.
+    pub fn name(self) -> &'static str {
+        match self {
+            PayloadKind::Ptx => "ptx",
+            PayloadKind::Cubin => "cubin",
+            PayloadKind::Fatbin => "fatbin",
+            PayloadKind::Ltoir => "ltoir",
+        }
+    }
+}
+
+impl std::fmt::Display for PayloadKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Manifest {
+    /// An empty manifest for `crate_name`.
+    pub fn new(crate_name: impl Into<String>) -> Manifest {
+        Manifest {
+            format_version: MANIFEST_FORMAT_VERSION,
+            dir: String::new(),
+            crate_name: crate_name.into(),
+            kernels: Vec::new(),
+            payloads: Vec::new(),
+            tools: BTreeMap::new(),
+        }
+    }
+
+    /// The kernel with PTX entry name `entry`.
+    pub fn kernel(&self, entry: &str) -> Option<&KernelInfo> {
+        self.kernels.iter().find(|k| k.entry == entry)
+    }
+
+    /// The kernel instance with key `key` ([`crate::naming::kernel_key`]).
+    pub fn kernel_by_key(&self, key: u64) -> Option<&KernelInfo> {
+        self.kernels.iter().find(|k| k.key == key)
+    }
+
+    /// The kernels a launch by name `name` can mean: the one whose entry is `name`, else those
+    /// whose Rust name (without type arguments) ends in `::name` (kernels sharing a name have
+    /// keyed entries, see [`crate::naming::entry_name`]).
+    pub fn kernels_named(&self, name: &str) -> Vec<&KernelInfo> {
+        if let Some(k) = self.kernel(name) {
+            return vec![k];
+        }
+        self.kernels.iter().filter(|k| !k.name.contains('<') && k.name.rsplit("::").next() == Some(name)).collect()
+    }
+
+    /// Every entry name, in manifest order.
+    pub fn entries(&self) -> Vec<String> {
+        self.kernels.iter().map(|k| k.entry.clone()).collect()
+    }
+
+    /// Pretty JSON, as written to `manifest.json`.
+    pub fn to_json_pretty(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// Parses `manifest.json`.
+    pub fn from_json(text: &str) -> Result<Manifest, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+}
+
+impl KernelInfo {
+    /// Number of `kernelParams` entries a launch of this kernel passes.
+    pub fn launch_slots(&self) -> usize {
+        self.params.iter().map(|p| p.kind.launch_slots()).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn sample() -> Manifest {
+        let mut m = Manifest::new("hello");
+        m.kernels.push(KernelInfo {
+            name: "hello::kernels::vecadd".into(),
+            key: 1,
+            entry: "vecadd".into(),
+            params: vec![
+                ParamInfo { name: "a".into(), ty: "&[f32]".into(), kind: ParamKind::Slice, size: 4, align: 4 },
+                ParamInfo {
+                    name: "c".into(),
+                    ty: "DisjointSlice<f32>".into(),
+                    kind: ParamKind::DisjointSlice,
+                    size: 4,
+                    align: 4,
+                },
+                ParamInfo { name: "k".into(), ty: "f32".into(), kind: ParamKind::Scalar, size: 4, align: 4 },
+                ParamInfo { name: "z".into(), ty: "()".into(), kind: ParamKind::Zst, size: 0, align: 1 },
+            ],
+            launch_bounds: Some(LaunchBounds { max_threads: 256, min_blocks: None }),
+            cluster_dims: Some([4, 1, 1]),
+        });
+        m.payloads.push(PayloadInfo {
+            arch: "sm_90".into(),
+            kind: PayloadKind::Cubin,
+            file: "hello.sm_90.cubin".into(),
+            sha256: "00".into(),
+            bytes: 1,
+        });
+        m.tools.insert("llc".into(), "LLVM version 22.1.4".into());
+        m
+    }
+
+    #[test]
+    fn round_trips_with_contract_spelling() {
+        let m = sample();
+        let json = m.to_json_pretty();
+        for needle in
+            ["\"disjoint_slice\"", "\"cubin\"", "\"max_threads\": 256", "\"cluster_dims\"", "\"format_version\": 2"]
+        {
+            assert!(json.contains(needle), "missing {needle} in {json}");
+        }
+        assert_eq!(Manifest::from_json(&json).unwrap(), m);
+        assert_eq!(m.kernels[0].launch_slots(), 5);
+        assert_eq!(m.entries(), ["vecadd"]);
+        assert!(m.kernel("vecadd").is_some() && m.kernel("nope").is_none());
+    }
+
+    #[test]
+    fn payload_kind_codes() {
+        for k in [PayloadKind::Ptx, PayloadKind::Cubin, PayloadKind::Fatbin, PayloadKind::Ltoir] {
+            assert_eq!(PayloadKind::from_code(k.code()), Some(k));
+        }
+        assert_eq!(PayloadKind::from_code(4), None);
+        assert_eq!(PayloadKind::Fatbin.code(), 2);
+    }
+}

@@ -1,0 +1,204 @@
+//! Every device code bundle linked into this binary, and its kernels by key.
+//!
+//! `oxide-rustc` puts each crate's bundle into the section `cuda_oxide_bundles`; the linker places
+//! them one after another and defines `__start_`/`__stop_` symbols around them. A kernel instance
+//! may live in the bundle of any crate (a generic kernel's instance is compiled by the crate that
+//! instantiates it), so the generated launch methods find kernels here by their key
+//! (`oxide_contract::naming::kernel_key`), not by the crate that defines them.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use oxide_contract::bundle::{Bundle, parse_section};
+use oxide_contract::manifest::KernelInfo;
+
+use crate::bundle::LoadedBundle;
+use crate::context::CudaContext;
+use crate::error::DriverError;
+use crate::module::{Function, Module};
+
+unsafe extern "C" {
+    #[link_name = "__start_cuda_oxide_bundles"]
+    static SECTION_START: u8;
+    #[link_name = "__stop_cuda_oxide_bundles"]
+    static SECTION_STOP: u8;
+}
+
+/// Zero bytes in the bundle section, so that it exists (and the linker defines its start and
+/// stop symbols) in every binary that links this crate, with kernels or without.
+#[used]
+#[unsafe(link_section = "cuda_oxide_bundles")]
+static SECTION_MARKER: [u8; 16] = [0; 16];
+
+/// The bytes of this binary's bundle section: every bundle it links, and padding.
+pub(crate) fn section() -> &'static [u8] {
+    let _ = &SECTION_MARKER;
+    // SAFETY: the linker defines both symbols at the start and end of one section of this
+    // binary, which lives as long as the program and is never written.
+    unsafe {
+        let start = &raw const SECTION_START;
+        let stop = &raw const SECTION_STOP;
+        std::slice::from_raw_parts(start, (stop as usize).saturating_sub(start as usize))
+    }
+}
+
+/// The bundles of this binary, parsed once.
+fn bundles() -> Result<&'static [Bundle<'static>], DriverError> {
+    static BUNDLES: OnceLock<Result<Vec<Bundle<'static>>, DriverError>> = OnceLock::new();
+    let parsed = BUNDLES.get_or_init(|| parse_section(section()).map_err(DriverError::from));
+    match parsed {
+        Ok(bundles) => Ok(bundles),
+        Err(e) => Err(e.clone()),
+    }
+}
+
+/// Where kernel instance `key` is: the index of its bundle and its manifest entry.
+fn find(key: u64) -> Result<Option<(usize, &'static KernelInfo)>, DriverError> {
+    Ok(bundles()?.iter().enumerate().find_map(|(i, b)| b.manifest.kernel_by_key(key).map(|k| (i, k))))
+}
+
+/// The kernels of one `#[cuda_module]` on one context, as its generated `Module` finds them: by
+/// key, in whichever bundle of the binary holds each one, or in one module the program loaded
+/// itself (`kernels::from_module`). It keeps the bundles it loaded, and remembers the instances
+/// of generic kernels it has looked up.
+pub struct EmbeddedKernels {
+    ctx: Arc<CudaContext>,
+    /// The module given to `from_module`: every kernel comes from it, none from the bundles.
+    module: Option<Arc<Module>>,
+    bundles: Mutex<Vec<Arc<LoadedBundle>>>,
+    instances: Mutex<HashMap<u64, Function>>,
+}
+
+impl EmbeddedKernels {
+    /// The kernels of this binary on `ctx`. Errors with [`DriverError::NotBuiltWithOxide`] when the
+    /// binary holds no device code (a plain `cargo build`).
+    pub fn new(ctx: &Arc<CudaContext>) -> Result<EmbeddedKernels, DriverError> {
+        if bundles()?.is_empty() {
+            return Err(DriverError::NotBuiltWithOxide);
+        }
+        Ok(EmbeddedKernels {
+            ctx: Arc::clone(ctx),
+            module: None,
+            bundles: Mutex::new(Vec::new()),
+            instances: Default::default(),
+        })
+    }
+
+    /// The kernels of `module`, loaded by the program (e.g. from the `<crate>.ptx` that
+    /// `cargo oxide build` writes, with `CudaContext::load_module_from_file`). Each kernel is
+    /// looked up by the entry name the manifests give its key (the module's own, else the
+    /// binary's embedded ones), else by the name the compiler gives a kernel without a clash:
+    /// its Rust name, or for an instance of a generic kernel that name and its key.
+    pub fn from_module(module: Arc<Module>) -> EmbeddedKernels {
+        EmbeddedKernels {
+            ctx: Arc::clone(module.context()),
+            module: Some(module),
+            bundles: Mutex::new(Vec::new()),
+            instances: Default::default(),
+        }
+    }
+
+    /// The kernel instance with `key` (`oxide_contract::naming::kernel_key`); `kernel` (its Rust
+    /// path) names it in errors.
+    pub fn function(&self, key: u64, kernel: &str) -> Result<Function, DriverError> {
+        let mut instances = self.instances.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(f) = instances.get(&key) {
+            return Ok(f.clone());
+        }
+        if let Some(module) = &self.module {
+            let f = function_in_module(module, key, kernel)?;
+            instances.insert(key, f.clone());
+            return Ok(f);
+        }
+        let Some((index, info)) = find(key)? else {
+            let known = bundles()?.iter().flat_map(|b| b.manifest.kernels.iter().map(|k| k.name.clone())).collect();
+            return Err(DriverError::KernelNotLinked { kernel: kernel.to_string(), known });
+        };
+        let loaded = self.ctx.embedded_bundle(index, || LoadedBundle::load(&self.ctx, &bundles()?[index]))?;
+        let f = loaded.function(&info.entry)?;
+        let mut kept = self.bundles.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if !kept.iter().any(|b| Arc::ptr_eq(b, &loaded)) {
+            kept.push(loaded);
+        }
+        instances.insert(key, f.clone());
+        Ok(f)
+    }
+
+    /// The kernel named `name` (its entry, or its Rust name's last segment) in any bundle of this
+    /// binary (or in the module given to [`from_module`](Self::from_module)), as `cuda_launch!`
+    /// finds a kernel given by name.
+    pub fn function_named(&self, name: &str) -> Result<Function, DriverError> {
+        if let Some(module) = &self.module {
+            let info = module.manifest().map(|m| m.kernels_named(name));
+            return match info.as_deref() {
+                Some([one]) => module.function(&one.entry),
+                Some(several @ [_, _, ..]) => Err(ambiguous_kernel_name(name, several.iter().copied())),
+                _ => module.function(name),
+            };
+        }
+        let bundles = bundles()?;
+        let found: Vec<(usize, &KernelInfo)> = bundles
+            .iter()
+            .enumerate()
+            .flat_map(|(i, b)| b.manifest.kernels_named(name).into_iter().map(move |k| (i, k)))
+            .collect();
+        match found.as_slice() {
+            [(_, info)] => self.function(info.key, &info.name),
+            [] => Err(DriverError::EntryNotFound {
+                entry: name.to_string(),
+                known: Some(bundles.iter().flat_map(|b| b.manifest.entries()).collect()),
+            }),
+            several => Err(ambiguous_kernel_name(name, several.iter().map(|(_, k)| *k))),
+        }
+    }
+
+    /// The context the kernels are loaded on.
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// The bundles loaded so far, with their manifests and the payload chosen for this GPU.
+    pub fn loaded_bundles(&self) -> Vec<Arc<LoadedBundle>> {
+        self.bundles.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
+    }
+}
+
+/// Kernel instance `key` (Rust path `kernel`) in a module the program loaded itself.
+fn function_in_module(module: &Module, key: u64, kernel: &str) -> Result<Function, DriverError> {
+    if let Some(info) = module.manifest().and_then(|m| m.kernel_by_key(key)) {
+        return module.function(&info.entry);
+    }
+    // A module without a manifest (a file): the binary's manifests name the entry, when the
+    // kernel was compiled into it.
+    if let Some((_, info)) = find(key).ok().flatten() {
+        return module.function(&info.entry).map(|f| f.with_info(info));
+    }
+    let base = kernel.rsplit("::").next().unwrap_or(kernel);
+    let hashed = oxide_contract::naming::entry_name(base, key, false);
+    match module.function(base) {
+        Err(DriverError::EntryNotFound { .. }) => module.function(&hashed),
+        found => found,
+    }
+}
+
+impl std::fmt::Debug for EmbeddedKernels {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmbeddedKernels").field("device", &self.ctx.ordinal()).finish_non_exhaustive()
+    }
+}
+
+/// The error for a kernel name that several kernels answer to.
+pub fn ambiguous_kernel_name<'a>(name: &str, kernels: impl Iterator<Item = &'a KernelInfo>) -> DriverError {
+    let list: Vec<String> = kernels.map(|k| format!("`{}` (entry {})", k.name, k.entry)).collect();
+    DriverError::Artifact {
+        message: format!(
+            "kernel name `{name}` is ambiguous: {}; name the kernel by its path (`kernel: kernels::{name}`)",
+            list.join(", ")
+        ),
+    }
+}
+
+/// The manifests of every bundle in this binary (empty when it was not built by `cargo oxide`).
+pub fn embedded_manifests() -> Result<Vec<&'static oxide_contract::manifest::Manifest>, DriverError> {
+    Ok(bundles()?.iter().map(|b| &b.manifest).collect())
+}

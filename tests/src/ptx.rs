@@ -1,0 +1,91 @@
+//! Golden-PTX helpers: build a throw-away crate for some archs, read the PTX of one arch, cut out
+//! one entry's text, and run `ptxas` over every arch's PTX.
+use std::path::PathBuf;
+
+use oxide_contract::arch::Arch;
+use oxide_contract::naming::files;
+
+use crate::{TempProject, assert_success, cargo_oxide, device_dir, ptxas, remove_artifacts, stderr};
+
+/// A crate built for `archs`.
+pub struct Built {
+    pub project: TempProject,
+    pub archs: &'static [&'static str],
+}
+
+impl Built {
+    /// Builds `src` as package `name` for `archs`; panics with the build's stderr on failure.
+    pub fn new(name: &str, src: &str, archs: &'static [&'static str]) -> Built {
+        let project = TempProject::new(name, src);
+        remove_artifacts("dev", &project.crate_name());
+        let out = cargo_oxide(project.path(), &["build", "--arch", &archs.join(",")]);
+        assert_success(&out, &format!("cargo oxide build --arch {} ({name})", archs.join(",")));
+        Built { project, archs }
+    }
+
+    /// Path of the PTX for `arch`.
+    pub fn ptx_path(&self, arch: &str) -> PathBuf {
+        let crate_name = self.project.crate_name();
+        device_dir("dev").join(&crate_name).join(files::ptx(&crate_name, Arch::parse(arch).expect("known arch")))
+    }
+
+    /// The PTX for `arch`.
+    pub fn ptx(&self, arch: &str) -> String {
+        let path = self.ptx_path(arch);
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+    }
+
+    /// The LLVM IR the PTX was made from (`<crate>.ll`).
+    pub fn ll(&self) -> String {
+        let crate_name = self.project.crate_name();
+        let path = device_dir("dev").join(&crate_name).join(format!("{crate_name}.ll"));
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+    }
+
+    /// Asserts that entry `kernel` of every arch's PTX contains each of `needles`.
+    pub fn assert_entry_has(&self, kernel: &str, needles: &[&str]) {
+        for arch in self.archs {
+            let text = self.ptx(arch);
+            let body = entry(&text, kernel);
+            for needle in needles {
+                assert!(body.contains(needle), "{arch}: `.entry {kernel}` has no `{needle}`:\n{body}");
+            }
+        }
+    }
+
+    /// Asserts that entry `kernel` of every arch's PTX contains none of `needles`.
+    pub fn assert_entry_lacks(&self, kernel: &str, needles: &[&str]) {
+        for arch in self.archs {
+            let text = self.ptx(arch);
+            let body = entry(&text, kernel);
+            for needle in needles {
+                assert!(!body.contains(needle), "{arch}: `.entry {kernel}` has `{needle}`:\n{body}");
+            }
+        }
+    }
+
+    /// Runs `ptxas -arch=<arch>` on every arch's PTX.
+    pub fn assert_ptxas(&self) {
+        let ptxas = ptxas();
+        for arch in self.archs {
+            let path = self.ptx_path(arch);
+            let cubin = self.project.path().join(format!("check.{arch}.cubin"));
+            let out = std::process::Command::new(&ptxas)
+                .arg(format!("-arch={arch}"))
+                .arg(&path)
+                .arg("-o")
+                .arg(&cubin)
+                .output()
+                .expect("run ptxas");
+            assert!(out.status.success(), "ptxas -arch={arch} {} failed:\n{}", path.display(), stderr(&out));
+        }
+    }
+}
+
+/// The text of entry `name` in `ptx`: from its `.entry` line to the next entry.
+pub fn entry<'a>(ptx: &'a str, name: &str) -> &'a str {
+    let start = ptx.find(&format!(".entry {name}(")).unwrap_or_else(|| panic!("no `.entry {name}` in the PTX"));
+    let rest = &ptx[start..];
+    let end = rest[1..].find(".entry ").map_or(rest.len(), |e| e + 1);
+    &rest[..end]
+}

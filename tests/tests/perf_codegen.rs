@@ -1,0 +1,299 @@
+//! Golden PTX checks of issue 11's code generation (no GPU needed), on one crate built with
+//! `cargo oxide build --release` for sm_80 and sm_90: bounds checks that do not branch per
+//! element (the transpose), vector loads and stores, f16/bf16 and packed-half instructions,
+//! `cp.async`, `.const` memory, `#[fast_math]` against IEEE, and `#[unroll]` metadata.
+use std::sync::OnceLock;
+
+use oxide_contract::arch::Arch;
+use oxide_contract::naming::files;
+use oxide_tests::*;
+
+const ARCHS: [&str; 2] = ["sm_80", "sm_90"];
+
+const PERF: &str = r#"
+#![feature(f16)]
+#![allow(static_mut_refs)]
+use cuda_device::half::{bf16, Bf16x2, F16x2};
+use cuda_device::vector::{F32x4, F64x2};
+use cuda_device::matrix::Matrix;
+use cuda_device::{async_copy, cuda_module, fast_math, kernel, launch_bounds, sync_threads, thread, ConstantMemory, DisjointSlice, SharedArray};
+
+static COEFFS: ConstantMemory<[f32; 4]> = ConstantMemory::new([1.0, 2.0, 3.0, 4.0]);
+
+#[cuda_module]
+mod kernels {
+    use super::*;
+
+    // The bench's transpose, with ordinary (usize) safe indexing of both slices and checked
+    // accesses of the shared tile.
+    #[kernel]
+    #[launch_bounds(256)]
+    pub fn transpose(input: &[f32], out: &mut [f32], width: u32, height: u32) {
+        static mut T: SharedArray<f32, { 32 * 33 }> = SharedArray::UNINIT;
+        let (w, h) = (width as usize, height as usize);
+        let (tx, ty) = (thread::threadIdx_x() as usize, thread::threadIdx_y() as usize);
+        let (bx, by) = (thread::blockIdx_x() as usize, thread::blockIdx_y() as usize);
+        let (x, y) = (bx * 32 + tx, by * 32 + ty);
+        let mut j = 0;
+        while j < 32 {
+            if x < w && y + j < h {
+                unsafe { T.write((ty + j) * 33 + tx, input[(y + j) * w + x]) };
+            }
+            j += 8;
+        }
+        sync_threads();
+        let (x, y) = (by * 32 + tx, bx * 32 + ty);
+        let mut j = 0;
+        while j < 32 {
+            if x < h && y + j < w {
+                out[(y + j) * h + x] = unsafe { T.read(tx * 33 + ty + j) };
+            }
+            j += 8;
+        }
+    }
+
+    // Phase 1 of the transpose through a Matrix view: the edge guard is the bounds check.
+    #[kernel]
+    #[launch_bounds(256)]
+    pub fn transpose_view(input: &[f32], out: &mut [f32], width: u32, height: u32) {
+        static mut T: SharedArray<f32, { 32 * 33 }> = SharedArray::UNINIT;
+        let (w, h) = (width as usize, height as usize);
+        let Some(m) = Matrix::new(input, h, w) else { return };
+        let (tx, ty) = (thread::threadIdx_x() as usize, thread::threadIdx_y() as usize);
+        let (x, y) = (thread::blockIdx_x() as usize * 32 + tx, thread::blockIdx_y() as usize * 32 + ty);
+        let mut j = 0;
+        while j < 32 {
+            if x < w && y + j < h {
+                unsafe { T.write((ty + j) * 33 + tx, m[(y + j, x)]) };
+            }
+            j += 8;
+        }
+        sync_threads();
+        if tx < out.len() {
+            out[tx] = unsafe { T.read(tx) };
+        }
+    }
+
+    #[kernel]
+    pub fn vec4_add(a: &[F32x4], b: &[F32x4], mut c: DisjointSlice<F32x4>) {
+        let idx = thread::index_1d();
+        let i = idx.get();
+        if let Some(o) = c.get_mut(idx) { *o = a[i] + b[i]; }
+    }
+
+    #[kernel]
+    pub fn f64x2_scale(a: &[F64x2], k: f64, mut c: DisjointSlice<F64x2>) {
+        let idx = thread::index_1d();
+        let i = idx.get();
+        if let Some(o) = c.get_mut(idx) { *o = a[i] * F64x2::splat(k); }
+    }
+
+    #[kernel]
+    pub fn halves(s: f16, x: &[f16], q: &[Bf16x2], p: &[F16x2], f: &[f32], mut o1: DisjointSlice<f16>, mut o2: DisjointSlice<Bf16x2>, mut o3: DisjointSlice<F16x2>, mut o4: DisjointSlice<bf16>) {
+        let idx = thread::index_1d();
+        let i = idx.get();
+        if let Some(o) = o1.get_mut(idx) { *o = x[i] * s + x[i]; }
+        if let Some(o) = o2.get_mut(idx) { *o = q[i].mul_add(q[i], q[i]).max(Bf16x2::from_f32(f[i], 0.0)); }
+        if let Some(o) = o3.get_mut(idx) { *o = p[i] * p[i] + F16x2::from_f32(f[i], 1.0); }
+        if let Some(o) = o4.get_mut(idx) { *o = bf16::from_f32(f[i]); }
+    }
+
+    #[kernel]
+    #[launch_bounds(256)]
+    pub fn async_tile(src: &[F32x4], out: &mut [f32]) {
+        static mut TILE: SharedArray<F32x4, 256> = SharedArray::UNINIT;
+        let t = thread::threadIdx_x() as usize;
+        let g = thread::index_1d().get();
+        if g < src.len() {
+            unsafe { async_copy::cp_async_cg_16(TILE.as_mut_ptr().add(t).cast(), src.as_ptr().add(g).cast()) };
+        }
+        async_copy::cp_async_commit_group();
+        async_copy::wait_group::<0>();
+        sync_threads();
+        if g < out.len() {
+            out[g] = unsafe { TILE.read(255 - t) }.x() * COEFFS.get_ref()[t % 4];
+        }
+    }
+
+    #[kernel]
+    #[fast_math]
+    pub fn fast(x: &[f32], mut out: DisjointSlice<f32>) {
+        let idx = thread::index_1d();
+        let v = x[idx.get()];
+        if let Some(o) = out.get_mut(idx) { *o = v.exp() / (1.0 + v) + 1.0 / v.sqrt(); }
+    }
+
+    #[kernel]
+    pub fn precise(x: &[f32], mut out: DisjointSlice<f32>) {
+        let idx = thread::index_1d();
+        let v = x[idx.get()];
+        if let Some(o) = out.get_mut(idx) { *o = v.exp() / (1.0 + v) + 1.0 / v.sqrt(); }
+    }
+
+    #[kernel]
+    pub fn unrolled(x: &[f32], n: u32, mut out: DisjointSlice<f32>) {
+        let idx = thread::index_1d();
+        let mut acc = 0.0f32;
+        #[unroll(4)]
+        for k in 0..n as usize {
+            acc += x[k];
+        }
+        if let Some(o) = out.get_mut(idx) { *o = acc; }
+    }
+}
+
+fn main() {}
+"#;
+
+struct Built {
+    project: TempProject,
+}
+
+fn built() -> &'static Built {
+    static BUILT: OnceLock<Built> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let project = TempProject::new("e2e-perf-codegen", PERF);
+        remove_artifacts("release", &project.crate_name());
+        let out = cargo_oxide(project.path(), &["build", "--release", "--arch", &ARCHS.join(",")]);
+        assert_success(&out, "cargo oxide build --release --arch sm_80,sm_90 (perf codegen)");
+        Built { project }
+    })
+}
+
+fn artifact(name: impl Fn(&str) -> String) -> String {
+    let crate_name = built().project.crate_name();
+    let path = device_dir("release").join(&crate_name).join(name(&crate_name));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+}
+
+fn ptx(arch: &str) -> String {
+    artifact(|c| files::ptx(c, Arch::parse(arch).expect("known arch")))
+}
+
+/// The text of entry `name`: from its `.entry` line to the next entry.
+fn entry<'a>(ptx: &'a str, name: &str) -> &'a str {
+    let start = ptx.find(&format!(".entry {name}(")).unwrap_or_else(|| panic!("no `.entry {name}` in the PTX"));
+    let rest = &ptx[start..];
+    let end = rest[1..].find(".entry ").map_or(rest.len(), |e| e + 1);
+    &rest[..end]
+}
+
+fn assert_entry_has(kernel: &str, needles: &[&str]) {
+    for arch in ARCHS {
+        let text = ptx(arch);
+        let body = entry(&text, kernel);
+        for needle in needles {
+            assert!(body.contains(needle), "{arch}: `.entry {kernel}` has no `{needle}`:\n{body}");
+        }
+    }
+}
+
+#[test]
+fn every_ptx_passes_ptxas() {
+    let ptxas = ptxas();
+    for arch in ARCHS {
+        let crate_name = built().project.crate_name();
+        let path = device_dir("release").join(&crate_name).join(files::ptx(&crate_name, Arch::parse(arch).unwrap()));
+        let cubin = built().project.path().join(format!("check.{arch}.cubin"));
+        let out = std::process::Command::new(&ptxas)
+            .arg(format!("-arch={arch}"))
+            .arg(&path)
+            .arg("-o")
+            .arg(&cubin)
+            .output()
+            .expect("run ptxas");
+        assert!(out.status.success(), "ptxas -arch={arch} failed:\n{}", stderr(&out));
+    }
+}
+
+#[test]
+fn transpose_has_no_trap_branch_per_element() {
+    for arch in ARCHS {
+        let text = ptx(arch);
+        let body = entry(&text, "transpose");
+        // Four guarded accesses of each slice and eight of the tile, all bounds-checked: no
+        // branch to a trap block among them; at most one predicated trap, after the last store
+        // (the deferred checks of the shared tile; the slices' accesses fault when poisoned).
+        assert_eq!(body.matches("ld.global.nc").count(), 4, "{arch}:\n{body}");
+        assert_eq!(body.matches("st.global").count(), 4, "{arch}:\n{body}");
+        assert!(!body.contains("trap; exit"), "{arch}: a trap block remains:\n{body}");
+        let traps: Vec<&str> = body.lines().filter(|l| l.contains("trap;")).collect();
+        assert!(traps.len() <= 1, "{arch}: expected at most one deferred trap, found {traps:?}");
+        if let Some(trap) = traps.first() {
+            assert!(trap.trim_start().starts_with("@%p"), "{arch}: the trap is not predicated: {trap}");
+            let last_store = body.rfind("st.global").unwrap();
+            assert!(body.find("trap;").unwrap() > last_store, "{arch}: the trap comes before the last store:\n{body}");
+        }
+        // The slice accesses' addresses are poisoned by a select on the failed check.
+        assert!(body.contains("selp.b64"), "{arch}: no poisoned address:\n{body}");
+    }
+}
+
+#[test]
+fn matrix_view_checks_once() {
+    for arch in ARCHS {
+        let text = ptx(arch);
+        let body = entry(&text, "transpose_view");
+        let phase1 = &body[..body.find("bar.sync").expect("a barrier")];
+        assert_eq!(phase1.matches("ld.global.nc").count(), 4, "{arch}:\n{body}");
+        // The guard `x < w && y + j < h` is the view's check: no poisoned address, no trap block.
+        assert!(!phase1.contains("selp.b64"), "{arch}: a per-access check remains:\n{phase1}");
+        assert!(!body.contains("trap; exit"), "{arch}:\n{body}");
+    }
+}
+
+#[test]
+fn vector_elements_load_and_store_whole() {
+    assert_entry_has("vec4_add", &["ld.global.nc.v4.b32", "st.global.v4.b32", ".ptr .align 16"]);
+    assert_entry_has("f64x2_scale", &["ld.global.nc.v2.b64", "st.global.v2.b64"]);
+    for arch in ARCHS {
+        let text = ptx(arch);
+        let body = entry(&text, "vec4_add");
+        assert!(!body.contains("ld.global.nc.b32"), "{arch}: scalar loads of F32x4:\n{body}");
+    }
+}
+
+#[test]
+fn half_precision_uses_half_instructions() {
+    assert_entry_has(
+        "halves",
+        &["fma.rn.f16 ", "fma.rn.bf16x2", "cvt.rn.bf16x2.f32", "cvt.rn.f16x2.f32", "cvt.rn.bf16.f32"],
+    );
+    assert_entry_has("halves", &["max.bf16x2", ".b8 halves_param_0[2]"]);
+    // The f16x2 multiply-add of `p * p + ..` contracts like f32 arithmetic does.
+    assert_entry_has("halves", &["fma.rn.f16x2"]);
+}
+
+#[test]
+fn cp_async_and_constant_memory() {
+    assert_entry_has(
+        "async_tile",
+        &["cp.async.cg.shared.global", ", 16;", "cp.async.commit_group", "cp.async.wait_group", "ld.const"],
+    );
+    for arch in ARCHS {
+        let text = ptx(arch);
+        assert!(text.contains(".visible .const .align 4 .b8 COEFFS[16]"), "{arch}: no `.const` COEFFS:\n{text}");
+    }
+}
+
+#[test]
+fn fast_math_is_per_kernel() {
+    assert_entry_has("fast", &["div.approx.f32", "rsqrt.approx.f32", "ex2.approx"]);
+    for arch in ARCHS {
+        let text = ptx(arch);
+        let body = entry(&text, "precise");
+        for approx in ["div.approx", "rsqrt.approx", "sqrt.approx"] {
+            assert!(!body.contains(approx), "{arch}: IEEE kernel has `{approx}`:\n{body}");
+        }
+        assert!(body.contains("div.rn.f32") && body.contains("sqrt.rn.f32"), "{arch}:\n{body}");
+    }
+}
+
+#[test]
+fn unroll_hint_reaches_llvm() {
+    let ll = artifact(files::llvm_ir);
+    assert!(ll.contains("!{!\"llvm.loop.unroll.count\", i32 4}"), "no unroll metadata in the IR");
+    assert!(ll.contains(", !llvm.loop !"), "no loop annotated in the IR");
+    let marker_calls = ll.lines().filter(|l| l.contains("call ") && l.contains("loop_unroll")).count();
+    assert_eq!(marker_calls, 0, "the marker call survived in the IR");
+}
