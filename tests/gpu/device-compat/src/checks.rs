@@ -204,7 +204,7 @@ pub fn run() -> ! {
         let blocks = ctx.sm_count();
         let mut markers = ck(DeviceBuffer::from_host(s, &vec![0u32; blocks as usize]), "markers")?;
         let mut out = ck(DeviceBuffer::from_host(s, &vec![u32::MAX; 2 * blocks as usize]), "poison out")?;
-        let f = ck(module.bundle().function("grid_rounds"), "find grid_rounds")?;
+        let f = ck(module.kernels().function_named("grid_rounds"), "find grid_rounds")?;
         launch_cooperative(&f, s, blocks, 128, &mut [&mut markers, &mut out])?;
         ck(s.synchronize(), "synchronize after grid_rounds")?;
         let total = blocks * (blocks + 1) / 2;

@@ -152,7 +152,7 @@ mod kernels {
         let t = thread::threadIdx_x() as usize;
         let g = thread::index_1d().get();
         if g < src.len() {
-            let dst = TILE.as_mut_ptr().wrapping_add(t).cast::<u32>();
+            let dst = SharedArray::as_raw_mut_ptr(&raw mut TILE).wrapping_add(t).cast::<u32>();
             let from = src.as_ptr().wrapping_add(g);
             // SAFETY: `dst` is this thread's slot of the block's tile, `from` an element of `src`.
             unsafe {
