@@ -227,7 +227,17 @@ fn warp_shuffles_votes_and_match() {
 
 #[test]
 fn printf_assert_trap_and_clock64() {
-    assert_entry_has(device_api(), "debug", &["vprintf", "__assertfail", "trap;", "%clock64"]);
+    assert_entry_has(device_api(), "debug", &["vprintf", "trap;", "%clock64"]);
+    // A failed `gpu_assert!` reaches `__assertfail` in the entry or in the cold function it calls.
+    for arch in device_api().archs {
+        let text = ptx(device_api(), arch);
+        let body = entry(&text, "debug");
+        assert!(text.matches("__assertfail").count() >= 2, "{arch}: `__assertfail` is declared but never called");
+        assert!(
+            body.contains("__assertfail") || body.contains("assert_failed"),
+            "{arch}: `.entry debug` never asserts"
+        );
+    }
 }
 
 #[test]

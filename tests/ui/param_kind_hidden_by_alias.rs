@@ -3,7 +3,7 @@
 //! where the entry point takes a buffer, or the other way round. Each is an error at the parameter.
 use cuda_device::{DisjointSlice, cuda_module, kernel, thread};
 
-type Out = DisjointSlice<f32>;
+type Out<'a> = DisjointSlice<'a, f32>;
 type Input<'a> = &'a [f32];
 
 mod mine {
@@ -17,7 +17,7 @@ mod kernels {
     use super::*;
 
     #[kernel]
-    pub fn through_alias(a: Input<'_>, mut out: Out) { //~ ERROR which the kernel ABI passes as `&mut [T]` or `DisjointSlice<T>`
+    pub fn through_alias(a: Input<'_>, mut out: Out<'_>) { //~ ERROR which the kernel ABI passes as `&mut [T]` or `DisjointSlice<T>`
         if let Some(o) = out.get_mut(thread::index_1d()) {
             *o = a[0];
         }
