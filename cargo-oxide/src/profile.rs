@@ -61,6 +61,11 @@ pub fn profile(args: &ProfileArgs) -> Result<ExitCode> {
     if let Some(kernel) = &args.kernel {
         wrapper.extend(["--kernel-name".into(), format!("regex:{kernel}").into()]);
     }
+    // The sources go into the report when it is recorded (ncu takes `--source-folders` only
+    // together with `--import-source yes`), so reading the report back needs no folders.
+    if let Some(folders) = &args.source_folders {
+        wrapper.extend(["--source-folders".into(), folders.into()]);
+    }
     let status = run_under(&run, Some(wrapper))?;
     let report = base.with_extension("ncu-rep");
     if !report.is_file() {
@@ -81,11 +86,8 @@ pub fn profile(args: &ProfileArgs) -> Result<ExitCode> {
             continue;
         }
         seen.push(k.name.clone());
-        let mut source_args =
-            vec!["--page", "source", "--print-source", "cuda", "--kernel-name", &k.name, "--launch-count", "1"];
-        if let Some(folders) = &args.source_folders {
-            source_args.extend(["--source-folders", folders]);
-        }
+        let source_args =
+            ["--page", "source", "--print-source", "cuda", "--kernel-name", &k.name, "--launch-count", "1"];
         let source = ncu_csv(&ncu, &report, &source_args);
         match source.map(|text| hot_lines(&text, args.lines)) {
             Ok(lines) if !lines.is_empty() => {
@@ -94,11 +96,13 @@ pub fn profile(args: &ProfileArgs) -> Result<ExitCode> {
                     println!("  {:>6}  line {:>5}  {}", l.samples, l.line, l.text.trim());
                 }
             }
-            _ => println!(
-                "\n{}: no source counters (was it built with --device-debug none?); see `ncu --import {} --page source`",
+            Ok(_) => println!(
+                "\n{}: no source counters: the report holds no Rust source for it (built with --device-debug none, \
+                 or the sources are not where the build recorded them: give --source-folders); see `ncu --import {} --page source`",
                 k.name,
                 report.display()
             ),
+            Err(e) => println!("\n{}: could not read the source view: {e:#}", k.name),
         }
     }
     println!("\nreport: {} (open with ncu-ui)", report.display());

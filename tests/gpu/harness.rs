@@ -57,12 +57,13 @@ pub fn ck<T, E: Display>(result: Result<T, E>, what: &str) -> Result<T, String> 
     result.map_err(|e| format!("{what}: {e}"))
 }
 
-/// Compares element by element (bit for bit with `eq`), describing the first mismatch.
-pub fn compare<T: std::fmt::Debug>(
+/// Compares element by element (bit for bit with `eq`), describing the first mismatch. `want` may
+/// hold something other than the element type, e.g. the set of results a CPU reference allows.
+pub fn compare<G: std::fmt::Debug, W: std::fmt::Debug>(
     what: &str,
-    got: &[T],
-    want: &[T],
-    eq: impl Fn(&T, &T) -> bool,
+    got: &[G],
+    want: &[W],
+    eq: impl Fn(&G, &W) -> bool,
 ) -> Result<(), String> {
     if got.len() != want.len() {
         return Err(format!("{what}: got {} elements, expected {}", got.len(), want.len()));
