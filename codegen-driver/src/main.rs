@@ -42,6 +42,11 @@ impl rustc_driver::Callbacks for OxideCallbacks {
         opts.unstable_opts.crate_attr.push("feature(register_tool)".into());
         opts.unstable_opts.crate_attr.push("register_tool(oxide)".into());
         opts.unstable_opts.always_encode_mir = true;
+        // MIR jump threading copies a block, calls included, into its predecessors: a barrier
+        // after an `if` became one `bar.sync` per branch, which threads of one warp then reach
+        // at different instructions (undefined for PTX's aligned barriers; it hung on the H200).
+        // LLVM keeps convergent calls in place; MIR has no such notion, so the pass stays off.
+        opts.unstable_opts.mir_enable_passes.push(("JumpThreading".into(), false));
         config.crate_cfg.push("cuda_oxide".into());
         config.crate_check_cfg.push("cfg(cuda_oxide)".into());
         config.make_codegen_backend = Some(Box::new(backend::OxideBackend::boxed));

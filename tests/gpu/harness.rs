@@ -97,8 +97,14 @@ impl Report {
         Report { name, passed: 0, failed: 0 }
     }
 
-    /// Runs one check and prints `PASS name/check` or `FAIL name/check: why`.
+    /// Runs one check and prints `PASS name/check` or `FAIL name/check: why`. With
+    /// `GPU_TEST_ONLY=text` set, only the checks whose name contains `text` run (to look at one
+    /// check under a tool such as compute-sanitizer or cuda-gdb).
     pub fn check(&mut self, check: &str, f: impl FnOnce() -> Result<(), String>) {
+        if std::env::var("GPU_TEST_ONLY").is_ok_and(|only| !check.contains(&only)) {
+            return;
+        }
+        println!("RUN  {}/{check}", self.name);
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
             Ok(Ok(())) => {
                 self.passed += 1;

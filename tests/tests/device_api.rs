@@ -94,6 +94,40 @@ mod kernels {
 fn main() {}
 "#;
 
+/// Built `--release`: MIR's jump threading (which copied a block, calls included, into each
+/// predecessor) only runs at the release MIR optimisation level.
+const BRANCHY_BARRIER: &str = r#"
+use cuda_device::{DisjointSlice, SharedArray, atomic, cuda_module, kernel, sync_threads, thread};
+
+#[cuda_module]
+mod kernels {
+    use super::*;
+
+    /// One barrier after a three-way branch on the thread index: it must stay one `bar.sync`
+    /// (a copy per branch lets the threads of one warp wait at different barriers).
+    #[kernel]
+    pub fn barrier_after_branches(flag: &mut [u32], mut out: DisjointSlice<u32>) {
+        static mut MESSAGE: SharedArray<u32, 1> = SharedArray::UNINIT;
+        let tid = thread::threadIdx_x();
+        if tid == 0 {
+            unsafe { MESSAGE[0] = 7 };
+        } else if tid == 32 {
+            // SAFETY: `flag` outlives the launch and is only accessed atomically.
+            let f = unsafe { atomic::DeviceAtomicU32::from_ptr(flag.as_mut_ptr()) };
+            while f.load(atomic::AtomicOrdering::Acquire) == 0 {}
+            if let Some(o) = out.get_mut(thread::index_1d()) { *o = 1; }
+        }
+        sync_threads();
+        // A second test of `tid == 0` is what made the copies worth it to jump threading.
+        if tid == 0 {
+            if let Some(o) = out.get_mut(thread::index_1d()) { *o = unsafe { MESSAGE[0] }; }
+        }
+    }
+}
+
+fn main() {}
+"#;
+
 const CLUSTER: &str = r#"
 use cuda_device::{DisjointSlice, SharedArray, cluster, cluster_launch, cuda_module, kernel, thread};
 
@@ -204,6 +238,24 @@ fn shared_memory_barriers_and_launch_bounds() {
             ptx(device_api(), arch).contains(".extern .shared .align 16 .b8 __oxide_dynamic_shared[]"),
             "{arch}: no dynamic shared memory declaration"
         );
+    }
+}
+
+#[test]
+fn a_barrier_after_branches_stays_one_barrier() {
+    let project = TempProject::new("e2e-branchy-barrier", BRANCHY_BARRIER);
+    remove_artifacts("release", &project.crate_name());
+    let out = cargo_oxide(project.path(), &["build", "--release", "--arch", &ARCHS.join(",")]);
+    assert_success(&out, "cargo oxide build --release (e2e-branchy-barrier)");
+    let crate_name = project.crate_name();
+    for arch in ARCHS {
+        let path = device_dir("release")
+            .join(&crate_name)
+            .join(files::ptx(&crate_name, Arch::parse(arch).expect("known arch")));
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+        let body = entry(&text, "barrier_after_branches");
+        let barriers = body.lines().filter(|l| l.contains("bar.sync") || l.contains("barrier.sync")).count();
+        assert_eq!(barriers, 1, "{arch}: `.entry barrier_after_branches` has {barriers} barriers:\n{body}");
     }
 }
 
