@@ -14,8 +14,25 @@ const MIN_DRIVER_VERSION: i32 = 12000;
 /// into the driver goes through `init`, which checks this first.
 pub fn is_driver_present() -> bool {
     static PRESENT: OnceLock<bool> = OnceLock::new();
-    // SAFETY: only tries to dlopen the library names; no driver call is made.
-    *PRESENT.get_or_init(|| unsafe { sys::is_culib_present() })
+    *PRESENT.get_or_init(|| {
+        pin_versioned_driver();
+        // SAFETY: only tries to dlopen the library names; no driver call is made.
+        unsafe { sys::is_culib_present() }
+    })
+}
+
+/// Opens `libcuda.so.1` and keeps it loaded for the whole process. cudarc asks for the
+/// unversioned `libcuda.so` first; the dynamic loader then hands it this same library (same
+/// file), but cuda-gdb only enables kernel debugging for a driver loaded under its versioned
+/// name: without this, breakpoints in kernels were never hit. Elsewhere it changes nothing.
+fn pin_versioned_driver() {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: loading the driver runs only its initialisers, as cudarc's own loading does.
+        if let Ok(lib) = unsafe { libloading::Library::new("libcuda.so.1") } {
+            std::mem::forget(lib);
+        }
+    }
 }
 
 /// Loads and initialises the driver once per process; later calls return the first outcome.
