@@ -115,20 +115,27 @@ done
 cat > "$OUT/run.sh" <<'RUN'
 #!/usr/bin/env bash
 # Runs every binary of this bundle; prints PASS/FAIL per binary and `N passed, N failed`.
+# Each binary's own PASS/FAIL lines are kept in $LOGS (default logs/) and its checks listed;
+# a binary that runs longer than $TIMEOUT seconds (default 180) counts as failed (a hang).
 cd "$(dirname "${BASH_SOURCE[0]}")"
 # Sideloaded modules (load_kernel_module) are found here, not next to the binaries.
 export CUDA_OXIDE_ARTIFACT_DIR="$PWD/artifacts"
+LOGS="${LOGS:-logs}"
+mkdir -p "$LOGS"
 passed=0
 failed=0
 for exe in bin/*; do
     name="$(basename "$exe")"
-    if output="$("$exe" 2>&1)"; then
+    output="$(timeout "${TIMEOUT:-180}" "$exe" 2>&1)"
+    code=$?
+    printf '%s\n' "$output" >"$LOGS/$name.log"
+    printf '%s\n' "$output" | grep -E '^(PASS|FAIL) ' | sed 's/^/    /'
+    if [ "$code" -eq 0 ]; then
         passed=$((passed + 1))
         echo "PASS $name"
     else
-        code=$?
         failed=$((failed + 1))
-        echo "FAIL $name (exit $code)"
+        [ "$code" -eq 124 ] && echo "FAIL $name (timed out after ${TIMEOUT:-180} s)" || echo "FAIL $name (exit $code)"
         printf '%s\n' "$output" | tail -n 20 | sed 's/^/    /'
     fi
 done
