@@ -94,9 +94,10 @@ mod kernels {
 fn main() {}
 "#;
 
-/// Built `--release`: MIR's jump threading (which copied a block, calls included, into each
-/// predecessor) only runs at the release MIR optimisation level.
-const BRANCHY_BARRIER: &str = r#"
+/// Built `--release`, for what only the release optimisation levels do: MIR's jump threading
+/// (which copied a block, calls included, into each predecessor) and `opt`'s folding of
+/// `(b as i32) as f32` into an `i1` conversion.
+const RELEASE_QUIRKS: &str = r#"
 use cuda_device::{DisjointSlice, SharedArray, atomic, cuda_module, kernel, sync_threads, thread};
 
 #[cuda_module]
@@ -122,6 +123,22 @@ mod kernels {
         if tid == 0 {
             if let Some(o) = out.get_mut(thread::index_1d()) { *o = unsafe { MESSAGE[0] }; }
         }
+    }
+
+    /// The bits of `(b as i32) as f32` for a bool decided in a loop (oxide-fuzz 3:467: ptxas
+    /// turned them into the integer 1 when the conversion reached it as `selp` + `cvt`).
+    #[kernel]
+    pub fn bool_bits(x: &[u64], mut out: DisjointSlice<u64>) {
+        let idx = thread::index_1d();
+        let v = x[idx.get() % x.len()];
+        let mut b = v & 2 != 0;
+        for i in (2usize..=5).step_by(2) {
+            if b {
+                continue;
+            }
+            b = v.saturating_add(v) != v.wrapping_shr(i as u32);
+        }
+        if let Some(o) = out.get_mut(idx) { *o = ((b as i32) as f32).to_bits() as u64; }
     }
 }
 
@@ -241,19 +258,42 @@ fn shared_memory_barriers_and_launch_bounds() {
     }
 }
 
+/// The PTX of every arch of the release-built [`RELEASE_QUIRKS`] crate.
+fn release_quirks() -> &'static [(&'static str, String)] {
+    static BUILT: OnceLock<Vec<(&'static str, String)>> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let project = TempProject::new("e2e-release-quirks", RELEASE_QUIRKS);
+        remove_artifacts("release", &project.crate_name());
+        let out = cargo_oxide(project.path(), &["build", "--release", "--arch", &ARCHS.join(",")]);
+        assert_success(&out, "cargo oxide build --release (e2e-release-quirks)");
+        let crate_name = project.crate_name();
+        ARCHS
+            .iter()
+            .map(|&arch| {
+                let path = device_dir("release")
+                    .join(&crate_name)
+                    .join(files::ptx(&crate_name, Arch::parse(arch).expect("known arch")));
+                (arch, std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display())))
+            })
+            .collect()
+    })
+}
+
+#[test]
+fn bool_to_float_never_reaches_ptxas_as_a_conversion() {
+    for (arch, text) in release_quirks() {
+        let body = entry(text, "bool_bits");
+        assert!(
+            !body.contains("cvt.rn.f32.u32") && !body.contains("cvt.rn.f32.s32"),
+            "{arch}: `.entry bool_bits` converts a 0/1 integer to f32 (ptxas miscompiles that):\n{body}"
+        );
+    }
+}
+
 #[test]
 fn a_barrier_after_branches_stays_one_barrier() {
-    let project = TempProject::new("e2e-branchy-barrier", BRANCHY_BARRIER);
-    remove_artifacts("release", &project.crate_name());
-    let out = cargo_oxide(project.path(), &["build", "--release", "--arch", &ARCHS.join(",")]);
-    assert_success(&out, "cargo oxide build --release (e2e-branchy-barrier)");
-    let crate_name = project.crate_name();
-    for arch in ARCHS {
-        let path = device_dir("release")
-            .join(&crate_name)
-            .join(files::ptx(&crate_name, Arch::parse(arch).expect("known arch")));
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
-        let body = entry(&text, "barrier_after_branches");
+    for (arch, text) in release_quirks() {
+        let body = entry(text, "barrier_after_branches");
         let barriers = body.lines().filter(|l| l.contains("bar.sync") || l.contains("barrier.sync")).count();
         assert_eq!(barriers, 1, "{arch}: `.entry barrier_after_branches` has {barriers} barriers:\n{body}");
     }

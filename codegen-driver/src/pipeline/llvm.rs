@@ -9,6 +9,7 @@ use oxide_contract::limits;
 use oxide_contract::naming::files;
 
 use super::deferred_traps;
+use super::ptxas_quirks;
 use super::tools::{ToolError, require, run};
 use super::workdir::WorkDir;
 
@@ -165,6 +166,10 @@ pub fn optimize(
         let _ = std::fs::remove_file(&placed);
         let placed = std::fs::read_to_string(&opt_ll).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;
         text = deferred_traps::drop_dead_traps(&placed);
+        std::fs::write(&opt_ll, &text).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;
+    }
+    if let Some(fixed) = ptxas_quirks::avoid_bool_to_float(&text) {
+        text = fixed;
         std::fs::write(&opt_ll, &text).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;
     }
     work.publish(&ll_path)?;
