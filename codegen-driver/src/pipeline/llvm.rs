@@ -11,6 +11,7 @@ use oxide_contract::naming::files;
 use super::deferred_traps;
 use super::tools::{ToolError, require, run};
 use super::workdir::WorkDir;
+use crate::lower::LAUNCH_ATTRS_HIDDEN_FROM_OPT;
 
 /// The whole device module after linking libdevice and `opt -O3`, as LLVM IR text.
 pub struct Optimized {
@@ -142,6 +143,9 @@ pub fn optimize(
     };
     let _ = std::fs::remove_file(&linked);
     let mut text = std::fs::read_to_string(&opt_ll).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;
+    // The launch bounds become attributes `llc` reads (`lower/entry.rs` says why they were hidden).
+    text = text.replace(&format!("\"{LAUNCH_ATTRS_HIDDEN_FROM_OPT}"), "\"");
+    std::fs::write(&opt_ll, &text).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;
     if deferred_traps::needed(&text) {
         // The traps of deferred bounds checks go where the optimised code leaves its loops and
         // functions; a short second `opt` puts their flag in registers.
