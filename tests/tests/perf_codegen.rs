@@ -130,6 +130,37 @@ mod kernels {
         if let Some(o) = out.get_mut(idx) { *o = v.exp() / (1.0 + v) + 1.0 / v.sqrt(); }
     }
 
+    // A shared array as large as the block and indexed by the thread: `launch_bounds` proves
+    // every access in bounds (`255 - t` would otherwise wrap for t >= 256 and fail its check).
+    // The tile loop re-reads the tile with no check inside it.
+    #[kernel]
+    #[launch_bounds(256)]
+    pub fn block_tile(v: f32, n: u32, mut out: DisjointSlice<f32>) {
+        static mut TILE: SharedArray<f32, 256> = SharedArray::UNINIT;
+        let t = thread::threadIdx_x() as usize;
+        unsafe { TILE.write(t, v * t as f32) };
+        sync_threads();
+        let mut acc = 0.0f32;
+        for _ in 0..n {
+            acc += unsafe { TILE.read(255 - t) };
+        }
+        if let Some(o) = out.get_mut(thread::index_1d()) { *o = acc; }
+    }
+
+    // A loop without checks after a check whose access comes later (so its failure is a pending
+    // flag): the deferred trap goes before the loop, not into its body.
+    #[kernel]
+    pub fn quiet_loop(x: &[f32], i: u32, n: u32, mut out: DisjointSlice<f32>) {
+        let r = &x[i as usize];
+        let mut acc = 0.0f32;
+        let mut k = 0;
+        while k < n {
+            acc = acc * 0.5 + 1.0;
+            k += 1;
+        }
+        if let Some(o) = out.get_mut(thread::index_1d()) { *o = if n == 7 { acc + *r } else { acc }; }
+    }
+
     #[kernel]
     pub fn unrolled(x: &[f32], n: u32, mut out: DisjointSlice<f32>) {
         let idx = thread::index_1d();
@@ -296,4 +327,29 @@ fn unroll_hint_reaches_llvm() {
     assert!(ll.contains(", !llvm.loop !"), "no loop annotated in the IR");
     let marker_calls = ll.lines().filter(|l| l.contains("call ") && l.contains("loop_unroll")).count();
     assert_eq!(marker_calls, 0, "the marker call survived in the IR");
+}
+
+#[test]
+fn launch_bounds_prove_thread_indexed_shared_accesses() {
+    assert_entry_has("block_tile", &[".maxntid 256", "st.shared", "ld.shared"]);
+    for arch in ARCHS {
+        let text = ptx(arch);
+        let body = entry(&text, "block_tile");
+        assert!(!body.contains("trap;"), "{arch}: a bounds check of the shared tile remains:\n{body}");
+    }
+}
+
+#[test]
+fn loops_without_checks_have_no_trap_inside() {
+    for arch in ARCHS {
+        let text = ptx(arch);
+        let body = entry(&text, "quiet_loop");
+        assert!(body.contains("trap;"), "{arch}: the pending check has no trap:\n{body}");
+        // llc marks the loop header; the loop ends at the last branch back to it.
+        let header = body.find("=>This Inner Loop Header").unwrap_or_else(|| panic!("{arch}: no loop:\n{body}"));
+        let label_start = body[..header].rfind("$L__BB").expect("the header's label");
+        let label = &body[label_start..label_start + body[label_start..].find(':').expect("a label")];
+        let back = body.rfind(&format!("{label};")).expect("a back branch");
+        assert!(!body[label_start..back].contains("trap;"), "{arch}: a trap in the loop:\n{body}");
+    }
 }

@@ -125,13 +125,14 @@ pub fn define<'tcx>(cx: &CodegenCx<'tcx>, kernel: &KernelRoot<'tcx>) -> KernelIn
         f.kernel = true;
         f.param_attrs = entry_attrs;
         f.fn_attrs = vec!["convergent".into(), "nounwind".into()];
-        // ptxas refuses `.maxntid` beside `.reqntid`; an exact block is the stronger fact.
+        // ptxas refuses `.maxntid` beside `.reqntid`; an exact block is the stronger fact. Both
+        // are spelled with `HIDDEN_FROM_OPT` until `opt` is done (see `assume_thread_bounds`).
         let exact_block = kernel.launch_contract.and_then(|c| c.block);
         if let Some([x, y, z]) = exact_block {
-            f.fn_attrs.push(format!("\"nvvm.reqntid\"=\"{x},{y},{z}\""));
+            f.fn_attrs.push(format!("\"{HIDDEN_FROM_OPT}nvvm.reqntid\"=\"{x},{y},{z}\""));
         }
         if let Some(lb) = kernel.launch_bounds.as_ref().filter(|_| exact_block.is_none()) {
-            f.fn_attrs.push(format!("\"nvvm.maxntid\"=\"{}\"", lb.max_threads));
+            f.fn_attrs.push(format!("\"{HIDDEN_FROM_OPT}nvvm.maxntid\"=\"{}\"", lb.max_threads));
             if let Some(min) = lb.min_blocks {
                 f.fn_attrs.push(format!("\"nvvm.minctasm\"=\"{min}\""));
             }
@@ -144,8 +145,10 @@ pub fn define<'tcx>(cx: &CodegenCx<'tcx>, kernel: &KernelRoot<'tcx>) -> KernelIn
     cx.debug_kernel_entry(entry, instance);
     let start = Builder::append_block(cx, entry, "start");
     let mut bx = Builder::build(cx, start);
-    if let Some(lb) = &kernel.launch_bounds {
-        assume_thread_bounds(&mut bx, lb.max_threads);
+    if let Some(block) = kernel.launch_contract.and_then(|c| c.block) {
+        assume_thread_bounds(&mut bx, block);
+    } else if let Some(lb) = &kernel.launch_bounds {
+        assume_thread_bounds(&mut bx, [lb.max_threads; 3]);
     }
     let mut next = 0usize;
     let mut take = |bx: &mut Builder<'_, 'tcx>| {
@@ -204,14 +207,24 @@ pub fn define<'tcx>(cx: &CodegenCx<'tcx>, kernel: &KernelRoot<'tcx>) -> KernelIn
     }
 }
 
-/// Tells LLVM what `#[launch_bounds]` guarantees: every thread index is below `max_threads`.
-/// The kernel's own reads of `%tid` are the same calls, so they share these facts once inlined,
-/// and bounds checks against shared arrays of that size fold away.
-fn assume_thread_bounds(bx: &mut Builder<'_, '_>, max_threads: u32) {
+/// Prefix that hides the launch-bound attributes (`nvvm.maxntid`, `nvvm.reqntid`) from `opt`;
+/// `pipeline/llvm.rs` removes it before `llc`, which turns them into `.maxntid` / `.reqntid`.
+///
+/// Why: given those attributes, `opt`'s NVVMIntrRange narrows the range of the kernel's own
+/// `%tid` reads, InstCombine then deletes the assumes of `assume_thread_bounds` as already known,
+/// and the `%tid` reads of the inlined body (in `cuda_device`, compiled without the bounds) keep
+/// the generic `[0, 1024)`: bounds checks of shared arrays indexed by the thread stay.
+pub const HIDDEN_FROM_OPT: &str = "oxide.after-opt.";
+
+/// Tells LLVM what `#[launch_bounds]` or an exact `#[launch_contract(block)]` guarantees: each
+/// thread index is below its axis' bound. The kernel's own reads of `%tid` are the same calls,
+/// so once inlined (and CSE'd with these) they share these facts, and bounds checks against
+/// shared arrays of that size fold away.
+fn assume_thread_bounds(bx: &mut Builder<'_, '_>, bound: [u32; 3]) {
     let i32t = bx.cx.type_i32();
-    let max = bx.cx.const_u32(max_threads);
-    for axis in ["x", "y", "z"] {
+    for (axis, max) in ["x", "y", "z"].into_iter().zip(bound) {
         let tid = bx.call_named(&format!("llvm.nvvm.read.ptx.sreg.tid.{axis}"), i32t, &[]);
+        let max = bx.cx.const_u32(max);
         let below = bx.icmp(rustc_codegen_ssa::common::IntPredicate::IntULT, tid, max);
         bx.assume(below);
     }

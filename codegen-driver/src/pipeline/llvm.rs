@@ -12,6 +12,7 @@ use super::deferred_traps;
 use super::ptxas_quirks;
 use super::tools::{ToolError, require, run};
 use super::workdir::WorkDir;
+use crate::lower::LAUNCH_ATTRS_HIDDEN_FROM_OPT;
 
 /// The whole device module after linking libdevice and `opt -O3`, as LLVM IR text.
 pub struct Optimized {
@@ -143,6 +144,9 @@ pub fn optimize(
     };
     let _ = std::fs::remove_file(&linked);
     let mut text = std::fs::read_to_string(&opt_ll).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;
+    // The launch bounds become attributes `llc` reads (`lower/entry.rs` says why they were hidden).
+    text = text.replace(&format!("\"{LAUNCH_ATTRS_HIDDEN_FROM_OPT}"), "\"");
+    std::fs::write(&opt_ll, &text).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;
     if deferred_traps::needed(&text) {
         // The traps of deferred bounds checks go where the optimised code leaves its loops and
         // functions; a short second `opt` puts their flag in registers.
@@ -150,13 +154,17 @@ pub fn optimize(
         std::fs::write(&placed, deferred_traps::place(&text)).map_err(|e| ToolError::Io(placed.clone(), e))?;
         // `speculative-execution` (LLVM's pass for GPUs) then hoists the address arithmetic out of
         // small guarded blocks (`if i < n { a[i] }`), leaving ptxas blocks it can predicate.
+        // It gives up on a block with more instructions it cannot hoist than `not-hoisted`; SROA
+        // splits each `F32x4` load into four scalar ones (llc joins them again), so two vector
+        // loads count 8 and a limit of 8 left sgemm128's next-tile loads in a branch that ptxas
+        // scheduled after all 512 FMAs (bench/notes.md).
         let passes = "-passes=sroa,early-cse,instcombine<no-verify-fixpoint>,speculative-execution";
         let args: [&OsStr; 9] = [
             triple.as_ref(),
             cpu.as_ref(),
             passes.as_ref(),
             "-spec-exec-max-speculation-cost=20".as_ref(),
-            "-spec-exec-max-not-hoisted=8".as_ref(),
+            "-spec-exec-max-not-hoisted=16".as_ref(),
             "-S".as_ref(),
             placed.as_os_str(),
             "-o".as_ref(),

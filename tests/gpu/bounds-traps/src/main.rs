@@ -88,13 +88,18 @@ mod kernels {
         }
     }
 
-    /// Takes the address of an element past the end without reading it.
+    /// Takes the address of an element past the end without reading it, then runs a loop
+    /// without checks (its pending trap is placed before the loop, not in it).
     #[kernel]
     pub fn oob_reference(a: &[f32], out: &mut [u64]) {
         let i = thread::index_1d().get();
         if i < out.len() {
             let r = &a[i + a.len()];
-            out[i] = (r as *const f32 as u64) & 1;
+            let mut acc = 0u64;
+            for k in 0..out.len() as u64 {
+                acc = acc.wrapping_mul(31).wrapping_add(k);
+            }
+            out[i] = ((r as *const f32 as u64) & 1) | (acc << 1);
         }
     }
 }
