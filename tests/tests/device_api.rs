@@ -297,6 +297,112 @@ fn gpu_printf_formats_are_checked_at_compile_time() {
     assert!(err.contains("`(u32, f32)` cannot be printed by `gpu_printf!`") && at_call(&err), "{err}");
     let err = build_fails("e2e-printf-rust-hex", &program(r#"gpu_printf!("{:x}\n", x)"#), "sm_90");
     assert!(err.contains("need an integer argument"), "{err}");
+    // `{n}` captures `n` (as `format!` does), so the explicit `n` is left over.
     let err = build_fails("e2e-printf-rust-named", &program(r#"gpu_printf!("{n}\n", n)"#), "sm_90");
-    assert!(err.contains("named arguments are not supported") && at_call(&err), "{err}");
+    assert!(err.contains("this argument is never used by the format") && at_call(&err), "{err}");
+    let err = build_fails("e2e-printf-rust-star", &program(r#"gpu_printf!("{:.*}\n", n, x)"#), "sm_90");
+    assert!(err.contains("from arguments") && at_call(&err), "{err}");
+    let err = build_fails("e2e-printf-c-named", &program(r#"gpu_printf!("%u\n", v = n)"#), "sm_90");
+    assert!(err.contains("named arguments need Rust's") && at_call(&err), "{err}");
+}
+
+/// Kernels whose release build must keep a barrier where the source has it, print with Rust's
+/// format syntax as NVIDIA's `gpu_printf!` spells it, and carry nvcc's `.maxntid x, 1, 1`.
+const RELEASE: &str = r#"
+use cuda_device::{DisjointSlice, SharedArray, cluster, cluster_launch, cuda_module, gpu_printf, kernel, launch_bounds, sync_threads, thread};
+
+#[cuda_module]
+mod kernels {
+    use super::*;
+
+    // rustc's MIR jump threading used to copy `sync_threads(); cluster::sync()` into both arms
+    // of the first `if`, so lane 0 and the other lanes of a warp waited at different `bar.sync`s
+    // (a hang on the GPU).
+    #[kernel]
+    #[cluster_launch(2, 1, 1)]
+    pub fn leader_broadcast(mut out: DisjointSlice<u32>) {
+        static mut SLOT: SharedArray<u32, 1> = SharedArray::UNINIT;
+        let tid = thread::threadIdx_x();
+        if tid == 0 {
+            unsafe { SLOT[0] = cluster::block_rank() * 100 + 42 };
+        }
+        sync_threads();
+        cluster::sync();
+        if tid == 0 {
+            let i = cluster::block_rank() as usize;
+            if i < out.len() {
+                unsafe { *out.get_unchecked_mut(i) = SLOT[0] };
+            }
+        }
+    }
+
+    #[kernel]
+    #[launch_bounds(128)]
+    pub fn formats(n: u32, neg: i32, big: u64, x: f32, y: f64) {
+        let w = n;
+        gpu_printf!("[{: }|{: }|{:+}|{:-8}|{:08}]\n", n, neg, neg, neg, big);
+        gpu_printf!("[{:>8.3}|{:<8.2e}|{:#x}|{:#o}|{:X}]\n", x, y, n, n, big);
+        gpu_printf!("[{n}|{w}|{v:5}|{0}]\n", n, v = neg);
+    }
+}
+
+fn main() {}
+"#;
+
+fn release_built() -> &'static Built {
+    static BUILT: OnceLock<Built> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let project = TempProject::new("e2e-device-release", RELEASE);
+        remove_artifacts("release", &project.crate_name());
+        let out = cargo_oxide(project.path(), &["build", "--release", "--arch", "sm_90"]);
+        assert_success(&out, "cargo oxide build --release --arch sm_90 (e2e-device-release)");
+        Built { project, archs: &["sm_90"] }
+    })
+}
+
+fn release_ptx() -> String {
+    let crate_name = release_built().project.crate_name();
+    let path = device_dir("release").join(&crate_name).join(files::ptx(&crate_name, Arch::parse("sm_90").unwrap()));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+}
+
+/// The NUL-terminated strings of the PTX's initialised byte arrays (`.b8 name[N] = {37, 117, …}`).
+fn ptx_strings(ptx: &str) -> Vec<String> {
+    ptx.lines()
+        .filter(|l| l.contains(".b8") && l.contains("= {"))
+        .filter_map(|l| {
+            let list = &l[l.find("= {")? + 3..l.rfind('}')?];
+            let bytes: Vec<u8> = list
+                .split(',')
+                .map(|b| b.trim().parse::<u8>().ok())
+                .collect::<Option<Vec<u8>>>()?
+                .into_iter()
+                .take_while(|&b| b != 0)
+                .collect();
+            String::from_utf8(bytes).ok()
+        })
+        .collect()
+}
+
+#[test]
+fn barriers_stay_where_the_source_has_them_in_release_builds() {
+    let ptx = release_ptx();
+    let body = entry(&ptx, "leader_broadcast");
+    assert_eq!(body.matches("bar.sync").count(), 1, "one `sync_threads()`, one `bar.sync`:\n{body}");
+    assert_eq!(body.matches("barrier.cluster.arrive").count(), 1, "one `cluster::sync()`:\n{body}");
+    assert_eq!(body.matches("barrier.cluster.wait").count(), 1, "one `cluster::sync()`:\n{body}");
+}
+
+#[test]
+fn launch_bounds_print_as_nvcc_does() {
+    let ptx = release_ptx();
+    assert!(entry(&ptx, "formats").contains(".maxntid 128, 1, 1"), "{}", entry(&ptx, "formats"));
+}
+
+#[test]
+fn rust_formats_become_c_formats() {
+    let strings = ptx_strings(&release_ptx());
+    for expected in ["[% u|% d|%+d|%-8d|%08lu]\n", "[%8.3f|%-8.2e|%#x|%#o|%lX]\n", "[%u|%u|%5d|%u]\n"] {
+        assert!(strings.iter().any(|s| s == expected), "no format string {expected:?} in the PTX: {strings:?}");
+    }
 }
