@@ -336,6 +336,16 @@ mod kernels {
         }
     }
 
+    // A 16-byte-aligned struct copy is one 128-bit load and store, as nvcc makes it for `float4`.
+    #[kernel]
+    pub fn copy_quads(input: &[Quad], mut output: DisjointSlice<Quad>) {
+        let idx = thread::index_1d();
+        let i = idx.get();
+        if let Some(o) = output.get_mut(idx) {
+            *o = input[i];
+        }
+    }
+
     #[kernel]
     #[launch_bounds(128)]
     pub fn formats(n: u32, neg: i32, big: u64, x: f32, y: f64) {
@@ -345,6 +355,10 @@ mod kernels {
         gpu_printf!("[{n}|{w}|{v:5}|{0}]\n", n, v = neg);
     }
 }
+
+#[repr(C, align(16))]
+#[derive(Clone, Copy, cuda_device::DeviceCopy)]
+pub struct Quad([f32; 4]);
 
 fn main() {}
 "#;
@@ -391,6 +405,15 @@ fn barriers_stay_where_the_source_has_them_in_release_builds() {
     assert_eq!(body.matches("bar.sync").count(), 1, "one `sync_threads()`, one `bar.sync`:\n{body}");
     assert_eq!(body.matches("barrier.cluster.arrive").count(), 1, "one `cluster::sync()`:\n{body}");
     assert_eq!(body.matches("barrier.cluster.wait").count(), 1, "one `cluster::sync()`:\n{body}");
+}
+
+#[test]
+fn aligned_struct_copies_are_128_bit_accesses() {
+    let ptx = release_ptx();
+    let body = entry(&ptx, "copy_quads");
+    assert!(body.contains("ld.global.nc.v4.b32"), "no 128-bit load:\n{body}");
+    assert!(body.contains("st.global.v4.b32"), "no 128-bit store:\n{body}");
+    assert!(!body.contains("ld.global.nc.b64"), "a 64-bit load is left:\n{body}");
 }
 
 #[test]
