@@ -72,6 +72,14 @@ impl Clone for LoadedBundle {
     }
 }
 
+/// The loaded module, for `kernels::from_module(bundle)` (NVIDIA's loaders return the
+/// `Arc<CudaModule>` that `from_module` takes).
+impl From<LoadedBundle> for Arc<Module> {
+    fn from(bundle: LoadedBundle) -> Arc<Module> {
+        Arc::new(bundle.module)
+    }
+}
+
 impl std::fmt::Debug for LoadedBundle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LoadedBundle")
