@@ -842,7 +842,6 @@ impl<'a, 'tcx> Builder<'a, 'tcx> {
         self.cx.declare_raw_fn(name, sig);
     }
 
-    #[allow(clippy::too_many_arguments)]
     /// Copies `size` bytes as 128-bit vector loads, then stores, when both sides are 16-byte
     /// aligned and the size is 16 to 64 bytes in 16-byte steps; `false` (nothing emitted)
     /// otherwise. NVPTX expands `llvm.memcpy` into 8-byte moves, after the pass that would fuse
@@ -850,7 +849,7 @@ impl<'a, 'tcx> Builder<'a, 'tcx> {
     /// emits for it. All loads come before the stores, so overlapping places copy correctly.
     fn vector_copy(&mut self, dst: ir::Value, align: Align, src: ir::Value, size: u64) -> bool {
         const CHUNK: u64 = 16;
-        if align.bytes() < CHUNK || size == 0 || size % CHUNK != 0 || size > 4 * CHUNK {
+        if align.bytes() < CHUNK || size == 0 || !size.is_multiple_of(CHUNK) || size > 4 * CHUNK {
             return false;
         }
         let i8t = self.cx.type_i8();
@@ -878,6 +877,7 @@ impl<'a, 'tcx> Builder<'a, 'tcx> {
         true
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn mem_transfer(
         &mut self,
         which: &str,
