@@ -42,10 +42,12 @@ impl rustc_driver::Callbacks for OxideCallbacks {
         opts.unstable_opts.crate_attr.push("feature(register_tool)".into());
         opts.unstable_opts.crate_attr.push("register_tool(oxide)".into());
         opts.unstable_opts.always_encode_mir = true;
-        // MIR jump threading copies a block, calls included, into its predecessors: a barrier
-        // after an `if` became one `bar.sync` per branch, which threads of one warp then reach
-        // at different instructions (undefined for PTX's aligned barriers; it hung on the H200).
-        // LLVM keeps convergent calls in place; MIR has no such notion, so the pass stays off.
+        // MIR jump threading duplicates calls into both arms of a branch, which makes a barrier
+        // (`sync_threads`, `cluster::sync`) divergent: in `if t == 0 {..} sync_threads(); if t == 0
+        // {..}` each arm gets its own `bar.sync`, and a warp split across two of them hangs. rustc
+        // turns the pass off for GPU targets (rust-lang/rust#137086); the MIR of our crates is
+        // optimised for the host target, so turn it off here. LLVM's jump threading, which respects
+        // `convergent`, still runs on both sides.
         opts.unstable_opts.mir_enable_passes.push(("JumpThreading".into(), false));
         config.crate_cfg.push("cuda_oxide".into());
         config.crate_check_cfg.push("cfg(cuda_oxide)".into());

@@ -14,6 +14,10 @@ pub const MANIFEST_FORMAT_VERSION: u32 = 2;
 pub struct Manifest {
     pub format_version: u32,
     pub crate_name: String,
+    /// The Cargo package the crate belongs to (`CARGO_PKG_NAME`, may have `-`: `my-kernels`);
+    /// empty when rustc did not run under cargo. NVIDIA's cuda-oxide names bundles by it.
+    #[serde(default)]
+    pub package: String,
     /// The crate's artifact folder (`oxide_contract::naming::crate_dir_name`): the crate name,
     /// or with `.bin`/`.test` for a binary or test harness that shares it.
     #[serde(default)]
@@ -159,6 +163,7 @@ impl Manifest {
             format_version: MANIFEST_FORMAT_VERSION,
             dir: String::new(),
             crate_name: crate_name.into(),
+            package: String::new(),
             kernels: Vec::new(),
             payloads: Vec::new(),
             tools: BTreeMap::new(),

@@ -94,57 +94,6 @@ mod kernels {
 fn main() {}
 "#;
 
-/// Built `--release`, for what only the release optimisation levels do: MIR's jump threading
-/// (which copied a block, calls included, into each predecessor) and `opt`'s folding of
-/// `(b as i32) as f32` into an `i1` conversion.
-const RELEASE_QUIRKS: &str = r#"
-use cuda_device::{DisjointSlice, SharedArray, atomic, cuda_module, kernel, sync_threads, thread};
-
-#[cuda_module]
-mod kernels {
-    use super::*;
-
-    /// One barrier after a three-way branch on the thread index: it must stay one `bar.sync`
-    /// (a copy per branch lets the threads of one warp wait at different barriers).
-    #[kernel]
-    pub fn barrier_after_branches(flag: &mut [u32], mut out: DisjointSlice<u32>) {
-        static mut MESSAGE: SharedArray<u32, 1> = SharedArray::UNINIT;
-        let tid = thread::threadIdx_x();
-        if tid == 0 {
-            unsafe { MESSAGE[0] = 7 };
-        } else if tid == 32 {
-            // SAFETY: `flag` outlives the launch and is only accessed atomically.
-            let f = unsafe { atomic::DeviceAtomicU32::from_ptr(flag.as_mut_ptr()) };
-            while f.load(atomic::AtomicOrdering::Acquire) == 0 {}
-            if let Some(o) = out.get_mut(thread::index_1d()) { *o = 1; }
-        }
-        sync_threads();
-        // A second test of `tid == 0` is what made the copies worth it to jump threading.
-        if tid == 0 {
-            if let Some(o) = out.get_mut(thread::index_1d()) { *o = unsafe { MESSAGE[0] }; }
-        }
-    }
-
-    /// The bits of `(b as i32) as f32` for a bool decided in a loop (oxide-fuzz 3:467: ptxas
-    /// turned them into the integer 1 when the conversion reached it as `selp` + `cvt`).
-    #[kernel]
-    pub fn bool_bits(x: &[u64], mut out: DisjointSlice<u64>) {
-        let idx = thread::index_1d();
-        let v = x[idx.get() % x.len()];
-        let mut b = v & 2 != 0;
-        for i in (2usize..=5).step_by(2) {
-            if b {
-                continue;
-            }
-            b = v.saturating_add(v) != v.wrapping_shr(i as u32);
-        }
-        if let Some(o) = out.get_mut(idx) { *o = ((b as i32) as f32).to_bits() as u64; }
-    }
-}
-
-fn main() {}
-"#;
-
 const CLUSTER: &str = r#"
 use cuda_device::{DisjointSlice, SharedArray, cluster, cluster_launch, cuda_module, kernel, thread};
 
@@ -258,47 +207,6 @@ fn shared_memory_barriers_and_launch_bounds() {
     }
 }
 
-/// The PTX of every arch of the release-built [`RELEASE_QUIRKS`] crate.
-fn release_quirks() -> &'static [(&'static str, String)] {
-    static BUILT: OnceLock<Vec<(&'static str, String)>> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let project = TempProject::new("e2e-release-quirks", RELEASE_QUIRKS);
-        remove_artifacts("release", &project.crate_name());
-        let out = cargo_oxide(project.path(), &["build", "--release", "--arch", &ARCHS.join(",")]);
-        assert_success(&out, "cargo oxide build --release (e2e-release-quirks)");
-        let crate_name = project.crate_name();
-        ARCHS
-            .iter()
-            .map(|&arch| {
-                let path = device_dir("release")
-                    .join(&crate_name)
-                    .join(files::ptx(&crate_name, Arch::parse(arch).expect("known arch")));
-                (arch, std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display())))
-            })
-            .collect()
-    })
-}
-
-#[test]
-fn bool_to_float_never_reaches_ptxas_as_a_conversion() {
-    for (arch, text) in release_quirks() {
-        let body = entry(text, "bool_bits");
-        assert!(
-            !body.contains("cvt.rn.f32.u32") && !body.contains("cvt.rn.f32.s32"),
-            "{arch}: `.entry bool_bits` converts a 0/1 integer to f32 (ptxas miscompiles that):\n{body}"
-        );
-    }
-}
-
-#[test]
-fn a_barrier_after_branches_stays_one_barrier() {
-    for (arch, text) in release_quirks() {
-        let body = entry(text, "barrier_after_branches");
-        let barriers = body.lines().filter(|l| l.contains("bar.sync") || l.contains("barrier.sync")).count();
-        assert_eq!(barriers, 1, "{arch}: `.entry barrier_after_branches` has {barriers} barriers:\n{body}");
-    }
-}
-
 #[test]
 fn atomics_on_shared_and_global_memory() {
     assert_entry_has(
@@ -389,6 +297,162 @@ fn gpu_printf_formats_are_checked_at_compile_time() {
     assert!(err.contains("`(u32, f32)` cannot be printed by `gpu_printf!`") && at_call(&err), "{err}");
     let err = build_fails("e2e-printf-rust-hex", &program(r#"gpu_printf!("{:x}\n", x)"#), "sm_90");
     assert!(err.contains("need an integer argument"), "{err}");
+    // `{n}` captures `n` (as `format!` does), so the explicit `n` is left over.
     let err = build_fails("e2e-printf-rust-named", &program(r#"gpu_printf!("{n}\n", n)"#), "sm_90");
-    assert!(err.contains("named arguments are not supported") && at_call(&err), "{err}");
+    assert!(err.contains("this argument is never used by the format") && at_call(&err), "{err}");
+    let err = build_fails("e2e-printf-rust-star", &program(r#"gpu_printf!("{:.*}\n", n, x)"#), "sm_90");
+    assert!(err.contains("from arguments") && at_call(&err), "{err}");
+    let err = build_fails("e2e-printf-c-named", &program(r#"gpu_printf!("%u\n", v = n)"#), "sm_90");
+    assert!(err.contains("named arguments need Rust's") && at_call(&err), "{err}");
+}
+
+/// Kernels whose release build must keep a barrier where the source has it, never hand ptxas a
+/// bool-to-float conversion, print with Rust's format syntax as NVIDIA's `gpu_printf!` spells it,
+/// and carry nvcc's `.maxntid x, 1, 1`.
+const RELEASE: &str = r#"
+use cuda_device::{DisjointSlice, SharedArray, cluster, cluster_launch, cuda_module, gpu_printf, kernel, launch_bounds, sync_threads, thread};
+
+#[cuda_module]
+mod kernels {
+    use super::*;
+
+    // rustc's MIR jump threading used to copy `sync_threads(); cluster::sync()` into both arms
+    // of the first `if`, so lane 0 and the other lanes of a warp waited at different `bar.sync`s
+    // (a hang on the GPU).
+    #[kernel]
+    #[cluster_launch(2, 1, 1)]
+    pub fn leader_broadcast(mut out: DisjointSlice<u32>) {
+        static mut SLOT: SharedArray<u32, 1> = SharedArray::UNINIT;
+        let tid = thread::threadIdx_x();
+        if tid == 0 {
+            unsafe { SLOT[0] = cluster::block_rank() * 100 + 42 };
+        }
+        sync_threads();
+        cluster::sync();
+        if tid == 0 {
+            let i = cluster::block_rank() as usize;
+            if i < out.len() {
+                unsafe { *out.get_unchecked_mut(i) = SLOT[0] };
+            }
+        }
+    }
+
+    // A 16-byte-aligned struct copy is one 128-bit load and store, as nvcc makes it for `float4`.
+    #[kernel]
+    pub fn copy_quads(input: &[Quad], mut output: DisjointSlice<Quad>) {
+        let idx = thread::index_1d();
+        let i = idx.get();
+        if let Some(o) = output.get_mut(idx) {
+            *o = input[i];
+        }
+    }
+
+    /// The bits of `(b as i32) as f32` for a bool decided in a loop (oxide-fuzz 3:467: ptxas
+    /// turned them into the integer 1 when the conversion reached it as `selp` + `cvt`).
+    #[kernel]
+    pub fn bool_bits(x: &[u64], mut out: DisjointSlice<u64>) {
+        let idx = thread::index_1d();
+        let v = x[idx.get() % x.len()];
+        let mut b = v & 2 != 0;
+        for i in (2usize..=5).step_by(2) {
+            if b {
+                continue;
+            }
+            b = v.saturating_add(v) != v.wrapping_shr(i as u32);
+        }
+        if let Some(o) = out.get_mut(idx) { *o = ((b as i32) as f32).to_bits() as u64; }
+    }
+
+    #[kernel]
+    #[launch_bounds(128)]
+    pub fn formats(n: u32, neg: i32, big: u64, x: f32, y: f64) {
+        let w = n;
+        gpu_printf!("[{: }|{: }|{:+}|{:-8}|{:08}]\n", n, neg, neg, neg, big);
+        gpu_printf!("[{:>8.3}|{:<8.2e}|{:#x}|{:#o}|{:X}]\n", x, y, n, n, big);
+        gpu_printf!("[{n}|{w}|{v:5}|{0}]\n", n, v = neg);
+    }
+}
+
+#[repr(C, align(16))]
+#[derive(Clone, Copy, cuda_device::DeviceCopy)]
+pub struct Quad([f32; 4]);
+
+fn main() {}
+"#;
+
+fn release_built() -> &'static Built {
+    static BUILT: OnceLock<Built> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let project = TempProject::new("e2e-device-release", RELEASE);
+        remove_artifacts("release", &project.crate_name());
+        let out = cargo_oxide(project.path(), &["build", "--release", "--arch", "sm_90"]);
+        assert_success(&out, "cargo oxide build --release --arch sm_90 (e2e-device-release)");
+        Built { project, archs: &["sm_90"] }
+    })
+}
+
+fn release_ptx() -> String {
+    let crate_name = release_built().project.crate_name();
+    let path = device_dir("release").join(&crate_name).join(files::ptx(&crate_name, Arch::parse("sm_90").unwrap()));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+}
+
+/// The NUL-terminated strings of the PTX's initialised byte arrays (`.b8 name[N] = {37, 117, …}`).
+fn ptx_strings(ptx: &str) -> Vec<String> {
+    ptx.lines()
+        .filter(|l| l.contains(".b8") && l.contains("= {"))
+        .filter_map(|l| {
+            let list = &l[l.find("= {")? + 3..l.rfind('}')?];
+            let bytes: Vec<u8> = list
+                .split(',')
+                .map(|b| b.trim().parse::<u8>().ok())
+                .collect::<Option<Vec<u8>>>()?
+                .into_iter()
+                .take_while(|&b| b != 0)
+                .collect();
+            String::from_utf8(bytes).ok()
+        })
+        .collect()
+}
+
+#[test]
+fn barriers_stay_where_the_source_has_them_in_release_builds() {
+    let ptx = release_ptx();
+    let body = entry(&ptx, "leader_broadcast");
+    assert_eq!(body.matches("bar.sync").count(), 1, "one `sync_threads()`, one `bar.sync`:\n{body}");
+    assert_eq!(body.matches("barrier.cluster.arrive").count(), 1, "one `cluster::sync()`:\n{body}");
+    assert_eq!(body.matches("barrier.cluster.wait").count(), 1, "one `cluster::sync()`:\n{body}");
+}
+
+#[test]
+fn aligned_struct_copies_are_128_bit_accesses() {
+    let ptx = release_ptx();
+    let body = entry(&ptx, "copy_quads");
+    assert!(body.contains("ld.global.nc.v4.b32"), "no 128-bit load:\n{body}");
+    assert!(body.contains("st.global.v4.b32"), "no 128-bit store:\n{body}");
+    assert!(!body.contains("ld.global.nc.b64"), "a 64-bit load is left:\n{body}");
+}
+
+#[test]
+fn bool_to_float_never_reaches_ptxas_as_a_conversion() {
+    let ptx = release_ptx();
+    let body = entry(&ptx, "bool_bits");
+    assert!(
+        !body.contains("cvt.rn.f32.u32") && !body.contains("cvt.rn.f32.s32"),
+        "`.entry bool_bits` converts a 0/1 integer to f32 (ptxas miscompiles that):\n{body}"
+    );
+}
+
+#[test]
+fn launch_bounds_print_as_nvcc_does() {
+    let ptx = release_ptx();
+    assert!(entry(&ptx, "formats").contains(".maxntid 128, 1, 1"), "{}", entry(&ptx, "formats"));
+}
+
+#[test]
+fn rust_formats_become_c_formats() {
+    let strings = ptx_strings(&release_ptx());
+    for expected in ["[% u|% d|%+d|%-8d|%08lu]\n", "[%8.3f|%-8.2e|%#x|%#o|%lX]\n", "[%u|%u|%5d|%u]\n"] {
+        assert!(strings.iter().any(|s| s == expected), "no format string {expected:?} in the PTX: {strings:?}");
+    }
 }

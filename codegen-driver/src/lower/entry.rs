@@ -132,7 +132,9 @@ pub fn define<'tcx>(cx: &CodegenCx<'tcx>, kernel: &KernelRoot<'tcx>) -> KernelIn
             f.fn_attrs.push(format!("\"{HIDDEN_FROM_OPT}nvvm.reqntid\"=\"{x},{y},{z}\""));
         }
         if let Some(lb) = kernel.launch_bounds.as_ref().filter(|_| exact_block.is_none()) {
-            f.fn_attrs.push(format!("\"{HIDDEN_FROM_OPT}nvvm.maxntid\"=\"{}\"", lb.max_threads));
+            // `N,1,1` prints `.maxntid N, 1, 1`, nvcc's spelling of `__launch_bounds__(N)` (the
+            // limit is the product either way; tools that read the PTX look for this form).
+            f.fn_attrs.push(format!("\"{HIDDEN_FROM_OPT}nvvm.maxntid\"=\"{},1,1\"", lb.max_threads));
             if let Some(min) = lb.min_blocks {
                 f.fn_attrs.push(format!("\"nvvm.minctasm\"=\"{min}\""));
             }

@@ -78,6 +78,8 @@ pub fn write(
     let manifest = Manifest {
         format_version: MANIFEST_FORMAT_VERSION,
         crate_name: crate_name.to_string(),
+        // Cargo sets it for every rustc it runs; the crate of a package is that package's bundle.
+        package: std::env::var("CARGO_PKG_NAME").unwrap_or_default(),
         dir: crate_dir.to_string(),
         kernels,
         payloads: owned

@@ -57,6 +57,29 @@ impl LoadedBundle {
     }
 }
 
+/// Another handle to the same loaded module (NVIDIA's loaders return an `Arc<CudaModule>`, which
+/// programs clone); the copy starts with the functions looked up so far.
+impl Clone for LoadedBundle {
+    fn clone(&self) -> Self {
+        let functions = self.functions.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
+        LoadedBundle {
+            module: self.module.clone(),
+            manifest: Arc::clone(&self.manifest),
+            payload_kind: self.payload_kind,
+            payload_arch: self.payload_arch.clone(),
+            functions: Mutex::new(functions),
+        }
+    }
+}
+
+/// The loaded module, for `kernels::from_module(bundle)` (NVIDIA's loaders return the
+/// `Arc<CudaModule>` that `from_module` takes).
+impl From<LoadedBundle> for Arc<Module> {
+    fn from(bundle: LoadedBundle) -> Arc<Module> {
+        Arc::new(bundle.module)
+    }
+}
+
 impl std::fmt::Debug for LoadedBundle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LoadedBundle")

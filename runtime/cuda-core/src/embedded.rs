@@ -35,7 +35,9 @@ use crate::error::DriverError;
 /// ```
 #[derive(Clone, Debug)]
 pub struct OwnedArtifactBundle {
-    /// The crate the kernels belong to (its crate name, `my_kernels`).
+    /// The package the kernels belong to: its Cargo package name (`my-kernels`), as NVIDIA's
+    /// cuda-oxide names bundles; the crate name (`my_kernels`) for a bundle built outside cargo.
+    /// `manifest.crate_name` is always the crate name.
     pub name: String,
     /// The bundle's manifest: kernels, parameters, payloads.
     pub manifest: Manifest,
@@ -139,10 +141,10 @@ pub fn load_embedded_module(ctx: &Arc<CudaContext>, name: &str) -> Result<Loaded
         .load(ctx)
 }
 
-/// The bundle of crate `name` (or of package `name`, whose crate name has `_` for `-`).
+/// The bundle of crate `name` or of package `name` (a package's crate name has `_` for `-`).
 pub(crate) fn find_bundle<'a>(bundles: &'a [OwnedArtifactBundle], name: &str) -> Option<&'a OwnedArtifactBundle> {
     let crate_name = name.replace('-', "_");
-    bundles.iter().find(|b| b.name == name || b.name == crate_name)
+    bundles.iter().find(|b| b.name == name || b.manifest.crate_name == crate_name)
 }
 
 /// Copies of the bundles in the bytes of a bundle section.
@@ -151,7 +153,8 @@ fn owned_bundles(section: &[u8]) -> Result<Vec<OwnedArtifactBundle>, oxide_contr
         .into_iter()
         .map(|bytes| {
             let manifest = Bundle::parse(bytes)?.manifest;
-            Ok(OwnedArtifactBundle { name: manifest.crate_name.clone(), manifest, bytes: bytes.to_vec() })
+            let name = if manifest.package.is_empty() { manifest.crate_name.clone() } else { manifest.package.clone() };
+            Ok(OwnedArtifactBundle { name, manifest, bytes: bytes.to_vec() })
         })
         .collect()
 }
@@ -164,6 +167,19 @@ mod tests {
     fn bundle(name: &str, ptx: &[u8]) -> Vec<u8> {
         let manifest = Manifest::new(name);
         write_bundle(&manifest, &[Payload { kind: PayloadKind::Ptx, sm: 90, bytes: ptx }])
+    }
+
+    #[test]
+    fn a_bundle_is_named_by_its_package_and_found_by_either_name() {
+        let mut manifest = Manifest::new("module_kernels");
+        manifest.package = "module-kernels".into();
+        let section = write_bundle(&manifest, &[Payload { kind: PayloadKind::Ptx, sm: 90, bytes: b"x" }]);
+        let found = owned_bundles(&section).unwrap();
+        assert_eq!(found[0].name, "module-kernels");
+        assert_eq!(found[0].manifest.crate_name, "module_kernels");
+        assert!(find_bundle(&found, "module-kernels").is_some());
+        assert!(find_bundle(&found, "module_kernels").is_some());
+        assert!(find_bundle(&found, "module").is_none());
     }
 
     #[test]

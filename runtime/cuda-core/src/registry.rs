@@ -63,7 +63,8 @@ fn find(key: u64) -> Result<Option<(usize, &'static KernelInfo)>, DriverError> {
 /// of generic kernels it has looked up.
 pub struct EmbeddedKernels {
     ctx: Arc<CudaContext>,
-    /// The module given to `from_module`: every kernel comes from it, none from the bundles.
+    /// The module given to `from_module`: a kernel it holds comes from it; one it lacks from the
+    /// binary's bundle of that kernel (see [`from_module`](Self::from_module)).
     module: Option<Arc<Module>>,
     bundles: Mutex<Vec<Arc<LoadedBundle>>>,
     instances: Mutex<HashMap<u64, Function>>,
@@ -89,6 +90,12 @@ impl EmbeddedKernels {
     /// looked up by the entry name the manifests give its key (the module's own, else the
     /// binary's embedded ones), else by the name the compiler gives a kernel without a clash:
     /// its Rust name, or for an instance of a generic kernel that name and its key.
+    ///
+    /// A kernel the module lacks but the binary embeds comes from the binary's bundle: device
+    /// code is kept per crate (an instance of a generic kernel in the bundle of the crate that
+    /// instantiated it), so a module of one crate — a `<crate>.ptx`, or one bundle's module —
+    /// need not hold every kernel of a `#[cuda_module]`. Only a kernel found in neither is an
+    /// error (`CUDA_ERROR_NOT_FOUND`, as in NVIDIA's cuda-oxide).
     pub fn from_module(module: Arc<Module>) -> EmbeddedKernels {
         EmbeddedKernels {
             ctx: Arc::clone(module.context()),
@@ -118,9 +125,16 @@ impl EmbeddedKernels {
             return Ok(f.clone());
         }
         if let Some(module) = &self.module {
-            let f = function_in_module(module, key, kernel)?;
-            instances.insert(key, f.clone());
-            return Ok(f);
+            match function_in_module(module, key, kernel) {
+                Ok(f) => {
+                    instances.insert(key, f.clone());
+                    return Ok(f);
+                }
+                // Not in the program's module: the binary's own copy, if it embeds one.
+                Err(e @ DriverError::EntryNotFound { .. }) if !matches!(find(key), Ok(Some(_))) => return Err(e),
+                Err(DriverError::EntryNotFound { .. }) => {}
+                Err(e) => return Err(e),
+            }
         }
         let Some((index, info)) = find(key)? else {
             let known = bundles()?.iter().flat_map(|b| b.manifest.kernels.iter().map(|k| k.name.clone())).collect();

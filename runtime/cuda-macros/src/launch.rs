@@ -176,7 +176,9 @@ impl<'k> LaunchSig<'k> {
         let lifetime = &self.op_lifetime;
         match (&p.kind, self.flavor) {
             (ParamKind::Value, _) => {
-                let ty = &p.ty;
+                // `Uniform<T>` (NVIDIA's spelling for a launch-wide value) is `repr(transparent)`
+                // over `T`: the host passes the bare `T`, as NVIDIA's launchers take it.
+                let ty = uniform_inner(&p.ty).unwrap_or(&p.ty);
                 quote!(#name: #ty)
             }
             (ParamKind::RowWidth(e), Flavor::Sync) => quote!(#name: #rt::RowWidth<'_, #e>),
@@ -533,5 +535,19 @@ impl<'k> LaunchSig<'k> {
             ([t], [name]) => (quote!(#t), quote!(#name)),
             _ => (quote!((#(#tys),*)), quote!((#(#names),*))),
         }
+    }
+}
+
+/// `T` of a parameter type spelled `Uniform<T>` (any path ending so, e.g. `cuda_device::Uniform<u32>`).
+fn uniform_inner(ty: &syn::Type) -> Option<&syn::Type> {
+    let syn::Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    if last.ident != "Uniform" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else { return None };
+    match args.args.iter().collect::<Vec<_>>().as_slice() {
+        [syn::GenericArgument::Type(t)] => Some(t),
+        _ => None,
     }
 }

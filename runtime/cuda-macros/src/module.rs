@@ -211,8 +211,8 @@ fn generate(kernels: &[KernelDef], root: bool) -> Vec<Item> {
 
         /// Binds this module's kernels in device code the program loaded itself, e.g. the
         /// `<crate>.ptx` that `cargo oxide build` writes next to `Cargo.toml`:
-        /// `kernels::from_module(ctx.load_module_from_file("app.ptx")?)?`. Fails with
-        /// `CUDA_ERROR_NOT_FOUND` when a kernel of this module is not in it.
+        /// `kernels::from_module(ctx.load_module_from_file("app.ptx")?)?`. A kernel it lacks
+        /// comes from this binary's embedded device code; one in neither is `CUDA_ERROR_NOT_FOUND`.
         pub fn from_module(
             module: impl ::core::convert::Into<::std::sync::Arc<#rt::Module>>,
         ) -> ::core::result::Result<Module, #rt::DriverError> {

@@ -13,10 +13,34 @@ use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Expr, LitStr, Token};
 
-/// `gpu_printf!(format, args…)`.
+/// `gpu_printf!(format, args…)`; an argument may be named (`name = expr`), as in `format!`.
 pub struct PrintfInput {
     format: LitStr,
     args: Vec<Expr>,
+    /// The name of each argument of `args` given as `name = expr`.
+    names: Vec<Option<syn::Ident>>,
+    /// How many arguments the caller wrote; those after them are identifiers a Rust-style
+    /// format captured (`{x}` with no argument named `x`).
+    explicit: usize,
+}
+
+/// One argument: `expr` or `name = expr`.
+struct Arg {
+    name: Option<syn::Ident>,
+    expr: Expr,
+}
+
+impl Parse for Arg {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let name = if input.peek(syn::Ident) && input.peek2(Token![=]) && !input.peek2(Token![==]) {
+            let name: syn::Ident = input.parse()?;
+            input.parse::<Token![=]>()?;
+            Some(name)
+        } else {
+            None
+        };
+        Ok(Arg { name, expr: input.parse()? })
+    }
 }
 
 impl Parse for PrintfInput {
@@ -24,11 +48,26 @@ impl Parse for PrintfInput {
         let format: LitStr = input.parse().map_err(|e| {
             syn::Error::new(e.span(), "gpu_printf! takes a format string literal first, then the arguments")
         })?;
-        let mut args = Vec::new();
+        let mut parsed = Vec::new();
         if input.parse::<Option<Token![,]>>()?.is_some() {
-            args = Punctuated::<Expr, Token![,]>::parse_terminated(input)?.into_iter().collect();
+            parsed = Punctuated::<Arg, Token![,]>::parse_terminated(input)?.into_iter().collect();
         }
-        Ok(PrintfInput { format, args })
+        let mut seen_named = false;
+        for a in &parsed {
+            match &a.name {
+                Some(_) => seen_named = true,
+                None if seen_named => {
+                    return Err(syn::Error::new(
+                        a.expr.span(),
+                        "gpu_printf!: positional arguments cannot follow named arguments",
+                    ));
+                }
+                None => {}
+            }
+        }
+        let explicit = parsed.len();
+        let (names, args) = parsed.into_iter().map(|a| (a.name, a.expr)).unzip();
+        Ok(PrintfInput { format, args, names, explicit })
     }
 }
 
@@ -41,9 +80,19 @@ mod class {
     pub const PTR: u8 = 4;
 }
 
-pub fn expand(input: PrintfInput) -> syn::Result<TokenStream> {
+pub fn expand(mut input: PrintfInput) -> syn::Result<TokenStream> {
     let text = input.format.value();
-    if is_rust_format(&text) { rust_format(&input, &text) } else { c_format(&input, &text) }
+    if is_rust_format(&text) {
+        rust_format(&mut input, &text)
+    } else {
+        if let Some(name) = input.names.iter().flatten().next() {
+            return Err(syn::Error::new(
+                name.span(),
+                "gpu_printf!: a C format (`%d`) takes its arguments by position; named arguments need Rust's `{name}`",
+            ));
+        }
+        c_format(&input, &text)
+    }
 }
 
 /// A Rust-style format has a `{…}` placeholder (`{{` is a literal brace).
@@ -157,9 +206,35 @@ struct Placeholder {
     ty: u8,
 }
 
+/// The arguments a Rust-style format can refer to: by position, by name, or (an identifier no
+/// argument is named) by capturing that identifier, which appends it.
+struct ArgNames<'a> {
+    names: &'a mut Vec<Option<syn::Ident>>,
+    /// Identifiers captured so far, in order (their index is `names.len()` when appended).
+    captured: Vec<syn::Ident>,
+}
+
+impl ArgNames<'_> {
+    fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// The index of the argument named `name`, capturing `name` from the caller's scope when no
+    /// argument has that name (`span`: where the captured identifier resolves).
+    fn resolve(&mut self, name: &str, span: Span) -> usize {
+        if let Some(i) = self.names.iter().position(|n| n.as_ref().is_some_and(|n| n == name)) {
+            return i;
+        }
+        let ident = syn::Ident::new(name, span);
+        self.names.push(Some(ident.clone()));
+        self.captured.push(ident);
+        self.names.len() - 1
+    }
+}
+
 /// Splits a Rust-style format into literal pieces (with `%` escaped for C) and placeholders;
 /// `pieces.len() == placeholders.len() + 1`.
-fn rust_pieces(lit: &LitStr, text: &str, args: usize) -> syn::Result<(Vec<String>, Vec<Placeholder>)> {
+fn rust_pieces(lit: &LitStr, text: &str, args: &mut ArgNames<'_>) -> syn::Result<(Vec<String>, Vec<Placeholder>)> {
     let mut pieces = vec![String::new()];
     let mut holders = Vec::new();
     let mut next_arg = 0;
@@ -194,16 +269,20 @@ fn rust_pieces(lit: &LitStr, text: &str, args: usize) -> syn::Result<(Vec<String
     Ok((pieces, holders))
 }
 
-fn placeholder(lit: &LitStr, inner: &str, next_arg: &mut usize, args: usize) -> syn::Result<Placeholder> {
+fn placeholder(lit: &LitStr, inner: &str, next_arg: &mut usize, names: &mut ArgNames<'_>) -> syn::Result<Placeholder> {
     let (position, spec) = inner.split_once(':').unwrap_or((inner, ""));
+    let position = position.trim();
     let arg = if position.is_empty() {
         *next_arg += 1;
         *next_arg - 1
+    } else if let Ok(i) = position.parse::<usize>() {
+        i
+    } else if syn::parse_str::<syn::Ident>(position).is_ok() {
+        names.resolve(position, lit.span())
     } else {
-        position.parse::<usize>().map_err(|_| {
-            error(lit, format!("`{{{inner}}}`: named arguments are not supported; use `{{}}` or a position `{{0}}`"))
-        })?
+        return Err(error(lit, format!("`{{{inner}}}`: `{position}` is neither a position nor an identifier")));
     };
+    let args = names.len();
     if arg >= args {
         return Err(error(
             lit,
@@ -235,10 +314,19 @@ fn placeholder(lit: &LitStr, inner: &str, next_arg: &mut usize, args: usize) -> 
         Some('^') => return Err(bad("centred alignment is not supported on the device")),
         _ => {}
     }
+    // Sign: `+` as in Rust. Rust accepts and ignores `-`; NVIDIA's gpu_printf! gives it C's
+    // meaning (left-justify, `{:-8}`), and so do we. A space (`{: }`, C's `% d`: a blank before
+    // positive numbers) is not Rust syntax but NVIDIA's accepts it.
     if let Some(r) = s.strip_prefix('+') {
         flags.push('+');
         s = r;
     } else if let Some(r) = s.strip_prefix('-') {
+        if !flags.contains('-') {
+            flags.push('-');
+        }
+        s = r;
+    } else if let Some(r) = s.strip_prefix(' ') {
+        flags.push(' ');
         s = r;
     }
     if let Some(r) = s.strip_prefix('#') {
@@ -253,14 +341,15 @@ fn placeholder(lit: &LitStr, inner: &str, next_arg: &mut usize, args: usize) -> 
     let w = digits(s);
     let width = if w > 0 { s[..w].parse().map_err(|_| bad("width too large"))? } else { 0 };
     s = &s[w..];
-    if s.starts_with('$') {
-        return Err(bad("widths from arguments (`N$`) are not supported on the device"));
+    if s.contains('$') || s.contains(".*") {
+        // C's `*` would need an `int` argument pushed before the value; not worth the surprise.
+        return Err(bad(
+            "widths and precisions from arguments (`N$`, `name$`, `.*`) are not supported on the device; \
+             write the number into the format",
+        ));
     }
     let mut precision = u32::MAX;
     if let Some(r) = s.strip_prefix('.') {
-        if r.starts_with('*') {
-            return Err(bad("precisions from arguments (`.*`) are not supported on the device"));
-        }
         let p = digits(r);
         if p == 0 {
             return Err(bad("a `.` must be followed by the precision"));
@@ -282,11 +371,14 @@ fn placeholder(lit: &LitStr, inner: &str, next_arg: &mut usize, args: usize) -> 
 }
 
 /// Rust-style format: the C format is assembled at compile time from the argument types.
-fn rust_format(input: &PrintfInput, text: &str) -> syn::Result<TokenStream> {
-    let lit = &input.format;
-    let (pieces, holders) = rust_pieces(lit, text, input.args.len())?;
+fn rust_format(input: &mut PrintfInput, text: &str) -> syn::Result<TokenStream> {
+    let lit = input.format.clone();
+    let mut names = ArgNames { names: &mut input.names, captured: Vec::new() };
+    let (pieces, holders) = rust_pieces(&lit, text, &mut names)?;
+    let captured = std::mem::take(&mut names.captured);
+    input.args.extend(captured.into_iter().map(|ident| -> Expr { syn::parse_quote!(#ident) }));
     let used: std::collections::BTreeSet<usize> = holders.iter().map(|h| h.arg).collect();
-    if let Some(unused) = (0..input.args.len()).find(|i| !used.contains(i)) {
+    if let Some(unused) = (0..input.explicit).find(|i| !used.contains(i)) {
         return Err(syn::Error::new(
             input.args[unused].span(),
             "gpu_printf!: this argument is never used by the format",
@@ -354,14 +446,52 @@ mod tests {
     #[test]
     fn rust_placeholders() {
         let l = lit("");
-        let (pieces, h) = rust_pieces(&l, "a {} b {:#08.3x} c {1:<5} 100% {{}}", 2).unwrap();
-        assert_eq!(pieces, ["a ", " b ", " c ", " 100%% {}"]);
+        let pieces = |text: &str, n: usize| {
+            let mut names = vec![None; n];
+            let mut args = ArgNames { names: &mut names, captured: Vec::new() };
+            rust_pieces(&l, text, &mut args)
+        };
+        let (p, h) = pieces("a {} b {:#08.3x} c {1:<5} 100% {{}}", 2).unwrap();
+        assert_eq!(p, ["a ", " b ", " c ", " 100%% {}"]);
         assert_eq!((h[0].arg, h[0].ty), (0, b'?'));
         assert_eq!((h[1].arg, h[1].flags.as_str(), h[1].width, h[1].precision, h[1].ty), (1, "#0", 8, 3, b'x'));
         assert_eq!((h[2].arg, h[2].flags.as_str(), h[2].width), (1, "-", 5));
-        assert!(rust_pieces(&l, "{name}", 1).unwrap_err().to_string().contains("named arguments"));
-        assert!(rust_pieces(&l, "{} {}", 1).unwrap_err().to_string().contains("refers to argument 1"));
-        assert!(rust_pieces(&l, "{:b}", 1).unwrap_err().to_string().contains("binary"));
-        assert!(rust_pieces(&l, "{", 1).unwrap_err().to_string().contains("unclosed"));
+        assert!(pieces("{} {}", 1).unwrap_err().to_string().contains("refers to argument 1"));
+        assert!(pieces("{:b}", 1).unwrap_err().to_string().contains("binary"));
+        assert!(pieces("{", 1).unwrap_err().to_string().contains("unclosed"));
+        assert!(pieces("{:1$}", 2).unwrap_err().to_string().contains("from arguments"));
+        assert!(pieces("{:.*}", 2).unwrap_err().to_string().contains("from arguments"));
+        assert!(pieces("{:^5}", 1).unwrap_err().to_string().contains("centred"));
+    }
+
+    #[test]
+    fn rust_sign_flags_as_nvidia_spells_them() {
+        let l = lit("");
+        let one = |text: &str| {
+            let mut names = vec![None];
+            let mut args = ArgNames { names: &mut names, captured: Vec::new() };
+            let (_, h) = rust_pieces(&l, text, &mut args).unwrap();
+            (h[0].flags.clone(), h[0].width, h[0].precision)
+        };
+        assert_eq!(one("{:+}"), ("+".to_string(), 0, u32::MAX));
+        assert_eq!(one("{: }"), (" ".to_string(), 0, u32::MAX));
+        assert_eq!(one("{:-8}"), ("-".to_string(), 8, u32::MAX));
+        assert_eq!(one("{:08}"), ("0".to_string(), 8, u32::MAX));
+        assert_eq!(one("{:>8.3}"), (String::new(), 8, 3));
+        assert_eq!(one("{: <6}"), ("-".to_string(), 6, u32::MAX));
+        assert_eq!(one("{:#x}").0, "#");
+    }
+
+    #[test]
+    fn named_and_captured_arguments() {
+        let l = lit("");
+        let mut names = vec![None, Some(syn::Ident::new("w", Span::call_site()))];
+        let mut args = ArgNames { names: &mut names, captured: Vec::new() };
+        let (_, h) = rust_pieces(&l, "{} {w} {x} {w} {x}", &mut args).unwrap();
+        let idx: Vec<usize> = h.iter().map(|h| h.arg).collect();
+        // `w` is the named argument; `x` is captured once, as a third argument.
+        assert_eq!(idx, [0, 1, 2, 1, 2]);
+        assert_eq!(args.captured.iter().map(|i| i.to_string()).collect::<Vec<_>>(), ["x"]);
+        assert!(rust_pieces(&l, "{1x}", &mut args).unwrap_err().to_string().contains("neither a position"));
     }
 }

@@ -2,8 +2,10 @@
 //! block fills a `SharedArray`, the cluster synchronizes (`barrier.cluster`), and each block reads
 //! its neighbour's (rank + 1 mod 4) shared memory through `mapa`. Launched through the typed
 //! method and through `cuda_launch!` with `cluster_dim`; both outputs compared with the CPU.
+//! Last, `leader_broadcast`: barriers between two `if tid == 0` blocks, which a release build
+//! once duplicated into both arms of the first (the warp then hung at two different `bar.sync`s).
 use cuda_core::{CudaContext, DeviceBuffer, LaunchConfig};
-use cuda_device::{DisjointSlice, SharedArray, cluster, cluster_launch, cuda_module, kernel, thread};
+use cuda_device::{DisjointSlice, SharedArray, cluster, cluster_launch, cuda_module, kernel, sync_threads, thread};
 use cuda_host::cuda_launch;
 
 #[path = "../../harness.rs"]
@@ -40,6 +42,28 @@ mod kernels {
         }
         if let Some(r) = ranks.get_mut(idx) {
             *r = rank * 100 + blocks;
+        }
+    }
+
+    /// `out[block]` = `rank * 100 + 42`, written by thread 0 into shared memory before both
+    /// barriers and read back by thread 0 after them (NVIDIA's cluster example, test 2).
+    #[kernel]
+    #[cluster_launch(4, 1, 1)]
+    pub fn leader_broadcast(mut out: DisjointSlice<u32>) {
+        static mut SLOT: SharedArray<u32, 1> = SharedArray::UNINIT;
+        let tid = thread::threadIdx_x();
+        if tid == 0 {
+            // SAFETY: one writer (thread 0); the others pass the barriers without touching it.
+            unsafe { SLOT[0] = cluster::block_rank() * 100 + 42 };
+        }
+        sync_threads();
+        cluster::sync();
+        if tid == 0 {
+            let block = thread::blockIdx_x() as usize;
+            if block < out.len() {
+                // SAFETY: one thread per block writes element `block`; read after the barrier.
+                unsafe { *out.get_unchecked_mut(block) = SLOT[0] };
+            }
         }
     }
 }
@@ -109,6 +133,19 @@ fn main() {
         ck(launched, "cuda_launch! neighbour")?;
         ck(stream.synchronize(), "synchronize after cuda_launch! neighbour")?;
         check(&ck(out_dev.to_host_vec(&stream), "out back")?, &ck(ranks_dev.to_host_vec(&stream), "ranks back")?, &x)
+    });
+
+    // 3. Barriers between two `if tid == 0` (a hang here is the duplicated-barrier bug).
+    report.check("leader_broadcast", || {
+        let mut out_dev = ck(DeviceBuffer::from_host(&stream, &vec![u32::MAX; BLOCKS]), "poison out")?;
+        let config = LaunchConfig { grid_dim: (BLOCKS as u32, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 };
+        ck(module.leader_broadcast(&stream, config, &mut out_dev), "launch leader_broadcast")?;
+        ck(stream.synchronize(), "synchronize after leader_broadcast")?;
+        let out = ck(out_dev.to_host_vec(&stream), "out back")?;
+        match (0..BLOCKS).find(|&b| out[b] != (b % 4) as u32 * 100 + 42) {
+            None => Ok(()),
+            Some(b) => Err(format!("block {b}: gpu {} cpu {}", out[b], (b % 4) as u32 * 100 + 42)),
+        }
     });
 
     report.finish()

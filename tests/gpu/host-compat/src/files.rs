@@ -9,7 +9,7 @@ use cuda_core::oxide_contract::manifest::PayloadKind;
 use cuda_core::{Module, sys};
 
 use crate::harness::{Lcg, Report, ck};
-use crate::{CRATE, Env, check_vecadd};
+use crate::{CRATE, Env, PACKAGE, check_vecadd};
 
 const N: usize = 100_003;
 
@@ -24,7 +24,13 @@ fn scratch_dir() -> Result<PathBuf, String> {
 fn own_bundle() -> Result<cuda_core::embedded::OwnedArtifactBundle, String> {
     let bundles = ck(cuda_core::embedded::artifact_bundles_from_current_exe(), "artifact_bundles_from_current_exe")?;
     let names: Vec<&str> = bundles.iter().map(|b| b.name.as_str()).collect();
-    bundles.iter().find(|b| b.name == CRATE).cloned().ok_or_else(|| format!("no bundle `{CRATE}` among {names:?}"))
+    let own = bundles.iter().find(|b| b.manifest.crate_name == CRATE).cloned();
+    let own = own.ok_or_else(|| format!("no bundle of crate `{CRATE}` among {names:?}"))?;
+    // As NVIDIA's cuda-oxide names bundles: by the Cargo package (`-`), not the crate (`_`).
+    if own.name != PACKAGE {
+        return Err(format!("the bundle of crate `{CRATE}` is named `{}`, not its package `{PACKAGE}`", own.name));
+    }
+    Ok(own)
 }
 
 pub fn checks(report: &mut Report, rng: &mut Lcg, env: &Env) {

@@ -57,6 +57,8 @@ mod kernels {
 
 /// This crate's name, under which its device code is embedded and written to `<crate>.ptx`.
 pub const CRATE: &str = "gpu_host_compat";
+/// Its package, which names its bundle in `artifact_bundles_from_current_exe`.
+pub const PACKAGE: &str = "gpu-host-compat";
 
 /// Everything the checks share.
 pub struct Env {
