@@ -227,7 +227,10 @@ pub fn intrinsic_need(name: &str) -> Option<ArchNeed> {
     if name.starts_with("ldmatrix_") {
         return need(75, false);
     }
-    if name.starts_with("mma_") || matches!(name, "mbarrier_init" | "mbarrier_inval" | "mbarrier_arrive") {
+    if name.starts_with("mma_")
+        || name.starts_with("cp_async_mbarrier_")
+        || matches!(name, "mbarrier_init" | "mbarrier_inval" | "mbarrier_arrive" | "mbarrier_test_wait")
+    {
         return need(80, false);
     }
     if name.starts_with("stmatrix_")
@@ -296,6 +299,13 @@ mod tests {
         assert_eq!(mma.to_string(), "sm_80 or newer");
         assert!(!intrinsic_need("mbarrier_try_wait_parity").unwrap().met_by(a("sm_80")));
         assert!(intrinsic_need("mbarrier_arrive").unwrap().met_by(a("sm_80")));
+        for sm80 in ["mbarrier_test_wait", "cp_async_mbarrier_arrive", "cp_async_mbarrier_arrive_noinc"] {
+            assert!(intrinsic_need(sm80).unwrap().met_by(a("sm_80")), "{sm80}");
+        }
+        for sm90 in ["mbarrier_try_wait", "mbarrier_arrive_cluster"] {
+            let need = intrinsic_need(sm90).unwrap();
+            assert!(!need.met_by(a("sm_80")) && need.met_by(a("sm_90")), "{sm90}");
+        }
         assert_eq!(intrinsic_need("sync_threads"), None);
     }
 

@@ -1,4 +1,5 @@
-//! mbarrier (shared-memory barriers with arrival and transaction counts), `fence.proxy.async`,
+//! mbarrier (shared-memory barriers with arrival and transaction counts, arrivals of `cp.async`
+//! copies and of other blocks of a cluster), `fence.proxy.async`,
 //! `elect.sync` and `setmaxnreg`: the synchronisation of TMA/wgmma producer–consumer kernels.
 
 use rustc_codegen_ssa::traits::*;
@@ -40,6 +41,24 @@ pub fn build<'tcx>(bx: &mut Builder<'_, 'tcx>, name: &str, instance: Instance<'t
             let (b, parity) = (bar(bx), bx.get_param(1));
             let text = "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2; selp.u32 $0, 1, 0, p; }";
             asm::call(bx, &[i32t], text, "=r,r,r", &[b, parity], mem)
+        }
+        "mbarrier_try_wait" | "mbarrier_test_wait" => {
+            // `try_wait` may suspend the thread a while (sm_90); `test_wait` answers at once (sm_80).
+            let (b, state) = (bar(bx), bx.get_param(1));
+            let op = if name == "mbarrier_try_wait" { "try_wait" } else { "test_wait" };
+            let text = format!("{{ .reg .pred p; mbarrier.{op}.shared::cta.b64 p, [$1], $2; selp.u32 $0, 1, 0, p; }}");
+            asm::call(bx, &[i32t], &text, "=r,r,l", &[b, state], mem)
+        }
+        "mbarrier_arrive_cluster" => {
+            // The operand is already a `shared::cluster` address (of this or another block).
+            let addr = bx.get_param(0);
+            asm::call(bx, &[], "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [$0];", "r", &[addr], mem)
+        }
+        "cp_async_mbarrier_arrive" | "cp_async_mbarrier_arrive_noinc" => {
+            let b = bar(bx);
+            let noinc = if name.ends_with("_noinc") { ".noinc" } else { "" };
+            let text = format!("cp.async.mbarrier.arrive{noinc}.shared::cta.b64 [$0];");
+            asm::call(bx, &[], &text, "r", &[b], mem)
         }
         "fence_proxy_async_shared_cta" => asm::call(bx, &[], "fence.proxy.async.shared::cta;", "", &[], mem),
         "fence_mbarrier_init_release_cluster" => {
