@@ -18,7 +18,7 @@ mod kernels {
 }
 
 #[constant]
-static OFFSET: f32 = 0.5; //~ ERROR ConstantStatic
+static OFFSET: f32 = 0.5; //~ ERROR is not constant memory
 
 fn main() {
     let _ = kernels::load;

@@ -118,6 +118,11 @@ impl<T: ConstantMemoryValue> ConstantMemory<T> {
 
 /// The types a `#[constant]` static may have: [`ConstantMemory<T>`], whose host-side value is
 /// `T` (the generated `set_<name>` methods take `&Value`).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not constant memory: a #[constant] static has the type `ConstantMemory<T>`",
+    label = "not `ConstantMemory<T>`",
+    note = "declare it as `static NAME: ConstantMemory<{Self}> = ConstantMemory::UNINIT;` and read it with `NAME.get()`"
+)]
 pub trait ConstantStatic {
     /// What the host writes.
     type Value: ConstantMemoryValue;

@@ -147,6 +147,13 @@ pub unsafe fn mma_f16<const R: usize>(acc: &mut Accumulator<R>, desc_a: u64, des
 /// swizzle ([`Swizzle::B32`]) in the PTX encoding, whatever the name suggests elsewhere; for
 /// other layouts build the descriptor with [`descriptor`].
 ///
+/// ```
+/// use cuda_device::wgmma::{Swizzle, descriptor};
+/// // What `make_smem_desc` returns for a tile at shared-window offset 0x1230:
+/// let addr = 0x1230u32;
+/// assert_eq!(descriptor(addr, 128, 128, Swizzle::B32), ((addr as u64 >> 4) & 0x3fff) | 0xC000_0008_0008_0000);
+/// ```
+///
 /// # Safety
 /// `ptr` points into this block's shared memory.
 #[inline(always)]
