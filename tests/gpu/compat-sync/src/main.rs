@@ -9,7 +9,7 @@
 //! - `mbarrier_arrive_cluster` on block 0's barrier from every block of a 4-block cluster, with
 //!   block 0 waiting by parity, round after round.
 #![allow(static_mut_refs)]
-use cuda_core::{CudaContext, DeviceBuffer, LaunchConfig};
+use cuda_core::{DeviceBuffer, LaunchConfig};
 use cuda_device::async_copy::{cp_async_ca_4, cp_async_mbarrier_arrive, cp_async_mbarrier_arrive_noinc};
 use cuda_device::barrier::{
     Barrier, mbarrier_arrive, mbarrier_arrive_cluster, mbarrier_init, mbarrier_inval, mbarrier_try_wait,
