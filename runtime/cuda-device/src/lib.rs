@@ -24,7 +24,7 @@
 //! | [`matrix`] | 2D views of slices that check their bounds once |
 //! | [`half`] | `bf16`, packed `F16x2`/`Bf16x2` (Rust's `f16` needs `#![feature(f16)]`) |
 //! | [`async_copy`] | `cp.async` global → shared copies with commit/wait groups (sm_80) |
-//! | [`constant`] | [`ConstantMemory`] statics in `.const` |
+//! | [`constant`](mod@constant) | [`ConstantMemory`] statics in `.const` (NVIDIA's `#[constant]` marks them) |
 //! | [`mma`] | tensor cores per warp: `mma.sync` (bf16/f16 m16n8k16, tf32 m16n8k8) with typed fragments, `ldmatrix`/`stmatrix` |
 //! | [`wgmma`] | tensor cores per warpgroup (sm_90a): `wgmma.mma_async`, shared-memory matrix descriptors |
 //! | [`barrier`] | NVIDIA cuda-oxide's mbarrier names: a [`barrier::Barrier`] static and free functions over it |
