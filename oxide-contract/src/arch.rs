@@ -211,6 +211,15 @@ impl ArchNeed {
     }
 }
 
+impl ArchNeed {
+    /// The lowest PTX ISA that has the instruction: 8.0 for the sm_90 families (TMA, mbarrier
+    /// transaction counts and `try_wait`, cluster-scoped arrivals, `fence.proxy.async`,
+    /// `elect.sync`, wgmma), the ISA of `sm_80` (7.0) for the older ones.
+    pub fn min_ptx_isa(self) -> (u32, u32) {
+        if self.min_sm >= 90 { (8, 0) } else { (7, 0) }
+    }
+}
+
 impl fmt::Display for ArchNeed {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.arch_specific { write!(f, "sm_{}a", self.min_sm) } else { write!(f, "sm_{} or newer", self.min_sm) }
@@ -227,7 +236,10 @@ pub fn intrinsic_need(name: &str) -> Option<ArchNeed> {
     if name.starts_with("ldmatrix_") {
         return need(75, false);
     }
-    if name.starts_with("mma_") || matches!(name, "mbarrier_init" | "mbarrier_inval" | "mbarrier_arrive") {
+    if name.starts_with("mma_")
+        || name.starts_with("cp_async_mbarrier_")
+        || matches!(name, "mbarrier_init" | "mbarrier_inval" | "mbarrier_arrive" | "mbarrier_test_wait")
+    {
         return need(80, false);
     }
     if name.starts_with("stmatrix_")
@@ -296,6 +308,17 @@ mod tests {
         assert_eq!(mma.to_string(), "sm_80 or newer");
         assert!(!intrinsic_need("mbarrier_try_wait_parity").unwrap().met_by(a("sm_80")));
         assert!(intrinsic_need("mbarrier_arrive").unwrap().met_by(a("sm_80")));
+        for sm80 in ["mbarrier_test_wait", "cp_async_mbarrier_arrive", "cp_async_mbarrier_arrive_noinc"] {
+            assert!(intrinsic_need(sm80).unwrap().met_by(a("sm_80")), "{sm80}");
+        }
+        for sm90 in ["mbarrier_try_wait", "mbarrier_arrive_cluster"] {
+            let need = intrinsic_need(sm90).unwrap();
+            assert!(!need.met_by(a("sm_80")) && need.met_by(a("sm_90")), "{sm90}");
+            // `sm_90` alone is ISA 7.8, which lacks these forms.
+            assert_eq!(need.min_ptx_isa(), (8, 0));
+            assert!(a("sm_90").min_ptx_isa() < need.min_ptx_isa());
+        }
+        assert_eq!(intrinsic_need("mbarrier_test_wait").unwrap().min_ptx_isa(), (7, 0));
         assert_eq!(intrinsic_need("sync_threads"), None);
     }
 

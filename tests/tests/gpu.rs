@@ -191,6 +191,14 @@ fn launch_contract() {
     build_and_run("launch-contract");
 }
 
+/// NVIDIA cuda-oxide's names: `#[constant]` setters, `barrier::*` mbarriers (token, parity and
+/// cluster arrivals), `cp.async.mbarrier.arrive` (sm_90).
+#[test]
+#[ignore = "needs a CUDA GPU (sm_90)"]
+fn compat_sync() {
+    build_and_run("compat-sync");
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn host_compat() {

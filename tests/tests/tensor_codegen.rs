@@ -251,9 +251,9 @@ fn mbarrier_fences_and_elect() {
         &ptx(),
         "barriers",
         &[
-            "mbarrier.init.shared::cta.b64",
+            "mbarrier.init.shared.b64",
             "fence.mbarrier_init.release.cluster",
-            "mbarrier.arrive.shared::cta.b64",
+            "mbarrier.arrive.shared.b64",
             "mbarrier.arrive.expect_tx.shared::cta.b64",
             "mbarrier.try_wait.parity.shared::cta.b64",
             "fence.proxy.async.shared::cta",

@@ -44,6 +44,9 @@ pub struct CodegenCx<'tcx> {
     pub inlined_spans: RefCell<FxHashMap<Span, Span>>,
     /// Instances with no device body, left as declarations (symbol name, instance).
     pub unavailable: RefCell<Vec<(String, Instance<'tcx>)>>,
+    /// The lowest PTX ISA the intrinsics used so far need (`ArchNeed::min_ptx_isa`); the PTX is
+    /// emitted at this ISA or the arch's own lowest, whichever is higher.
+    pub ptx_isa_floor: std::cell::Cell<(u32, u32)>,
     /// The errors reported so far (see `errors.rs`).
     pub reports: Reports<'tcx>,
     /// Debug information state, unless the build asked for none (`debuginfo.rs`).
@@ -86,6 +89,7 @@ impl<'tcx> CodegenCx<'tcx> {
             vtables: Default::default(),
             inlined_spans: Default::default(),
             unavailable: Default::default(),
+            ptx_isa_floor: Default::default(),
             reports: Default::default(),
             debug,
             exports: Default::default(),

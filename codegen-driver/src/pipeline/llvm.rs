@@ -5,7 +5,6 @@ use std::path::PathBuf;
 
 use oxide_contract::arch::Arch;
 use oxide_contract::config::{DeviceDebugInfo, ToolPaths};
-use oxide_contract::limits;
 use oxide_contract::naming::files;
 
 use super::deferred_traps;
@@ -185,19 +184,20 @@ pub fn optimize(
     Ok(Optimized { path: opt_ll, text, optimized_reference })
 }
 
-/// `llc` for one arch, at the lowest PTX ISA that targets it → `<crate>.<arch>.ptx`.
+/// `llc` for one arch, at the lowest PTX ISA that targets it and is at least `isa_floor` →
+/// `<crate>.<arch>.ptx`.
 pub fn llc(
     tools: &ToolPaths,
     work: &WorkDir,
     crate_name: &str,
     optimized: &Optimized,
     arch: Arch,
-    large_params: bool,
+    isa_floor: (u32, u32),
     debuginfo: DeviceDebugInfo,
 ) -> Result<PathBuf, ToolError> {
     let ptx = work.path(&files::ptx(crate_name, arch));
     let cpu = format!("-mcpu={arch}");
-    let (maj, min) = ptx_isa(arch, large_params);
+    let (maj, min) = arch.min_ptx_isa().max(isa_floor);
     let isa = format!("-mattr=+ptx{maj}{min}");
     // Fusion follows the `contract` flags the lowering put on the user's arithmetic.
     let contract = "-fp-contract=on";
@@ -226,13 +226,6 @@ pub fn assemble(tools: &ToolPaths, work: &WorkDir, crate_name: &str, ir: &str) -
     let bc = work.path(&format!("{crate_name}.host.bc"));
     run(&tools.llvm_link, &[ll.as_os_str(), "-o".as_ref(), bc.as_os_str()], &ll)?;
     super::tools::read(&bc)
-}
-
-/// The PTX ISA to emit for `arch`: the lowest that targets it, or, when a kernel's parameters
-/// exceed the classic 4 KB, at least the ISA whose parameter space is 32,764 bytes.
-fn ptx_isa(arch: Arch, large_params: bool) -> (u32, u32) {
-    let lowest = arch.min_ptx_isa();
-    if large_params { lowest.max(limits::LARGE_PARAMS_PTX_ISA) } else { lowest }
 }
 
 /// Names of functions still called or referenced in the optimised module (declarations aside).

@@ -235,6 +235,7 @@ fn run<'tcx>(
     let large_params = kernels
         .iter()
         .any(|k| lower::check::param_bytes(cx.tcx, k) > oxide_contract::limits::CLASSIC_KERNEL_PARAM_BYTES);
+    let param_isa = if large_params { oxide_contract::limits::LARGE_PARAMS_PTX_ISA } else { (0, 0) };
     let (optimized, mut infos, work) = progress.run(Task::Lower, || {
         let infos = lower::lower(cx, kernels, crate_in.exports);
         if cx.failed() {
@@ -269,6 +270,9 @@ fn run<'tcx>(
         Ok((optimized, infos, work))
     })?;
 
+    // Large parameter spaces and some instructions (sm_90's TMA and mbarrier forms) need a newer
+    // PTX ISA than the lowest that targets the arch.
+    let isa_floor = param_isa.max(cx.ptx_isa_floor.get());
     let mut built = Built::default();
     let mut bundle = Vec::new();
     let nvvm_ir = tasks.iter().any(|t| matches!(t, Task::Ltoir(_))).then(|| link::nvvm_ir(&optimized.text));
@@ -277,10 +281,9 @@ fn run<'tcx>(
         progress.run(task, || -> Result<(), Stop> {
             match task {
                 Task::Lower => {}
-                Task::Ptx(arch) => built.ptx.push((
-                    arch,
-                    llvm::llc(tools, &work, crate_name, &optimized, arch, large_params, config.debuginfo)?,
-                )),
+                Task::Ptx(arch) => built
+                    .ptx
+                    .push((arch, llvm::llc(tools, &work, crate_name, &optimized, arch, isa_floor, config.debuginfo)?)),
                 Task::Cubin(arch) => {
                     let ptx = built.ptx_for(arch).cloned().unwrap_or_default();
                     built.cubins.push((arch, cuda::ptxas(tools, &work, crate_name, &ptx, arch, config.debuginfo)?));

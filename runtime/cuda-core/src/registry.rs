@@ -16,6 +16,7 @@ use crate::bundle::LoadedBundle;
 use crate::context::CudaContext;
 use crate::error::DriverError;
 use crate::module::{Function, Module};
+use cudarc::driver::sys::CUresult;
 
 unsafe extern "C" {
     #[link_name = "__start_cuda_oxide_bundles"]
@@ -199,6 +200,41 @@ impl EmbeddedKernels {
             kept.push(loaded);
         }
         Ok(f)
+    }
+
+    /// Writes `value` into the `ConstantMemory` static named `static_name` (`#[cuda_module]`'s
+    /// generated `set_<name>`), queued on `stream`: in the module given to
+    /// [`from_module`](Self::from_module), else in every bundle of this binary whose device code
+    /// has it (each crate whose kernels read the static has its own copy). The bundles written
+    /// stay loaded with this value for this module's kernels. A static no kernel reads has no
+    /// device copy, and writing it does nothing; a value whose size differs from the static's
+    /// is an error.
+    pub fn write_constant<T: crate::DeviceCopy>(
+        &self,
+        stream: &crate::CudaStream,
+        static_name: &str,
+        value: &T,
+    ) -> Result<(), DriverError> {
+        let symbol = oxide_contract::naming::constant_symbol(static_name);
+        // `Ok(false)`: this device code has no such global.
+        let write = |module: &Module| match module.global(&symbol) {
+            Ok(_) => module.write_global(stream, &symbol, value).map(|()| true),
+            Err(e) if e.code() == Some(CUresult::CUDA_ERROR_NOT_FOUND as u32) => Ok(false),
+            Err(e) => Err(e),
+        };
+        if let Some(module) = &self.module {
+            return write(module).map(drop);
+        }
+        for index in 0..bundles()?.len() {
+            let loaded = self.ctx.embedded_bundle(index, || LoadedBundle::load(&self.ctx, &bundles()?[index]))?;
+            if write(loaded.module())? {
+                let mut kept = self.bundles.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                if !kept.iter().any(|b| Arc::ptr_eq(b, &loaded)) {
+                    kept.push(loaded);
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The context the kernels are loaded on.

@@ -35,6 +35,7 @@
 //! # fn main() {}
 //! ```
 
+use crate::barrier::Barrier;
 use crate::intrinsics;
 
 /// Copies 4 bytes from global `src` to shared `dst`, cached in L1 (`cp.async.ca … 4`).
@@ -133,4 +134,55 @@ pub fn wait_group<const N: u32>() {
 #[inline(always)]
 pub fn cp_async_wait_all() {
     intrinsics::cp_async_wait_all()
+}
+
+/// `cp.async.mbarrier.arrive`: one arrival on `barrier` when every `cp.async` this thread
+/// started before it has completed (sm_80). The barrier's pending count is raised first, so the
+/// count given to `mbarrier_init` does not include this arrival: a thread that also arrives
+/// itself completes the phase only once its copies have landed.
+///
+/// ```ignore
+/// mbarrier_init(&raw mut BAR, 1);
+/// cp_async_ca_4(dst, src);
+/// cp_async_mbarrier_arrive(&raw mut BAR);
+/// let token = mbarrier_arrive(&raw const BAR); // completes once the copy is done
+/// mbarrier_wait(&raw const BAR, token);
+/// ```
+///
+/// # Safety
+/// `barrier` is an initialised [`Barrier`] of this block.
+#[inline(always)]
+pub unsafe fn cp_async_mbarrier_arrive(barrier: *mut Barrier) {
+    intrinsics::cp_async_mbarrier_arrive(barrier.cast())
+}
+
+/// `cp.async.mbarrier.arrive.noinc`: as [`cp_async_mbarrier_arrive`], but the arrival counts
+/// towards the count given to `mbarrier_init` (a thread that also arrives itself needs 2).
+///
+/// # Safety
+/// As [`cp_async_mbarrier_arrive`].
+#[inline(always)]
+pub unsafe fn cp_async_mbarrier_arrive_noinc(barrier: *mut Barrier) {
+    intrinsics::cp_async_mbarrier_arrive_noinc(barrier.cast())
+}
+
+/// [`cp_async_mbarrier_arrive`] with the barrier's `.shared::cta` address spelled out; a
+/// [`Barrier`] is always in shared memory, so this is the same instruction (NVIDIA's crate has
+/// both names).
+///
+/// # Safety
+/// As [`cp_async_mbarrier_arrive`].
+#[inline(always)]
+pub unsafe fn cp_async_mbarrier_arrive_shared(barrier: *mut Barrier) {
+    intrinsics::cp_async_mbarrier_arrive(barrier.cast())
+}
+
+/// [`cp_async_mbarrier_arrive_noinc`] with the `.shared::cta` address spelled out (the same
+/// instruction, see [`cp_async_mbarrier_arrive_shared`]).
+///
+/// # Safety
+/// As [`cp_async_mbarrier_arrive`].
+#[inline(always)]
+pub unsafe fn cp_async_mbarrier_arrive_noinc_shared(barrier: *mut Barrier) {
+    intrinsics::cp_async_mbarrier_arrive_noinc(barrier.cast())
 }

@@ -3,9 +3,11 @@
 //! by the host between launches.
 //!
 //! The PTX symbol is the static's own name, so the host finds it with `cuModuleGetGlobal`:
-//! `bundle.write_global(&stream, "COEFFS", &value)` on a `cuda_core::LoadedBundle` (generated
-//! `set_<name>` methods on `#[cuda_module]`'s `Module` are planned). Until written, it holds
-//! the static's initial value.
+//! `module.write_global(&stream, "COEFFS", &value)` on a loaded `cuda_core::Module`. A static
+//! of a `#[cuda_module]` marked `#[constant]` (NVIDIA cuda-oxide's spelling) also gets
+//! `set_coeffs(&stream, &value)` and `set_coeffs_blocking(&value)` on the generated `Module`
+//! (the name lower-cased), which write it wherever the module's device code has it. Until
+//! written, it holds the static's initial value.
 //!
 //! ```
 //! use cuda_device::ConstantMemory;
@@ -34,6 +36,39 @@
 //!     }
 //! }
 //! # fn main() {}
+//! ```
+
+//! ```no_run
+//! use cuda_core::{CudaContext, DeviceBuffer, LaunchConfig};
+//! use cuda_device::{ConstantMemory, DisjointSlice, constant, cuda_module, kernel, thread};
+//!
+//! #[cuda_module]
+//! mod kernels {
+//!     use super::*;
+//!
+//!     #[constant]
+//!     static SCALE: ConstantMemory<f32> = ConstantMemory::UNINIT;
+//!
+//!     #[kernel]
+//!     pub fn scale(mut out: DisjointSlice<f32>) {
+//!         let idx = thread::index_1d();
+//!         let i = idx.get();
+//!         if let Some(o) = out.get_mut(idx) {
+//!             *o = i as f32 * SCALE.get();
+//!         }
+//!     }
+//! }
+//!
+//! fn main() -> Result<(), cuda_core::DriverError> {
+//!     let ctx = CudaContext::new(0)?;
+//!     let stream = ctx.default_stream();
+//!     let module = kernels::load(&ctx)?;
+//!     module.set_scale(&stream, &3.0)?; // ordered before the launch on `stream`
+//!     let mut out = DeviceBuffer::<f32>::zeroed(&stream, 8)?;
+//!     module.scale(&stream, LaunchConfig::for_num_elems(8), &mut out)?;
+//!     assert_eq!(out.to_host_vec(&stream)?[2], 6.0);
+//!     Ok(())
+//! }
 //! ```
 
 use core::cell::UnsafeCell;
@@ -79,4 +114,20 @@ impl<T: ConstantMemoryValue> ConstantMemory<T> {
         // SAFETY: as in `get`.
         unsafe { &*self.value.get() }
     }
+}
+
+/// The types a `#[constant]` static may have: [`ConstantMemory<T>`], whose host-side value is
+/// `T` (the generated `set_<name>` methods take `&Value`).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not constant memory: a #[constant] static has the type `ConstantMemory<T>`",
+    label = "not `ConstantMemory<T>`",
+    note = "declare it as `static NAME: ConstantMemory<{Self}> = ConstantMemory::UNINIT;` and read it with `NAME.get()`"
+)]
+pub trait ConstantStatic {
+    /// What the host writes.
+    type Value: ConstantMemoryValue;
+}
+
+impl<T: ConstantMemoryValue> ConstantStatic for ConstantMemory<T> {
+    type Value = T;
 }

@@ -625,11 +625,11 @@ intrinsics! {
     fn stmatrix_x4_trans(addr: *mut u8, v: *const u32);
 
     // --- mbarrier.rs: shared-memory barriers with transaction counts (sm_80 / sm_90) -----------
-    /// `mbarrier.init.shared::cta.b64 [bar], count`.
+    /// `mbarrier.init.shared.b64 [bar], count`.
     fn mbarrier_init(bar: *mut u64, count: u32);
-    /// `mbarrier.inval.shared::cta.b64 [bar]`.
+    /// `mbarrier.inval.shared.b64 [bar]`.
     fn mbarrier_inval(bar: *mut u64);
-    /// `mbarrier.arrive.shared::cta.b64 state, [bar]`.
+    /// `mbarrier.arrive.shared.b64 state, [bar]`.
     fn mbarrier_arrive(bar: *mut u64) -> u64;
     /// `mbarrier.arrive.expect_tx.shared::cta.b64 state, [bar], bytes` (sm_90).
     fn mbarrier_arrive_expect_tx(bar: *mut u64, bytes: u32) -> u64;
@@ -638,6 +638,22 @@ intrinsics! {
     /// `mbarrier.try_wait.parity.shared::cta.b64 p, [bar], parity` (sm_90): 1 when the phase
     /// with that parity has completed.
     fn mbarrier_try_wait_parity(bar: *mut u64, parity: u32) -> u32;
+    /// `mbarrier.try_wait.shared::cta.b64 p, [bar], state` (sm_90): 1 when the phase `state`
+    /// (from an arrive) belongs to has completed; may suspend the thread a while first.
+    fn mbarrier_try_wait(bar: *mut u64, state: u64) -> u32;
+    /// `mbarrier.test_wait.shared.b64 p, [bar], state` (sm_80): as `mbarrier_try_wait`,
+    /// without suspending.
+    fn mbarrier_test_wait(bar: *mut u64, state: u64) -> u32;
+    /// `mbarrier.arrive.release.cluster.shared::cluster.b64 _, [addr]` (sm_90): one arrival on
+    /// the barrier at `shared::cluster` address `addr` (possibly in another block of the cluster).
+    fn mbarrier_arrive_cluster(addr: u32);
+    /// `cp.async.mbarrier.arrive.shared.b64 [bar]` (sm_80): an arrival on `bar` once this
+    /// thread's earlier `cp.async` copies complete; the pending count is raised first, so the
+    /// barrier's expected count stays as it was.
+    fn cp_async_mbarrier_arrive(bar: *mut u64);
+    /// `cp.async.mbarrier.arrive.noinc.shared.b64 [bar]` (sm_80): as
+    /// `cp_async_mbarrier_arrive`, but the arrival counts towards the expected count.
+    fn cp_async_mbarrier_arrive_noinc(bar: *mut u64);
     /// `fence.proxy.async.shared::cta`: orders this thread's generic-proxy shared-memory accesses
     /// with later async-proxy ones (TMA, wgmma) (sm_90).
     fn fence_proxy_async_shared_cta();

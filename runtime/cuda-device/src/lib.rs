@@ -24,9 +24,10 @@
 //! | [`matrix`] | 2D views of slices that check their bounds once |
 //! | [`half`] | `bf16`, packed `F16x2`/`Bf16x2` (Rust's `f16` needs `#![feature(f16)]`) |
 //! | [`async_copy`] | `cp.async` global → shared copies with commit/wait groups (sm_80) |
-//! | [`constant`] | [`ConstantMemory`] statics in `.const` |
+//! | [`constant`](mod@constant) | [`ConstantMemory`] statics in `.const` (NVIDIA's `#[constant]` marks them) |
 //! | [`mma`] | tensor cores per warp: `mma.sync` (bf16/f16 m16n8k16, tf32 m16n8k8) with typed fragments, `ldmatrix`/`stmatrix` |
 //! | [`wgmma`] | tensor cores per warpgroup (sm_90a): `wgmma.mma_async`, shared-memory matrix descriptors |
+//! | [`barrier`] | NVIDIA cuda-oxide's mbarrier names: a [`barrier::Barrier`] static and free functions over it |
 //! | [`mbarrier`] | shared-memory barriers with transaction counts, phase tracking, `fence.proxy.async`, `elect.sync`, `setmaxnreg` |
 //! | [`tma`] | tensor memory accelerator: 2D tile loads/stores with a host-encoded [`tma::TensorMap`] (sm_90) |
 //! | [`f16x2`], [`bf16x2`], [`convert`] | NVIDIA cuda-oxide's names for packed-half operations |
@@ -78,6 +79,7 @@ extern crate self as cuda_device;
 pub mod access;
 pub mod async_copy;
 pub mod atomic;
+pub mod barrier;
 pub mod cluster;
 pub mod config;
 pub mod constant;
@@ -108,7 +110,8 @@ pub use constant::ConstantMemory;
 /// `#[derive(DeviceCopy)]` (the trait is `cuda_core::DeviceCopy`).
 pub use cuda_macros::DeviceCopyViaDevice as DeviceCopy;
 pub use cuda_macros::{
-    cluster_launch, cuda_module, device, fast_math, gpu_printf, kernel, launch_bounds, launch_contract, unroll,
+    cluster_launch, constant, cuda_module, device, fast_math, gpu_printf, kernel, launch_bounds, launch_contract,
+    unroll,
 };
 pub use debug::{clock64, trap};
 pub use disjoint::DisjointSlice;

@@ -7,6 +7,7 @@
 //! kernel takes `&[TensorMap]` (a map in global memory is as valid for TMA as one in a
 //! `__grid_constant__` parameter, and needs no special parameter ABI).
 
+use crate::barrier::Barrier;
 use crate::intrinsics;
 use crate::mbarrier::MBarrier;
 
@@ -62,4 +63,24 @@ pub fn wait_group() {
 #[inline(always)]
 pub unsafe fn prefetch(map: *const TensorMap) {
     intrinsics::prefetch_tensormap(map.cast())
+}
+
+/// NVIDIA cuda-oxide's name for a tensor map: the same 128-byte, 64-byte aligned
+/// `CUtensorMap` as [`TensorMap`].
+pub type TmaDescriptor = TensorMap;
+
+/// NVIDIA cuda-oxide's spelling of [`load_2d`]: starts loading the tile at (`coord0` innermost,
+/// `coord1`) of `tensor_map` into `dst`, its bytes counted on `barrier`.
+///
+/// # Safety
+/// As [`load_2d`]; `barrier` is an initialised [`Barrier`] of this block.
+#[inline(always)]
+pub unsafe fn cp_async_bulk_tensor_2d_g2s(
+    dst: *mut u8,
+    tensor_map: *const TmaDescriptor,
+    coord0: i32,
+    coord1: i32,
+    barrier: *mut Barrier,
+) {
+    intrinsics::cp_async_bulk_tensor_2d_g2s(dst, tensor_map.cast(), coord0, coord1, barrier.cast())
 }

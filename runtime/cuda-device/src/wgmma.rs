@@ -138,3 +138,68 @@ pub unsafe fn mma_f16<const R: usize>(acc: &mut Accumulator<R>, desc_a: u64, des
     const { check_r(R) };
     intrinsics::wgmma_m64k16_f32::<R, 1, 0>(acc.d.as_mut_ptr(), desc_a, desc_b, scale_d as u32)
 }
+
+// --- NVIDIA cuda-oxide's names (docs/compatibility.md) -----------------------------------------
+
+/// The descriptor NVIDIA cuda-oxide's `make_smem_desc` builds for the tile at `ptr`: leading
+/// and stride byte offsets 128 and layout type 3, i.e.
+/// `((shared_addr >> 4) & 0x3fff) | 0xC000_0008_0008_0000`. Layout type 3 is the 32-byte
+/// swizzle ([`Swizzle::B32`]) in the PTX encoding, whatever the name suggests elsewhere; for
+/// other layouts build the descriptor with [`descriptor`].
+///
+/// ```
+/// use cuda_device::wgmma::{Swizzle, descriptor};
+/// // What `make_smem_desc` returns for a tile at shared-window offset 0x1230:
+/// let addr = 0x1230u32;
+/// assert_eq!(descriptor(addr, 128, 128, Swizzle::B32), ((addr as u64 >> 4) & 0x3fff) | 0xC000_0008_0008_0000);
+/// ```
+///
+/// # Safety
+/// `ptr` points into this block's shared memory.
+#[inline(always)]
+pub unsafe fn make_smem_desc(ptr: *const u8) -> u64 {
+    let addr = unsafe { crate::shared::cvta_generic_to_shared_offset(ptr) } as u32;
+    descriptor(addr, 128, 128, Swizzle::B32)
+}
+
+/// [`fence`] under NVIDIA cuda-oxide's name.
+///
+/// # Safety
+/// As [`fence`] (NVIDIA's is a safe function; ours states the warpgroup rule).
+#[inline(always)]
+pub unsafe fn wgmma_fence() {
+    intrinsics::wgmma_fence()
+}
+
+/// [`commit_group`] under NVIDIA cuda-oxide's name.
+///
+/// # Safety
+/// As [`commit_group`].
+#[inline(always)]
+pub unsafe fn wgmma_commit_group() {
+    intrinsics::wgmma_commit_group()
+}
+
+/// `wgmma.wait_group.sync.aligned N` without an accumulator operand (NVIDIA cuda-oxide's
+/// form). Prefer [`wait_group`], which ties the accumulator to the wait; here nothing stops the
+/// compiler from reading an accumulator register above the wait, so `ptxas` has to order it
+/// (it does, serialising the `wgmma` when it must).
+///
+/// # Safety
+/// As [`wait_group`].
+#[inline(always)]
+pub unsafe fn wgmma_wait_group<const N: u32>() {
+    intrinsics::wgmma_wait_group::<N, 0>(core::ptr::null_mut())
+}
+
+/// `wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16` accumulating into `acc`
+/// (`acc += A·B`; scale-d is 1): [`mma_bf16`] on an [`Accumulator<32>`] in NVIDIA
+/// cuda-oxide's form, `acc[i / 8][i % 8]` being register `i` (element
+/// [`Accumulator::coord`]`(thread, i)`).
+///
+/// # Safety
+/// As [`mma_bf16`].
+#[inline(always)]
+pub unsafe fn wgmma_mma_m64n64k16_f32_bf16(acc: &mut [[f32; 8]; 4], desc_a: u64, desc_b: u64) {
+    intrinsics::wgmma_m64k16_f32::<32, 0, 0>(acc.as_mut_ptr().cast(), desc_a, desc_b, 1)
+}

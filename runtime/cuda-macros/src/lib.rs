@@ -9,6 +9,7 @@
 use proc_macro::TokenStream;
 
 mod attrs;
+mod constant;
 mod contract;
 mod device_copy;
 mod hints;
@@ -74,6 +75,15 @@ pub fn launch_contract(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn cluster_launch(attr: TokenStream, item: TokenStream) -> TokenStream {
     output(kernel::expand_kernel_option(attrs::Marker::ClusterLaunch, attr.into(), item.into()))
+}
+
+/// `#[constant]` on a `static NAME: ConstantMemory<T>` (NVIDIA cuda-oxide's spelling): checks
+/// that it is one, and inside a `#[cuda_module]` asks for the host methods
+/// `set_<name>(&stream, &value)` and `set_<name>_blocking(&value)` on the loaded module. The
+/// static is constant memory by its type alone; the attribute changes nothing on the device.
+#[proc_macro_attribute]
+pub fn constant(attr: TokenStream, item: TokenStream) -> TokenStream {
+    output(constant::expand(attr.into(), item.into()))
 }
 
 /// On an inline module of kernels: generates `pub struct Module`, `pub fn load(&ctx)` (loading

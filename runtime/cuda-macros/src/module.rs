@@ -57,8 +57,14 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
 fn process_items(items: &mut Vec<Item>, root: bool) -> syn::Result<()> {
     let mut errors = Errors::default();
     let mut kernels = Vec::new();
+    let mut constants = Vec::new();
     for item in items.iter_mut() {
         match item {
+            Item::Static(s) if s.attrs.iter().any(crate::constant::is_constant_attr) => match crate::constant::check(s)
+            {
+                Ok(c) => constants.push(c),
+                Err(e) => errors.push(e),
+            },
             Item::Fn(f) => match process_fn(f) {
                 Ok(Some(k)) => kernels.push(k),
                 Ok(None) => {}
@@ -79,6 +85,7 @@ fn process_items(items: &mut Vec<Item>, root: bool) -> syn::Result<()> {
     }
     errors.finish()?;
     items.extend(generate(&kernels, root));
+    items.push(Item::Verbatim(crate::constant::setters(&constants)));
     Ok(())
 }
 

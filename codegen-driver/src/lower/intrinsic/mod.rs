@@ -50,6 +50,7 @@ pub fn define_device_intrinsic<'tcx>(cx: &CodegenCx<'tcx>, instance: Instance<'t
     let name = tcx.item_name(def_id);
     let name = name.as_str();
     if let Some(need) = oxide_contract::arch::intrinsic_need(name) {
+        cx.ptx_isa_floor.set(cx.ptx_isa_floor.get().max(need.min_ptx_isa()));
         let lacking: Vec<String> = cx.archs.iter().filter(|a| !need.met_by(**a)).map(|a| a.to_string()).collect();
         if !lacking.is_empty() {
             let op = name.to_string();

@@ -1,0 +1,274 @@
+//! Golden PTX checks (no GPU needed) of NVIDIA cuda-oxide's names for constant memory, mbarriers,
+//! TMA and wgmma: `#[constant]` statics and their generated `set_<name>` methods, the
+//! `cuda_device::barrier` free functions on a `Barrier` static, `cp.async.mbarrier.arrive`,
+//! `tma::cp_async_bulk_tensor_2d_g2s`, and the wgmma free functions (sm_90a only: for sm_90 the
+//! build stops with an error that says so). Every PTX passes `ptxas`.
+use std::sync::OnceLock;
+
+use oxide_tests::ptx::Built;
+use oxide_tests::*;
+
+const ARCHS: [&str; 2] = ["sm_80", "sm_90"];
+const SM90: [&str; 1] = ["sm_90"];
+const SM90A: [&str; 1] = ["sm_90a"];
+
+const SYNC: &str = r#"
+use cuda_core::CudaContext;
+use cuda_device::async_copy::{cp_async_ca_4, cp_async_mbarrier_arrive, cp_async_mbarrier_arrive_noinc_shared};
+use cuda_device::barrier::{Barrier, mbarrier_arrive, mbarrier_init, mbarrier_inval, mbarrier_test_wait, mbarrier_wait};
+use cuda_device::{ConstantMemory, DisjointSlice, SharedArray, constant, cuda_module, kernel, thread};
+
+#[cuda_module]
+mod kernels {
+    use super::*;
+
+    #[constant]
+    static COEFFS: ConstantMemory<[u32; 4]> = ConstantMemory::UNINIT;
+
+    #[constant]
+    static NEVER_READ: ConstantMemory<u64> = ConstantMemory::UNINIT;
+
+    #[kernel]
+    pub fn poly(x: &[u32], mut out: DisjointSlice<u32>) {
+        let idx = thread::index_1d();
+        let i = idx.get();
+        let [a, b, c, d] = COEFFS.get();
+        if let Some(o) = out.get_mut(idx) {
+            *o = a + x[i] * (b + x[i] * (c + x[i] * d));
+        }
+    }
+
+    #[kernel]
+    pub fn meet(x: &[u32], mut out: DisjointSlice<u32>) {
+        static mut BAR: Barrier = Barrier::UNINIT;
+        static mut DATA: SharedArray<u32, 256> = SharedArray::UNINIT;
+        let tid = thread::threadIdx_x();
+        let idx = thread::index_1d();
+        if tid == 0 {
+            unsafe { mbarrier_init(&raw mut BAR, thread::blockDim_x()) };
+        }
+        thread::sync_threads();
+        unsafe {
+            cp_async_ca_4(SharedArray::as_raw_mut_ptr(&raw mut DATA).add(tid as usize), x.as_ptr().add(idx.get()));
+            cp_async_mbarrier_arrive(&raw mut BAR);
+            cp_async_mbarrier_arrive_noinc_shared(&raw mut BAR);
+            let token = mbarrier_arrive(&raw const BAR);
+            mbarrier_wait(&raw const BAR, token);
+            let done = mbarrier_test_wait(&raw const BAR, token);
+            if let Some(o) = out.get_mut(idx) {
+                *o = DATA[(tid as usize + 1) % 256] + done as u32;
+            }
+        }
+        thread::sync_threads();
+        if tid == 0 {
+            unsafe { mbarrier_inval(&raw mut BAR) };
+        }
+    }
+}
+
+// Host side: the generated setters take the static's value type.
+#[allow(dead_code)]
+fn host(ctx: &std::sync::Arc<CudaContext>) -> Result<(), cuda_core::DriverError> {
+    let module = kernels::load(ctx)?;
+    module.set_coeffs(&ctx.default_stream(), &[1, 2, 3, 4])?;
+    module.set_coeffs_blocking(&[5, 6, 7, 8])?;
+    module.set_never_read(&ctx.default_stream(), &9)
+}
+
+fn main() {}
+"#;
+
+const HOPPER: &str = r#"
+use cuda_device::barrier::{
+    Barrier, fence_proxy_async_shared_cta, mbarrier_arrive, mbarrier_arrive_cluster, mbarrier_arrive_expect_tx,
+    mbarrier_init, mbarrier_try_wait, mbarrier_try_wait_parity, nanosleep,
+};
+use cuda_device::shared::cvta_generic_to_shared_offset;
+use cuda_device::tma::{TmaDescriptor, cp_async_bulk_tensor_2d_g2s};
+use cuda_device::{DisjointSlice, SharedArray, cluster, cluster_launch, cuda_module, kernel, thread};
+
+#[cuda_module]
+mod kernels {
+    use super::*;
+
+    #[kernel]
+    pub fn tile(map: *const TmaDescriptor, mut out: DisjointSlice<f32>) {
+        static mut TILE: SharedArray<f32, 1024, 128> = SharedArray::UNINIT;
+        static mut BAR: Barrier = Barrier::UNINIT;
+        let tid = thread::threadIdx_x();
+        if tid == 0 {
+            unsafe {
+                mbarrier_init(&raw mut BAR, thread::blockDim_x());
+                fence_proxy_async_shared_cta();
+            }
+        }
+        thread::sync_threads();
+        let token = unsafe {
+            if tid == 0 {
+                cp_async_bulk_tensor_2d_g2s(&raw mut TILE as *mut u8, map, 0, 0, &raw mut BAR);
+                mbarrier_arrive_expect_tx(&raw const BAR, 1, 4096)
+            } else {
+                mbarrier_arrive(&raw const BAR)
+            }
+        };
+        unsafe { while !mbarrier_try_wait(&raw const BAR, token) {} }
+        if let Some(o) = out.get_mut(thread::index_1d()) {
+            *o = unsafe { TILE[tid as usize] };
+        }
+    }
+
+    #[kernel]
+    #[cluster_launch(4, 1, 1)]
+    pub fn rounds(mut out: DisjointSlice<u32>, n: u32) {
+        static mut BAR: Barrier = Barrier::UNINIT;
+        let tid = thread::threadIdx_x();
+        if tid == 0 {
+            unsafe { mbarrier_init(&raw mut BAR, 4) };
+        }
+        thread::sync_threads();
+        let remote = unsafe { cvta_generic_to_shared_offset(cluster::map_shared_rank(&raw const BAR, 0) as *const u8) };
+        cluster::cluster_sync();
+        let mut k = 0;
+        while k < n {
+            if tid == 0 {
+                unsafe { mbarrier_arrive_cluster(remote) };
+            }
+            if cluster::cluster_ctaidX() == 0 {
+                while unsafe { !mbarrier_try_wait_parity(&raw const BAR, k & 1) } {
+                    unsafe { nanosleep(32) };
+                }
+            }
+            cluster::cluster_sync();
+            k += 1;
+        }
+        if let Some(o) = out.get_mut(thread::index_1d()) { *o = k; }
+    }
+}
+
+fn main() {}
+"#;
+
+const WGMMA: &str = r#"
+use cuda_device::shared::SharedArray;
+use cuda_device::wgmma::{make_smem_desc, wgmma_commit_group, wgmma_fence, wgmma_mma_m64n64k16_f32_bf16, wgmma_wait_group};
+use cuda_device::{DisjointSlice, cuda_module, kernel, thread};
+
+#[cuda_module]
+mod kernels {
+    use super::*;
+
+    #[kernel]
+    pub unsafe fn mma(mut out: DisjointSlice<u64>) {
+        static mut SMEM: SharedArray<u8, 8192, 128> = SharedArray::UNINIT;
+        let mut acc = [[0.0f32; 8]; 4];
+        unsafe {
+            let a = make_smem_desc(&raw const SMEM as *const u8);
+            let b = make_smem_desc((&raw const SMEM as *const u8).add(4096));
+            wgmma_fence();
+            wgmma_mma_m64n64k16_f32_bf16(&mut acc, a, b);
+            wgmma_commit_group();
+            wgmma_wait_group::<0>();
+            if let Some(o) = out.get_mut(thread::index_1d()) {
+                *o = a ^ acc[3][7].to_bits() as u64;
+            }
+        }
+    }
+}
+
+fn main() {}
+"#;
+
+fn sync() -> &'static Built {
+    static BUILT: OnceLock<Built> = OnceLock::new();
+    BUILT.get_or_init(|| Built::new("e2e-compat-sync", SYNC, &ARCHS))
+}
+
+fn hopper() -> &'static Built {
+    static BUILT: OnceLock<Built> = OnceLock::new();
+    BUILT.get_or_init(|| Built::new("e2e-compat-hopper", HOPPER, &SM90))
+}
+
+#[test]
+fn constant_statics_are_const_globals_under_their_names() {
+    for arch in ARCHS {
+        let text = sync().ptx(arch);
+        assert!(text.contains(".visible .const .align 4 .b8 COEFFS[16]"), "{arch}: no `.const` COEFFS:\n{text}");
+        // A static no kernel reads has no device copy (its setter writes nothing).
+        assert!(!text.contains("NEVER_READ"), "{arch}: an unread constant was emitted");
+    }
+    // The sm_80 mbarrier forms keep the PTX at the arch's own ISA.
+    assert!(sync().ptx("sm_80").contains(".version 7.0"), "sm_80 PTX is not ISA 7.0");
+    sync().assert_entry_has("poly", &["ld.const"]);
+}
+
+#[test]
+fn barrier_functions_and_cp_async_arrivals() {
+    sync().assert_entry_has(
+        "meet",
+        &[
+            "mbarrier.init.shared.b64",
+            "cp.async.mbarrier.arrive.shared.b64",
+            "cp.async.mbarrier.arrive.noinc.shared.b64",
+            "mbarrier.arrive.shared.b64",
+            "mbarrier.test_wait.shared.b64",
+            "mbarrier.inval.shared.b64",
+        ],
+    );
+    for arch in ARCHS {
+        let text = sync().ptx(arch);
+        assert!(
+            text.lines().any(|l| l.contains(".shared .align 8 .b8") && l.contains("BAR[8]")),
+            "{arch}: the Barrier static is not an 8-byte aligned shared variable:\n{text}"
+        );
+    }
+    sync().assert_ptxas();
+}
+
+#[test]
+fn hopper_barriers_and_tma() {
+    hopper().assert_entry_has(
+        "tile",
+        &[
+            "fence.proxy.async.shared::cta",
+            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+            "mbarrier.arrive.expect_tx.shared::cta.b64",
+            "mbarrier.try_wait.shared::cta.b64",
+        ],
+    );
+    hopper().assert_entry_has(
+        "rounds",
+        &[
+            "mbarrier.arrive.release.cluster.shared::cluster.b64",
+            "mbarrier.try_wait.parity.shared::cta.b64",
+            "nanosleep",
+        ],
+    );
+    // TMA and the sm_90 mbarrier forms raise the ISA above sm_90's lowest (7.8).
+    assert!(hopper().ptx("sm_90").contains(".version 8.0"), "sm_90 PTX with TMA is not ISA 8.0");
+    hopper().assert_ptxas();
+}
+
+#[test]
+fn wgmma_free_functions_on_sm_90a() {
+    let built = Built::new("e2e-compat-wgmma", WGMMA, &SM90A);
+    built.assert_entry_has(
+        "mma",
+        &[
+            "wgmma.fence.sync.aligned",
+            "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16",
+            "wgmma.commit_group.sync.aligned",
+            "wgmma.wait_group.sync.aligned 0",
+        ],
+    );
+    built.assert_ptxas();
+}
+
+#[test]
+fn wgmma_for_plain_sm_90_is_an_error_that_names_sm_90a() {
+    let project = TempProject::new("e2e-compat-wgmma-sm90", WGMMA);
+    let out = cargo_oxide(project.path(), &["build", "--arch", "sm_90"]);
+    assert!(!out.status.success(), "wgmma built for sm_90");
+    let err = stderr(&out);
+    assert!(err.contains("needs sm_90a") && err.contains("--arch sm_90a"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
