@@ -178,7 +178,12 @@ pub fn compile_crate(tcx: TyCtxt<'_>) -> Option<DeviceOutput> {
         Ok((bundle, bitcode)) => {
             let millis = started.elapsed().as_millis() as u64;
             progress.send(ProgressEvent::CrateFinished { crate_name: crate_name.clone(), millis });
-            Some(DeviceOutput { symbol: object::bundle_symbol(tcx), bundle, bitcode })
+            Some(DeviceOutput {
+                symbol: object::bundle_symbol(tcx),
+                bundle,
+                bitcode,
+                stand_ins: object::host_stand_ins(tcx),
+            })
         }
         Err(stop) => {
             let message = match stop {
@@ -328,7 +333,9 @@ fn run<'tcx>(
     let tcx = cx.tcx;
     let bitcode = if tcx.crate_types().contains(&rustc_session::config::CrateType::Rlib) {
         let target = &tcx.sess.target;
-        let ir = object::host_ir(&object::bundle_symbol(tcx), &bundle, &target.llvm_target, &target.data_layout);
+        let stand_ins = object::host_stand_ins(tcx);
+        let ir =
+            object::host_ir(&object::bundle_symbol(tcx), &bundle, &stand_ins, &target.llvm_target, &target.data_layout);
         Some(llvm::assemble(tools, &work, crate_name, &ir)?)
     } else {
         None
