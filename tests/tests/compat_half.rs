@@ -157,6 +157,9 @@ fn packed_atomic_adds() {
 fn ptx_asm_operands_constants_and_options() {
     sm90().assert_entry_has("inline_ptx", &["mul.wide.u32", "%laneid", "// $tag", "xor.b16", "st.u32 [%rd"]);
     let ptx = sm90().ptx("sm_90");
+    // Hand-written PTX may use any sm_90 instruction: the module gets PTX ISA 8.6, not sm_90's 7.8.
+    assert!(ptx.contains(".version 8.6"), "{ptx}");
+    assert!(half().ptx("sm_80").contains(".version 7.0"), "a module without ptx_asm! keeps the arch's lowest ISA");
     let body = oxide_tests::ptx::entry(&ptx, "inline_ptx");
     // `in("n") 7` is written into the text; the `inout` reads and writes one register.
     assert!(body.lines().any(|l| l.contains("add.u32") && l.trim_end().ends_with(", 7;")), "{body}");

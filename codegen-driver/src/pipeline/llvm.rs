@@ -179,12 +179,12 @@ pub fn llc(
     crate_name: &str,
     optimized: &Optimized,
     arch: Arch,
-    large_params: bool,
+    isa_floor: (u32, u32),
     debuginfo: DeviceDebugInfo,
 ) -> Result<PathBuf, ToolError> {
     let ptx = work.path(&files::ptx(crate_name, arch));
     let cpu = format!("-mcpu={arch}");
-    let (maj, min) = ptx_isa(arch, large_params);
+    let (maj, min) = arch.min_ptx_isa().max(isa_floor);
     let isa = format!("-mattr=+ptx{maj}{min}");
     // Fusion follows the `contract` flags the lowering put on the user's arithmetic.
     let contract = "-fp-contract=on";
@@ -215,11 +215,18 @@ pub fn assemble(tools: &ToolPaths, work: &WorkDir, crate_name: &str, ir: &str) -
     super::tools::read(&bc)
 }
 
-/// The PTX ISA to emit for `arch`: the lowest that targets it, or, when a kernel's parameters
-/// exceed the classic 4 KB, at least the ISA whose parameter space is 32,764 bytes.
-fn ptx_isa(arch: Arch, large_params: bool) -> (u32, u32) {
-    let lowest = arch.min_ptx_isa();
-    if large_params { lowest.max(limits::LARGE_PARAMS_PTX_ISA) } else { lowest }
+/// The PTX ISA the module needs whatever the arch (`llc` takes the higher of it and the arch's
+/// lowest): the ISA whose parameter space is 32,764 bytes when a kernel's parameters exceed the
+/// classic 4 KB, and [`limits::INLINE_PTX_ISA`] when it holds hand-written PTX.
+pub fn isa_floor(large_params: bool, user_ptx: bool) -> (u32, u32) {
+    let mut floor = (0, 0);
+    if large_params {
+        floor = floor.max(limits::LARGE_PARAMS_PTX_ISA);
+    }
+    if user_ptx {
+        floor = floor.max(limits::INLINE_PTX_ISA);
+    }
+    floor
 }
 
 /// Names of functions still called or referenced in the optimised module (declarations aside).

@@ -272,6 +272,7 @@ fn run<'tcx>(
         }
         Ok((optimized, infos, work))
     })?;
+    let isa_floor = llvm::isa_floor(large_params, cx.user_ptx.get());
 
     let mut built = Built::default();
     let mut bundle = Vec::new();
@@ -281,10 +282,9 @@ fn run<'tcx>(
         progress.run(task, || -> Result<(), Stop> {
             match task {
                 Task::Lower => {}
-                Task::Ptx(arch) => built.ptx.push((
-                    arch,
-                    llvm::llc(tools, &work, crate_name, &optimized, arch, large_params, config.debuginfo)?,
-                )),
+                Task::Ptx(arch) => built
+                    .ptx
+                    .push((arch, llvm::llc(tools, &work, crate_name, &optimized, arch, isa_floor, config.debuginfo)?)),
                 Task::Cubin(arch) => {
                     let ptx = built.ptx_for(arch).cloned().unwrap_or_default();
                     built.cubins.push((arch, cuda::ptxas(tools, &work, crate_name, &ptx, arch, config.debuginfo)?));

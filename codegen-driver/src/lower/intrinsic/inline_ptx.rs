@@ -29,6 +29,7 @@ pub fn build<'tcx>(bx: &mut Builder<'_, 'tcx>, name: &str, instance: Instance<'t
         return false;
     }
     let tcx = bx.cx.tcx;
+    bx.cx.user_ptx.set(true);
     let site = instance.args.type_at(0);
     let (site_trait, const_trait) = traits(tcx, instance.def_id());
     let site_args = tcx.mk_args(&[site.into()]);
