@@ -515,6 +515,22 @@ mod tests {
     }
 
     #[test]
+    fn host_references_of_the_nvidia_named_operations() {
+        use super::host::*;
+        // 1.0065 rounds up to 0x3c07 at nearest, down toward zero (NVIDIA's cvt_packed values).
+        assert_eq!(f16_rz_from_f32(1.0065), 0x3c06);
+        assert_eq!(f16_rz_from_f32(-1.0065), 0xbc06);
+        assert_eq!(bf16_rz_from_f32(1.0065), 0x3f80);
+        assert_eq!(f16_rz_from_f32(1.0e6), 0x7bff, "overflow toward zero gives the largest finite");
+        assert_eq!(tf32_rna(f32::from_bits(0x3f80_1000)), 0x3f80_2000, "a tie goes away from zero");
+        assert_eq!(tf32_rna(f32::from_bits(0x3f80_0fff)), 0x3f80_0000);
+        let (sub, one) = (0x0002_0001, 0x3c00_3c00);
+        assert_eq!(f16x2_fma_with(sub, one, 0, false, |x| x), sub, "subnormals kept");
+        assert_eq!(f16x2_fma_with(sub, one, 0, true, |x| x), 0, "subnormals flushed");
+        assert_eq!(f16x2_fma_with(0x4400_4000, 0x4500_4200, 0x4980_4700, false, sat), one, "13 and 31 clamp to 1");
+    }
+
+    #[test]
     fn half_crate_round_trips() {
         let h = ::half::bf16::from_f32(3.25);
         assert_eq!(::half::bf16::from(bf16::from(h)), h);

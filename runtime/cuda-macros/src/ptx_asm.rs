@@ -284,3 +284,45 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
         #write_back
     }})
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(input: TokenStream) -> String {
+        expand(input).expect_err("must be refused").to_string()
+    }
+
+    #[test]
+    fn records_template_constraints_and_options() {
+        let out = expand(quote! {
+            "add.u32 %0, %1, %2; // %%laneid", out("=r") y, inout("+l") z, in("r") x, in("C") MODE, options(register_only)
+        })
+        .unwrap()
+        .to_string();
+        assert!(out.contains(r#"const OPERANDS : & 'static str = "=r,+l,r,C""#), "{out}");
+        assert!(out.contains(r#"const OPTIONS : & 'static str = "register_only""#), "{out}");
+        assert!(out.contains("PtxAsmConst < 3usize >") && out.contains("const BYTES"), "{out}");
+        // Register inputs: the explicit one, then the inout's initial value.
+        assert!(out.contains("= (x , z ,)"), "{out}");
+        assert!(out.contains("y = ") && out.contains("z = "), "{out}");
+    }
+
+    #[test]
+    fn refuses_what_ptx_cannot_take() {
+        assert!(error(quote!("mov.u32 %0, %tid.x;", out("=r") y)).contains("`%tid.x` must be escaped as `%%tid.x`"));
+        assert!(error(quote!("mov.u32 %0, %2;", out("=r") y, in("r") x)).contains("only 2 operands"));
+        assert!(error(quote!("mov.u32 %0, %1;", out("r") y, in("r") x)).contains("unsupported `out` constraint `r`"));
+        assert!(error(quote!("mov.u32 %0, %1;", inout("=r") y, in("r") x)).contains("unsupported `inout` constraint"));
+        assert!(error(quote!("membar.gl;", options(register_only))).contains("requires an `out` or `inout`"));
+        assert!(
+            error(quote!("mov.u32 %0, 1;", out("=r") y, clobber("memory"), options(register_only)))
+                .contains("drop `clobber(\"memory\")`")
+        );
+        assert!(
+            error(quote!("mov.u32 %0, 1;", out("=r") y, options(may_diverge))).contains("requires `register_only`")
+        );
+        assert!(error(quote!("nop;", clobber("cc"))).contains("unsupported clobber `cc`"));
+        assert!(error(quote!("nop;", options(pure))).contains("unknown ptx_asm! option `pure`"));
+    }
+}
