@@ -1,8 +1,8 @@
 //! Golden PTX checks (no GPU needed) of the operations added under NVIDIA cuda-oxide's names
 //! (issue 10): the `f16x2` FMA variants, `cvt.rz`/`cvt.rna.tf32` conversions, the packed atomic
-//! adds, the s8 `mma.sync`, `ptx_asm!` (operands, constants, options), `libm`-free host linking of
-//! plain `extern "C"` libdevice declarations, and the refusal of `atom.add.noftz.bf16x2` below
-//! sm_90. Every PTX passes `ptxas`.
+//! adds, the s8 `mma.sync`, `ptx_asm!` (operands, constants, options), libm's inlined x86 square
+//! root, host linking of plain `extern "C"` libdevice declarations, and the refusal of
+//! `atom.add.noftz.bf16x2` below sm_90. Every PTX passes `ptxas`.
 use std::sync::OnceLock;
 
 use oxide_tests::ptx::Built;
@@ -47,6 +47,15 @@ mod kernels {
         let i = idx.get();
         let d = unsafe { wmma::mma_m16n8k32_s32_s8([1, 2, 3, 4], [a[i], a[i + 1], a[i + 2], a[i + 3]], [a[i], a[i + 1]]) };
         if let Some(o) = out.get_mut(idx) { *o = d[0] ^ d[3]; }
+    }
+
+    /// The `libm` crate's x86 square root, as rustc inlines it into kernels.
+    #[kernel]
+    pub fn x86_sqrt(x: &[f32], mut out: DisjointSlice<f32>) {
+        let idx = thread::index_1d();
+        let mut v = x[idx.get()];
+        unsafe { core::arch::asm!("sqrtss {x}, {x}", x = inout(xmm_reg) v, options(nostack, nomem, pure)) };
+        if let Some(o) = out.get_mut(idx) { *o = v; }
     }
 
     #[kernel]
@@ -146,6 +155,11 @@ fn plain_extern_libdevice_calls_resolve_on_device_and_link_on_host() {
             "{arch}: __nv_sinf is left unresolved:\n{ptx}"
         );
     }
+}
+
+#[test]
+fn libm_x86_square_root_is_the_ieee_one() {
+    half().assert_entry_has("x86_sqrt", &["sqrt.rn.f32"]);
 }
 
 #[test]

@@ -25,6 +25,7 @@ const LIBM: &[&str] = &[
     "exp2",
     "expm1",
     "fdim",
+    "fma",
     "fmod",
     "hypot",
     "log",
