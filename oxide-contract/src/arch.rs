@@ -227,7 +227,8 @@ impl fmt::Display for ArchNeed {
 }
 
 /// The target a `cuda_device::intrinsics` function named `name` needs, for the tensor-core
-/// families (`None`: any target, or checked elsewhere).
+/// families and the few other instructions newer than sm_80 (`None`: any target, or checked
+/// elsewhere).
 pub fn intrinsic_need(name: &str) -> Option<ArchNeed> {
     let need = |min_sm, arch_specific| Some(ArchNeed { min_sm, arch_specific });
     if name.starts_with("wgmma_") || name.starts_with("setmaxnreg_") {
@@ -251,6 +252,7 @@ pub fn intrinsic_need(name: &str) -> Option<ArchNeed> {
                 | "fence_mbarrier_init_release_cluster"
                 | "elect_sync"
                 | "prefetch_tensormap"
+                | "atom_add_noftz_bf16x2"
         )
     {
         return need(90, false);

@@ -17,6 +17,10 @@ pub const CLASSIC_KERNEL_PARAM_BYTES: u64 = 4096;
 pub const MAX_KERNEL_PARAM_BYTES: u64 = 32764;
 /// The PTX ISA that allows [`MAX_KERNEL_PARAM_BYTES`].
 pub const LARGE_PARAMS_PTX_ISA: (u32, u32) = (8, 1);
+/// The PTX ISA at least of a module with hand-written PTX (`ptx_asm!`): the statements may use any
+/// instruction of the arch, and the lowest ISA of sm_90 (7.8) lacks some (`multimem.*` needs 8.1).
+/// 8.6 (CUDA 12.8) has every sm_90 instruction; drivers since 12.8 JIT it.
+pub const INLINE_PTX_ISA: (u32, u32) = (8, 6);
 
 /// Shared memory (static plus dynamic) a block gets without opting in; more needs the kernel's
 /// `MAX_DYNAMIC_SHARED_SIZE_BYTES` attribute, which the launch sets.

@@ -66,13 +66,16 @@ pub fn entry_name(base: &str, key: u64, plain: bool) -> String {
     if plain { base.to_string() } else { format!("{base}_{key:016x}") }
 }
 
+/// The prefix of libdevice's functions (`__nv_sinf`, …), which the device linker resolves.
+pub const LIBDEVICE_PREFIX: &str = "__nv_";
+
 /// Names a kernel entry must not take, since the device module declares or links functions of
 /// that name itself: `vprintf` and `__assertfail` (printing, asserts), libdevice's `__nv_*`, LLVM's
 /// `llvm.*`, the runtime's `malloc`/`free`, and our `__oxide_*`. A kernel named like one gets a
 /// keyed entry name instead.
 pub fn is_reserved_entry_name(name: &str) -> bool {
     matches!(name, "vprintf" | "__assertfail" | "malloc" | "free")
-        || ["__nv_", "llvm.", "__oxide_", "__cuda", "__nvvm"].iter().any(|p| name.starts_with(p))
+        || [LIBDEVICE_PREFIX, "llvm.", "__oxide_", "__cuda", "__nvvm"].iter().any(|p| name.starts_with(p))
 }
 
 /// The global symbol holding the bundle of crate `crate_name`, whose rustc `StableCrateId` is

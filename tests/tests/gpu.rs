@@ -141,6 +141,13 @@ fn perf_types() {
     build_and_run("perf-types");
 }
 
+/// NVIDIA cuda-oxide's packed-half, conversion, packed-atomic and s8 `mma` names, and `ptx_asm!`.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn compat_half() {
+    build_and_run("compat-half");
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn bounds_traps() {

@@ -57,6 +57,9 @@ pub struct CodegenCx<'tcx> {
     pub imports: RefCell<Vec<(Instance<'tcx>, oxide_contract::manifest::DeviceFunction)>>,
     /// Bounds checks poison the access and defer the trap (`bounds.rs`); off for debug builds.
     pub deferred_bounds: bool,
+    /// Whether the module holds a `ptx_asm!` statement (`intrinsic/inline_ptx.rs`): its PTX then
+    /// targets at least [`oxide_contract::limits::INLINE_PTX_ISA`].
+    pub user_ptx: Cell<bool>,
     /// `--fast-math`: every function uses approximate division, square root and transcendentals.
     pub fast_math: bool,
     /// Whether the function being lowered uses fast math: the whole build's `--fast-math`, or it
@@ -95,6 +98,7 @@ impl<'tcx> CodegenCx<'tcx> {
             exports: Default::default(),
             imports: Default::default(),
             deferred_bounds: true,
+            user_ptx: Cell::new(false),
             archs: Vec::new(),
             fast_math: false,
             fast: Cell::new(false),

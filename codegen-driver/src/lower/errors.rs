@@ -65,6 +65,12 @@ pub enum DeviceError {
     /// `f128`, which NVPTX cannot lower.
     F128,
     InlineAsm,
+    /// A `ptx_asm!` operand whose type does not fit its register constraint.
+    PtxAsmOperand {
+        ty: String,
+        constraint: char,
+        bits: u64,
+    },
     GlobalAsm,
     /// `thread_local!` statics (reported by [`thread_local_static`], with a note at the declaration).
     ThreadLocal {
@@ -179,9 +185,10 @@ impl DeviceError {
                 oxide_contract::limits::DEFAULT_SHARED_MEMORY_PER_BLOCK
             ),
             F128 => "`f128` is not supported in device code: the GPU has no 128-bit floating point".into(),
-            InlineAsm => "inline `asm!` is not supported in device code: it is written for the host target, \
-                          and the device compiler does not accept PTX `asm!` either"
-                .into(),
+            InlineAsm => "inline `asm!` is not supported in device code: `asm!` is written for the host target".into(),
+            PtxAsmOperand { ty, constraint, bits } => format!(
+                "a `ptx_asm!` operand of type `{ty}` cannot use the constraint `{constraint}`, which takes a {bits}-bit value"
+            ),
             GlobalAsm => "`global_asm!` is not supported in device code".into(),
             ThreadLocal { name } => format!("thread-local `{name}` is not supported in device code"),
             HeapAllocation { called } => {
@@ -267,7 +274,11 @@ impl DeviceError {
             }
             F128 => "use `f64`, or split the value into two `f64`s (double-double arithmetic)",
             InlineAsm => {
-                "use the device intrinsics in `cuda_device` (thread and block registers, barriers, atomics, warp operations) instead"
+                "for PTX, use `cuda_device::ptx_asm!`; or the device intrinsics in `cuda_device` (thread and block registers, barriers, atomics, warp operations)"
+            }
+            PtxAsmOperand { .. } => {
+                "`h`: 16 bits (`u16`, `i16`, `f16`), `r`: 32 (`u32`, `i32`, `f32` bits), `l`: 64 (`u64`, `i64`, pointers), \
+                 `q`: 128, `f`: `f32`, `d`: `f64`; convert the value with `as` or `to_bits()` first"
             }
             ThreadLocal { .. } => {
                 "GPU threads have no thread-local storage: keep per-thread values in local variables, or pass shared data in as a kernel parameter"

@@ -147,7 +147,7 @@ fn define<'tcx>(cx: &CodegenCx<'tcx>, instance: Instance<'tcx>) {
     cx.current_span.set(rustc_span::DUMMY_SP);
     cx.pending_asserts.borrow_mut().clear();
     cx.deferred_checks.borrow_mut().clear();
-    if intrinsic::define_device_intrinsic(cx, instance) {
+    if intrinsic::define_device_intrinsic(cx, instance) || intrinsic::define_libm_crate_entry(cx, instance) {
         return;
     }
     if let InstanceKind::Item(def_id) = instance.def

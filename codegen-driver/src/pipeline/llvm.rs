@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use oxide_contract::arch::Arch;
 use oxide_contract::config::{DeviceDebugInfo, ToolPaths};
+use oxide_contract::limits;
 use oxide_contract::naming::files;
 
 use super::deferred_traps;
@@ -226,6 +227,20 @@ pub fn assemble(tools: &ToolPaths, work: &WorkDir, crate_name: &str, ir: &str) -
     let bc = work.path(&format!("{crate_name}.host.bc"));
     run(&tools.llvm_link, &[ll.as_os_str(), "-o".as_ref(), bc.as_os_str()], &ll)?;
     super::tools::read(&bc)
+}
+
+/// The PTX ISA the module needs whatever the arch (`llc` takes the higher of it and the arch's
+/// lowest): the ISA whose parameter space is 32,764 bytes when a kernel's parameters exceed the
+/// classic 4 KB, and [`limits::INLINE_PTX_ISA`] when it holds hand-written PTX.
+pub fn isa_floor(large_params: bool, user_ptx: bool) -> (u32, u32) {
+    let mut floor = (0, 0);
+    if large_params {
+        floor = floor.max(limits::LARGE_PARAMS_PTX_ISA);
+    }
+    if user_ptx {
+        floor = floor.max(limits::INLINE_PTX_ISA);
+    }
+    floor
 }
 
 /// Names of functions still called or referenced in the optimised module (declarations aside).

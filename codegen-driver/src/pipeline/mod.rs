@@ -179,7 +179,12 @@ pub fn compile_crate(tcx: TyCtxt<'_>) -> Option<DeviceOutput> {
         Ok((bundle, bitcode)) => {
             let millis = started.elapsed().as_millis() as u64;
             progress.send(ProgressEvent::CrateFinished { crate_name: crate_name.clone(), millis });
-            Some(DeviceOutput { symbol: object::bundle_symbol(tcx), bundle, bitcode })
+            Some(DeviceOutput {
+                symbol: object::bundle_symbol(tcx),
+                bundle,
+                bitcode,
+                stand_ins: object::host_stand_ins(tcx),
+            })
         }
         Err(stop) => {
             let message = match stop {
@@ -235,7 +240,6 @@ fn run<'tcx>(
     let large_params = kernels
         .iter()
         .any(|k| lower::check::param_bytes(cx.tcx, k) > oxide_contract::limits::CLASSIC_KERNEL_PARAM_BYTES);
-    let param_isa = if large_params { oxide_contract::limits::LARGE_PARAMS_PTX_ISA } else { (0, 0) };
     let (optimized, mut infos, work) = progress.run(Task::Lower, || {
         let infos = lower::lower(cx, kernels, crate_in.exports);
         if cx.failed() {
@@ -269,10 +273,9 @@ fn run<'tcx>(
         }
         Ok((optimized, infos, work))
     })?;
-
-    // Large parameter spaces and some instructions (sm_90's TMA and mbarrier forms) need a newer
-    // PTX ISA than the lowest that targets the arch.
-    let isa_floor = param_isa.max(cx.ptx_isa_floor.get());
+    // Large parameter spaces, hand-written PTX and some instructions (sm_90's TMA and mbarrier
+    // forms) need a newer PTX ISA than the lowest that targets the arch.
+    let isa_floor = llvm::isa_floor(large_params, cx.user_ptx.get()).max(cx.ptx_isa_floor.get());
     let mut built = Built::default();
     let mut bundle = Vec::new();
     let nvvm_ir = tasks.iter().any(|t| matches!(t, Task::Ltoir(_))).then(|| link::nvvm_ir(&optimized.text));
@@ -332,7 +335,9 @@ fn run<'tcx>(
     let tcx = cx.tcx;
     let bitcode = if tcx.crate_types().contains(&rustc_session::config::CrateType::Rlib) {
         let target = &tcx.sess.target;
-        let ir = object::host_ir(&object::bundle_symbol(tcx), &bundle, &target.llvm_target, &target.data_layout);
+        let stand_ins = object::host_stand_ins(tcx);
+        let ir =
+            object::host_ir(&object::bundle_symbol(tcx), &bundle, &stand_ins, &target.llvm_target, &target.data_layout);
         Some(llvm::assemble(tools, &work, crate_name, &ir)?)
     } else {
         None

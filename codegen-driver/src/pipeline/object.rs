@@ -31,12 +31,33 @@ pub struct DeviceOutput {
     /// LLVM bitcode defining the same symbol, for the object's `.llvmbc` section (see
     /// [`host_ir`]); `None` for crates that are never an rlib.
     pub bitcode: Option<Vec<u8>>,
+    /// [`host_stand_ins`]: the names that get a weak trapping definition on the host.
+    pub stand_ins: Vec<String>,
+}
+
+/// The libdevice functions (`__nv_*`) this crate declares in plain `extern "C"` blocks. Device
+/// code calls them, and they exist only there (the device linker takes them from libdevice); but
+/// the host copy of that code refers to them too, so the host binary gets a weak definition of
+/// each that traps (`ud2`), which links and is never called. (`#[device] extern "C"` blocks need
+/// none: `#[device]` gives their functions a host body.)
+pub fn host_stand_ins(tcx: TyCtxt<'_>) -> Vec<String> {
+    let mut names: Vec<String> = tcx
+        .hir_crate_items(())
+        .foreign_items()
+        .map(|item| item.owner_id.to_def_id())
+        .filter(|&def_id| matches!(tcx.def_kind(def_id), rustc_hir::def::DefKind::Fn))
+        .map(|def_id| tcx.symbol_name(rustc_middle::ty::Instance::mono(tcx, def_id)).name.to_string())
+        .filter(|name| name.starts_with(naming::LIBDEVICE_PREFIX))
+        .collect();
+    names.sort();
+    names.dedup();
+    names
 }
 
 /// LLVM IR (for the host target) defining the bundle symbol with the bundle's bytes, in the
 /// bundle section. Under LTO, rustc takes an rlib's objects as the bitcode in their `.llvmbc`
 /// section instead of their machine code; with this module there, the bundle survives LTO.
-pub fn host_ir(symbol: &str, bundle: &[u8], triple: &str, datalayout: &str) -> String {
+pub fn host_ir(symbol: &str, bundle: &[u8], stand_ins: &[String], triple: &str, datalayout: &str) -> String {
     let mut bytes = String::with_capacity(bundle.len() * 3);
     for &b in bundle {
         if b.is_ascii_graphic() && b != b'"' && b != b'\\' || b == b' ' {
@@ -46,10 +67,16 @@ pub fn host_ir(symbol: &str, bundle: &[u8], triple: &str, datalayout: &str) -> S
         }
     }
     let n = bundle.len();
+    let traps: String = stand_ins
+        .iter()
+        .map(|name| format!("define weak void @{name}() {{\n  call void @llvm.trap()\n  unreachable\n}}\n"))
+        .collect();
+    let declare_trap = if stand_ins.is_empty() { "" } else { "declare void @llvm.trap()\n" };
     format!(
         "target datalayout = \"{datalayout}\"\ntarget triple = \"{triple}\"\n\n\
          @{symbol} = hidden constant [{n} x i8] c\"{bytes}\", section \"{section}\", align 16\n\
-         @llvm.used = appending global [1 x ptr] [ptr @{symbol}], section \"llvm.metadata\"\n",
+         @llvm.used = appending global [1 x ptr] [ptr @{symbol}], section \"llvm.metadata\"\n\
+         {declare_trap}{traps}",
         section = naming::BUNDLE_SECTION
     )
 }
@@ -141,6 +168,26 @@ impl DeviceOutput {
             obj.section_mut(llvmbc).flags = SectionFlags::Elf { sh_flags: u64::from(elf::SHF_EXCLUDE) };
             obj.append_section_data(llvmbc, bitcode, 1);
         }
+        if !self.stand_ins.is_empty() {
+            let text = obj.add_section(
+                obj.segment_name(object::write::StandardSegment::Text).to_vec(),
+                b".text.cuda_oxide_stand_ins".to_vec(),
+                SectionKind::Text,
+            );
+            let ud2 = obj.append_section_data(text, &[0x0f, 0x0b], 16);
+            for name in &self.stand_ins {
+                obj.add_symbol(Symbol {
+                    name: name.as_bytes().to_vec(),
+                    value: ud2,
+                    size: 2,
+                    kind: SymbolKind::Text,
+                    scope: SymbolScope::Linkage,
+                    weak: true,
+                    section: SymbolSection::Section(text),
+                    flags: SymbolFlags::None,
+                });
+            }
+        }
         obj.add_symbol(Symbol {
             name: self.symbol.as_bytes().to_vec(),
             value: offset,
@@ -166,6 +213,7 @@ mod tests {
             symbol: naming::bundle_symbol("hello", 1),
             bundle: vec![7u8; 100],
             bitcode: Some(b"BC\xc0\xde".to_vec()),
+            stand_ins: vec!["__nv_asinf".into()],
         };
         let bytes = out.object_bytes().unwrap();
         let file = object::File::parse(&*bytes).unwrap();
@@ -176,11 +224,15 @@ mod tests {
         let object::SectionFlags::Elf { sh_flags } = section.flags() else { panic!("ELF flags") };
         assert_ne!(sh_flags & u64::from(elf::SHF_GNU_RETAIN), 0, "the linker must keep the section");
         assert_eq!(file.section_by_name(".llvmbc").expect("bitcode for LTO").data().unwrap(), b"BC\xc0\xde");
+        let stand_in = file.symbols().find(|s| s.name() == Ok("__nv_asinf")).expect("the libdevice stand-in");
+        assert!(stand_in.is_weak() && stand_in.is_definition(), "a weak definition the host links");
+        let text = file.section_by_index(stand_in.section_index().unwrap()).unwrap();
+        assert_eq!(&text.data().unwrap()[stand_in.address() as usize..][..2], &[0x0f, 0x0b], "ud2");
     }
 
     #[test]
     fn host_ir_spells_every_byte() {
-        let ir = host_ir("sym", b"A\"\\\n\x00 z", "x86_64-unknown-linux-gnu", "e-m:e");
+        let ir = host_ir("sym", b"A\"\\\n\x00 z", &["__nv_sinf".to_string()], "x86_64-unknown-linux-gnu", "e-m:e");
         assert!(
             ir.contains(
                 r#"@sym = hidden constant [7 x i8] c"A\22\5C\0A\00 z", section "cuda_oxide_bundles", align 16"#
@@ -188,5 +240,6 @@ mod tests {
             "{ir}"
         );
         assert!(ir.contains("@llvm.used = appending global [1 x ptr] [ptr @sym]"), "{ir}");
+        assert!(ir.contains("define weak void @__nv_sinf() {\n  call void @llvm.trap()"), "{ir}");
     }
 }

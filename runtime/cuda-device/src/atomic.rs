@@ -187,6 +187,29 @@ mod device_scope {
 }
 pub use device_scope::*;
 
+/// `atom.add.noftz.f16x2` (NVIDIA cuda-oxide's name): adds the f16 pair `val` to the pair at
+/// `addr`, each half atomically on its own (the old pair returned need not be one snapshot),
+/// device scope, relaxed, rounding to nearest and keeping subnormals. Both pairs hold element 0
+/// in the low 16 bits.
+///
+/// # Safety
+/// `addr` points to a 4-byte aligned pair in global memory whose concurrent accesses are all
+/// atomic.
+#[inline(always)]
+pub unsafe fn atom_add_f16x2(addr: *mut u32, val: u32) -> u32 {
+    intrinsics::atom_add_noftz_f16x2(addr, val)
+}
+
+/// `atom.add.noftz.bf16x2` (sm_90; NVIDIA cuda-oxide's name): [`atom_add_f16x2`] on bf16 pairs.
+/// A build for an older `--arch` is refused.
+///
+/// # Safety
+/// As for [`atom_add_f16x2`].
+#[inline(always)]
+pub unsafe fn atom_add_bf16x2(addr: *mut u32, val: u32) -> u32 {
+    intrinsics::atom_add_noftz_bf16x2(addr, val)
+}
+
 /// The same operations with block scope (`atomicAdd_block` & co.): atomic only with respect to
 /// the threads of this block; cheaper, right for shared memory.
 pub mod block {

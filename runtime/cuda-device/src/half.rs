@@ -415,6 +415,49 @@ pub(crate) mod host {
         f16::from_bits(b) as f32
     }
 
+    /// Toward zero: the nearest-even result, one step toward zero when that rounded away.
+    pub fn f16_rz_from_f32(x: f32) -> u16 {
+        toward_zero(x, f16_from_f32(x), f16_to_f32)
+    }
+
+    pub fn bf16_rz_from_f32(x: f32) -> u16 {
+        toward_zero(x, bf16_from_f32(x), bf16_to_f32)
+    }
+
+    fn toward_zero(x: f32, rn: u16, widen: fn(u16) -> f32) -> u16 {
+        if x.is_nan() || widen(rn).abs() <= x.abs() { rn } else { rn - 1 }
+    }
+
+    /// TensorFloat-32 (10 mantissa bits) nearest, ties away from zero; NaN and infinity stay.
+    pub fn tf32_rna(x: f32) -> u32 {
+        let bits = x.to_bits();
+        if !x.is_finite() {
+            return bits & !0x1fff | if x.is_nan() { 0x0040_0000 } else { 0 };
+        }
+        bits.wrapping_add(0x1000) & !0x1fff
+    }
+
+    /// `.sat`: clamps to [0, 1]; NaN becomes +0.
+    pub fn sat(x: f32) -> f32 {
+        if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) }
+    }
+
+    /// An f16 with a zero exponent field (zero or subnormal) as a zero of the same sign.
+    fn f16_ftz(b: u16) -> u16 {
+        if b & 0x7c00 == 0 { b & 0x8000 } else { b }
+    }
+
+    /// `fma.rn{.ftz}{post}.f16x2`: `ftz` flushes subnormal inputs and results.
+    pub fn f16x2_fma_with(a: u32, b: u32, c: u32, ftz: bool, post: fn(f32) -> f32) -> u32 {
+        let flush = |x: u16| if ftz { f16_ftz(x) } else { x };
+        let (a, b, c) = (lanes(a), lanes(b), lanes(c));
+        let r = [0, 1].map(|i| {
+            let (x, y, z) = (f16_to_f32(flush(a[i])), f16_to_f32(flush(b[i])), f16_to_f32(flush(c[i])));
+            flush(f16_from_f32(post(f16_to_f32(f16_from_f32(x.mul_add(y, z))))))
+        });
+        pack(r[0], r[1])
+    }
+
     pub fn relu(x: f32) -> f32 {
         if x.is_nan() { x } else { x.max(0.0) }
     }
@@ -469,6 +512,22 @@ mod tests {
         assert!(bf16::from_f32(f32::NAN).is_nan());
         assert_eq!(bf16::from_f32(f32::INFINITY), bf16::INFINITY);
         assert_eq!((-bf16::ONE).to_f32(), -1.0);
+    }
+
+    #[test]
+    fn host_references_of_the_nvidia_named_operations() {
+        use super::host::*;
+        // 1.0065 rounds up to 0x3c07 at nearest, down toward zero (NVIDIA's cvt_packed values).
+        assert_eq!(f16_rz_from_f32(1.0065), 0x3c06);
+        assert_eq!(f16_rz_from_f32(-1.0065), 0xbc06);
+        assert_eq!(bf16_rz_from_f32(1.0065), 0x3f80);
+        assert_eq!(f16_rz_from_f32(1.0e6), 0x7bff, "overflow toward zero gives the largest finite");
+        assert_eq!(tf32_rna(f32::from_bits(0x3f80_1000)), 0x3f80_2000, "a tie goes away from zero");
+        assert_eq!(tf32_rna(f32::from_bits(0x3f80_0fff)), 0x3f80_0000);
+        let (sub, one) = (0x0002_0001, 0x3c00_3c00);
+        assert_eq!(f16x2_fma_with(sub, one, 0, false, |x| x), sub, "subnormals kept");
+        assert_eq!(f16x2_fma_with(sub, one, 0, true, |x| x), 0, "subnormals flushed");
+        assert_eq!(f16x2_fma_with(0x4400_4000, 0x4500_4200, 0x4980_4700, false, sat), one, "13 and 31 clamp to 1");
     }
 
     #[test]

@@ -554,6 +554,29 @@ half_intrinsics! {
     fn cvt_rn_bf16x2_f32(lo: f32, hi: f32) -> u32 = h::pack(h::bf16_from_f32(lo), h::bf16_from_f32(hi));
     /// `cvt.rn.relu.bf16x2.f32` (sm_80).
     fn cvt_rn_relu_bf16x2_f32(lo: f32, hi: f32) -> u32 = h::pack(h::bf16_from_f32(h::relu(lo)), h::bf16_from_f32(h::relu(hi)));
+    /// `cvt.rz.f16x2.f32`: rounds toward zero.
+    fn cvt_rz_f16x2_f32(lo: f32, hi: f32) -> u32 = h::pack(h::f16_rz_from_f32(lo), h::f16_rz_from_f32(hi));
+    /// `cvt.rz.bf16x2.f32` (sm_80): rounds toward zero.
+    fn cvt_rz_bf16x2_f32(lo: f32, hi: f32) -> u32 = h::pack(h::bf16_rz_from_f32(lo), h::bf16_rz_from_f32(hi));
+    /// `cvt.rna.tf32.f32` (sm_80): to TensorFloat-32, nearest with ties away from zero; the
+    /// 13 low bits of the host result are 0 (`mma` ignores them).
+    fn cvt_rna_tf32_f32(x: f32) -> u32 = h::tf32_rna(x);
+    /// `fma.rn.ftz.f16x2`: subnormal inputs and results become zero of the same sign.
+    fn f16x2_fma_ftz(a: u32, b: u32, c: u32) -> u32 = h::f16x2_fma_with(a, b, c, true, |x| x);
+    /// `fma.rn.sat.f16x2`: results clamped to [0, 1] (NaN to +0).
+    fn f16x2_fma_sat(a: u32, b: u32, c: u32) -> u32 = h::f16x2_fma_with(a, b, c, false, h::sat);
+    /// `fma.rn.ftz.sat.f16x2`.
+    fn f16x2_fma_ftz_sat(a: u32, b: u32, c: u32) -> u32 = h::f16x2_fma_with(a, b, c, true, h::sat);
+    /// `fma.rn.ftz.relu.f16x2` (sm_80).
+    fn f16x2_fma_ftz_relu(a: u32, b: u32, c: u32) -> u32 = h::f16x2_fma_with(a, b, c, true, h::relu);
+}
+
+intrinsics! {
+    /// `atom.add.noftz.f16x2 [ptr], val` (device scope, relaxed): each half is added atomically
+    /// on its own; returns the old pair. `ptr` points to global memory.
+    fn atom_add_noftz_f16x2(ptr: *mut u32, val: u32) -> u32;
+    /// `atom.add.noftz.bf16x2 [ptr], val` (sm_90).
+    fn atom_add_noftz_bf16x2(ptr: *mut u32, val: u32) -> u32;
 }
 
 intrinsics! {
@@ -582,6 +605,18 @@ intrinsics! {
     fn cp_async_wait_all();
 }
 
+/// One `ptx_asm!` statement `S` (see [`crate::inline_ptx`]): reads the register inputs from the
+/// tuple `*ins`, runs the PTX and writes the outputs to the tuple `*outs`.
+///
+/// # Safety
+/// What the PTX does must be sound; `outs` is valid for writes.
+#[inline(never)]
+#[cfg_attr(cuda_oxide, oxide::intrinsic)]
+#[allow(unused_variables)]
+pub unsafe fn ptx_asm<S: crate::inline_ptx::PtxAsmSite, I, O>(ins: *const I, outs: *mut O) {
+    device_only("ptx_asm")
+}
+
 /// Marks the loop whose body starts with it for unrolling (`N`: 0 fully, 1 not at all, else
 /// by `N`): the backend drops the call and puts `llvm.loop.unroll` metadata on the loop. Written
 /// by `#[unroll]` on a loop in a `#[kernel]` / `#[device]` function, or by [`crate::unroll!`].
@@ -599,6 +634,8 @@ intrinsics! {
     fn mma_m16n8k16_f16_f32(d: *mut f32, a: *const u32, b: *const u32, c: *const f32);
     /// `mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32` (sm_80): `a` 4 regs, `b` 2, `c`/`d` 4.
     fn mma_m16n8k8_tf32_f32(d: *mut f32, a: *const u32, b: *const u32, c: *const f32);
+    /// `mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32` (sm_80): `a` 4 regs, `b` 2, `c`/`d` 4.
+    fn mma_m16n8k32_s8_s32(d: *mut i32, a: *const u32, b: *const u32, c: *const i32);
     /// `ldmatrix.sync.aligned.m8n8.x1.shared.b16`: one register to `out[0]`.
     fn ldmatrix_x1(out: *mut u32, addr: *const u8);
     /// `ldmatrix.sync.aligned.m8n8.x2.shared.b16`.

@@ -20,17 +20,21 @@
 //! | [`uniform`] | [`Uniform`]: a value alike in every thread of a launch |
 //! | [`view`] | proof-carrying element, tile and run views of a [`DisjointSlice`]; row/column views of a matrix |
 //! | [`config`] | compile-time shapes, tiles, atoms and policies for policy-generic kernels |
+//! | [`cusimd`] | [`cusimd::CuSimd`]: `N` values in `N` registers (NVIDIA cuda-oxide's type) |
 //! | [`vector`] | 8/16-byte vector elements (`F32x4`, …) and vector views of slices |
 //! | [`matrix`] | 2D views of slices that check their bounds once |
 //! | [`half`] | `bf16`, packed `F16x2`/`Bf16x2` (Rust's `f16` needs `#![feature(f16)]`) |
 //! | [`async_copy`] | `cp.async` global → shared copies with commit/wait groups (sm_80) |
 //! | [`constant`](mod@constant) | [`ConstantMemory`] statics in `.const` (NVIDIA's `#[constant]` marks them) |
 //! | [`mma`] | tensor cores per warp: `mma.sync` (bf16/f16 m16n8k16, tf32 m16n8k8) with typed fragments, `ldmatrix`/`stmatrix` |
+//! | [`wmma`] | NVIDIA cuda-oxide's names for `mma.sync` on register arrays (f16, bf16, tf32, s8) |
 //! | [`wgmma`] | tensor cores per warpgroup (sm_90a): `wgmma.mma_async`, shared-memory matrix descriptors |
 //! | [`barrier`] | NVIDIA cuda-oxide's mbarrier names: a [`barrier::Barrier`] static and free functions over it |
 //! | [`mbarrier`] | shared-memory barriers with transaction counts, phase tracking, `fence.proxy.async`, `elect.sync`, `setmaxnreg` |
 //! | [`tma`] | tensor memory accelerator: 2D tile loads/stores with a host-encoded [`tma::TensorMap`] (sm_90) |
-//! | [`f16x2`], [`bf16x2`], [`convert`] | NVIDIA cuda-oxide's names for packed-half operations |
+//! | [`f16x2`], [`bf16x2`], [`convert`], [`tcgen05`] | NVIDIA cuda-oxide's names for packed-half operations and conversions |
+//!
+//! Inline PTX: [`ptx_asm!`] ([`inline_ptx`] says how it reaches the PTX).
 //!
 //! Code generation hints: [`fast_math`] on a function, `#[unroll]`/`#[unroll(N)]` on loops in
 //! kernels, [`unroll!`] anywhere.
@@ -84,12 +88,14 @@ pub mod cluster;
 pub mod config;
 pub mod constant;
 pub mod cooperative_groups;
+pub mod cusimd;
 pub mod debug;
 mod disjoint;
 pub mod dotprod;
 pub mod float;
 pub mod grid;
 pub mod half;
+pub mod inline_ptx;
 pub mod intrinsics;
 pub mod matrix;
 pub mod mbarrier;
@@ -105,17 +111,18 @@ pub mod vector;
 pub mod view;
 pub mod warp;
 pub mod wgmma;
+pub mod wmma;
 
 pub use constant::ConstantMemory;
 /// `#[derive(DeviceCopy)]` (the trait is `cuda_core::DeviceCopy`).
 pub use cuda_macros::DeviceCopyViaDevice as DeviceCopy;
 pub use cuda_macros::{
     cluster_launch, constant, cuda_module, device, fast_math, gpu_printf, kernel, launch_bounds, launch_contract,
-    unroll,
+    ptx_asm, unroll,
 };
 pub use debug::{clock64, trap};
 pub use disjoint::DisjointSlice;
-pub use packed::{bf16x2, convert, f16x2};
+pub use packed::{bf16x2, convert, f16x2, tcgen05};
 pub use shared::{DynamicSharedArray, SharedArray};
 pub use sync::sync_threads;
 pub use thread::{Index1D, Index2D, Runtime2DIndex, SpaceLayout, ThreadIndex, WarpIndex};

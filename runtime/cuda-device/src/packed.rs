@@ -35,6 +35,22 @@ pub mod f16x2 {
     pub fn fma_relu_f16x2(a: u32, b: u32, c: u32) -> u32 {
         i::f16x2_fma_relu(a, b, c)
     }
+    /// `fma.rn.ftz.f16x2`: as [`fma_f16x2`], with subnormal inputs and results flushed to zero.
+    pub fn fma_ftz_f16x2(a: u32, b: u32, c: u32) -> u32 {
+        i::f16x2_fma_ftz(a, b, c)
+    }
+    /// `fma.rn.sat.f16x2`: as [`fma_f16x2`], each result clamped to [0, 1] (NaN to +0).
+    pub fn fma_sat_f16x2(a: u32, b: u32, c: u32) -> u32 {
+        i::f16x2_fma_sat(a, b, c)
+    }
+    /// `fma.rn.ftz.sat.f16x2`: flush-to-zero and clamped to [0, 1].
+    pub fn fma_ftz_sat_f16x2(a: u32, b: u32, c: u32) -> u32 {
+        i::f16x2_fma_ftz_sat(a, b, c)
+    }
+    /// `fma.rn.ftz.relu.f16x2` (sm_80): flush-to-zero, negative results become 0.
+    pub fn fma_ftz_relu_f16x2(a: u32, b: u32, c: u32) -> u32 {
+        i::f16x2_fma_ftz_relu(a, b, c)
+    }
     /// `neg.f16x2`: flips both sign bits.
     pub fn neg_f16x2(a: u32) -> u32 {
         a ^ 0x8000_8000
@@ -116,6 +132,20 @@ pub mod convert {
     pub fn cvt_rn_relu_bf16x2_f32(lo: f32, hi: f32) -> u32 {
         i::cvt_rn_relu_bf16x2_f32(lo, hi)
     }
+    /// `cvt.rz.f16x2.f32`: `lo` to the low half, both rounded toward zero.
+    pub fn cvt_rz_f16x2_f32(lo: f32, hi: f32) -> u32 {
+        i::cvt_rz_f16x2_f32(lo, hi)
+    }
+    /// `cvt.rz.bf16x2.f32` (sm_80): `lo` to the low half, both rounded toward zero.
+    pub fn cvt_rz_bf16x2_f32(lo: f32, hi: f32) -> u32 {
+        i::cvt_rz_bf16x2_f32(lo, hi)
+    }
+    /// `cvt.rna.tf32.f32` (sm_80): `value` rounded to TensorFloat-32 (nearest, ties away from
+    /// zero), as the bits of an `f32` whose 13 low mantissa bits the tensor cores ignore: the
+    /// operand format of `mma.sync … .tf32`.
+    pub fn cvt_rna_tf32_f32(value: f32) -> u32 {
+        i::cvt_rna_tf32_f32(value)
+    }
     /// Both halves of an f16 pair as `f32` (low, high).
     pub fn cvt_f32x2_f16x2(packed: u32) -> (f32, f32) {
         F16x2::from_bits(packed).to_f32()
@@ -128,7 +158,8 @@ pub mod convert {
     pub fn cvt_f32_f16x2_hi(packed: u32) -> f32 {
         F16x2::from_bits(packed).hi() as f32
     }
-    /// Both halves of a bf16 pair as `f32` (low, high).
+    /// Both halves of a bf16 pair as `f32` (low, high). (The opposite direction, two `f32` to a
+    /// pair, is [`crate::tcgen05::cvt_f32x2_bf16x2`] in NVIDIA's naming, [`cvt_bf16x2_f32`] here.)
     pub fn cvt_f32x2_bf16x2(packed: u32) -> (f32, f32) {
         Bf16x2::from_bits(packed).to_f32()
     }
@@ -139,5 +170,20 @@ pub mod convert {
     /// The high half of a bf16 pair as `f32`.
     pub fn cvt_f32_bf16x2_hi(packed: u32) -> f32 {
         Bf16x2::from_bits(packed).to_f32().1
+    }
+}
+
+/// NVIDIA cuda-oxide's `tcgen05` module (Blackwell's fifth-generation tensor cores) holds, besides
+/// the sm_100 tensor-memory and MMA instructions, conversions that every arch since sm_80 has;
+/// only those are here. The tcgen05 instructions themselves (`tcgen05.alloc`, `tcgen05.mma`,
+/// `tcgen05.ld`, …) need sm_100a and are not provided: a program using them fails to compile
+/// with "cannot find function" rather than building for a GPU that cannot run it.
+pub mod tcgen05 {
+    use crate::intrinsics as i;
+
+    /// `cvt.rn.bf16x2.f32` (sm_80): two `f32` to a bf16 pair, `lo` in the low half, each rounded
+    /// to nearest even. The same operation as [`super::convert::cvt_bf16x2_f32`].
+    pub fn cvt_f32x2_bf16x2(lo: f32, hi: f32) -> u32 {
+        i::cvt_rn_bf16x2_f32(lo, hi)
     }
 }

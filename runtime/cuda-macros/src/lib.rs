@@ -17,9 +17,31 @@ mod kernel;
 mod launch;
 mod module;
 mod printf;
+mod ptx_asm;
 
 fn output(result: syn::Result<proc_macro2::TokenStream>) -> TokenStream {
     result.unwrap_or_else(syn::Error::into_compile_error).into()
+}
+
+/// Inline PTX in device code, with CUDA C++'s operand syntax: `%N` names operand `N` (outputs
+/// first, then inputs, in the order written), `%%` is a literal `%` (`%%laneid`).
+///
+/// ```ignore
+/// let doubled: u32;
+/// unsafe { ptx_asm!("add.u32 %0, %1, %1;", out("=r") doubled, in("r") x, options(register_only)) };
+/// ```
+///
+/// Operands: `out("=c") place`, `inout("+c") place` (read, then written back), `in("c") value`,
+/// with `c` one of `h` (16-bit), `r` (32-bit), `l` (64-bit or pointer), `q` (128-bit), `f` (`f32`),
+/// `d` (`f64`); `in("n") CONST` substitutes an integer constant and `in("C") BYTES` a constant
+/// `&[u8; N]` string (up to its NUL) into the text. `clobber("memory")` orders the statement with
+/// memory accesses. By default the statement has side effects and stays where it is written;
+/// `options(register_only)` declares a pure computation of its operands (it may be merged or
+/// removed when unused) and `options(register_only, may_diverge)` also lets it move across
+/// branches (never for `.sync` or collective instructions). The call needs `unsafe`.
+#[proc_macro]
+pub fn ptx_asm(input: TokenStream) -> TokenStream {
+    output(ptx_asm::expand(input.into()))
 }
 
 /// Marks a function as a GPU kernel (a PTX entry point). It stays an ordinary `pub fn`.

@@ -1,6 +1,8 @@
 //! bfloat16 and packed halves: `bf16_*` on `u16` bits (`add.rn.bf16`, `fma.rn.bf16`,
 //! `cvt.rn.bf16.f32`), `f16x2_*` / `bf16x2_*` on `u32` bits (`<2 x half>` / `<2 x bfloat>` in
-//! LLVM: `add.rn.f16x2`, `fma.rn.relu.bf16x2`, …) and the pair conversions from `f32`.
+//! LLVM: `add.rn.f16x2`, `fma.rn.relu.bf16x2`, `fma.rn.ftz.sat.f16x2`, …), the pair conversions
+//! from `f32` (`cvt.rn/rz{.relu}.f16x2.f32`), `cvt.rna.tf32.f32` and the packed atomic adds
+//! (`atom.add.noftz.f16x2`).
 
 use rustc_codegen_ssa::traits::*;
 
@@ -20,9 +22,24 @@ pub fn build(bx: &mut Builder<'_, '_>, name: &str) -> bool {
         bx.ret(bits);
         return true;
     }
-    if let Some(relu) = name.strip_prefix("cvt_rn_").and_then(|r| r.strip_suffix("_f32")) {
+    if name == "cvt_rna_tf32_f32" {
+        let x = bx.get_param(0);
+        let bits = bx.call_named("llvm.nvvm.f2tf32.rna", i32t, &[x]);
+        bx.ret(bits);
+        return true;
+    }
+    if let Some(op) = name.strip_prefix("atom_add_noftz_") {
+        // No `atomicrmw` on vectors: `atom` through 32-bit registers, generic address.
+        let (ptr, val) = (bx.get_param(0), bx.get_param(1));
+        let text = format!("atom.add.noftz.{op} $0, [$1], $2;");
+        let old = super::asm::call(bx, &[i32t], &text, "=r,l,r", &[ptr, val], super::asm::Effect::Memory);
+        bx.ret(old.expect("one output"));
+        return true;
+    }
+    let pack = name.strip_prefix("cvt_").and_then(|r| r.strip_suffix("_f32")).and_then(|r| r.split_once('_'));
+    if let Some((rounding @ ("rn" | "rz"), target)) = pack {
         // PTX `cvt.rn.f16x2.f32 d, a, b` puts `a` in the HIGH half: pass (hi, lo).
-        let (relu, target, ty) = match relu {
+        let (relu, target, ty) = match target {
             "f16x2" => ("", "f16x2", h2),
             "relu_f16x2" => (".relu", "f16x2", h2),
             "bf16x2" => ("", "bf16x2", b2),
@@ -30,7 +47,7 @@ pub fn build(bx: &mut Builder<'_, '_>, name: &str) -> bool {
             _ => return false,
         };
         let (lo, hi) = (bx.get_param(0), bx.get_param(1));
-        let v = bx.call_named(&format!("llvm.nvvm.ff2{target}.rn{relu}"), ty, &[hi, lo]);
+        let v = bx.call_named(&format!("llvm.nvvm.ff2{target}.{rounding}{relu}"), ty, &[hi, lo]);
         let bits = bx.bitcast(v, i32t);
         bx.ret(bits);
         return true;
@@ -44,7 +61,7 @@ pub fn build(bx: &mut Builder<'_, '_>, name: &str) -> bool {
     } else {
         return false;
     };
-    let arity = if matches!(op, "fma" | "fma_relu") { 3 } else { 2 };
+    let arity = if op.starts_with("fma") { 3 } else { 2 };
     let args: Vec<ir::Value> = (0..arity)
         .map(|i| {
             let p = bx.get_param(i);
@@ -58,9 +75,11 @@ pub fn build(bx: &mut Builder<'_, '_>, name: &str) -> bool {
         "fma" => bx.call_intrinsic("fma", &[ty], ty, &args),
         "min" => bx.call_intrinsic("minnum", &[ty], ty, &args),
         "max" => bx.call_intrinsic("maxnum", &[ty], ty, &args),
-        "fma_relu" => {
+        // `fma.rn{.ftz}{.sat|.relu}`: NVVM intrinsics named after the modifiers.
+        "fma_relu" | "fma_ftz" | "fma_sat" | "fma_ftz_sat" | "fma_ftz_relu" => {
             let suffix = if ty == h2 { "f16x2" } else { "bf16x2" };
-            bx.call_named(&format!("llvm.nvvm.fma.rn.relu.{suffix}"), ty, &args)
+            let modifiers = op["fma".len()..].replace('_', ".");
+            bx.call_named(&format!("llvm.nvvm.fma.rn{modifiers}.{suffix}"), ty, &args)
         }
         _ => rustc_middle::bug!("cuda-oxide: no half-precision operation `{name}`"),
     };

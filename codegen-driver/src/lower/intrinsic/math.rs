@@ -25,6 +25,7 @@ const LIBM: &[&str] = &[
     "exp2",
     "expm1",
     "fdim",
+    "fma",
     "fmod",
     "hypot",
     "log",
@@ -57,11 +58,29 @@ const LIBM: &[&str] = &[
 
 /// Gives a bodiless libm function of `std`/`core` a body that calls libdevice; `false` otherwise.
 pub fn define_libm<'tcx>(cx: &CodegenCx<'tcx>, instance: Instance<'tcx>) -> bool {
-    let tcx = cx.tcx;
     let def_id = instance.def_id();
-    if !matches!(tcx.crate_name(def_id.krate).as_str(), "std" | "core") {
+    matches!(cx.tcx.crate_name(def_id.krate).as_str(), "std" | "core") && define_as_libdevice(cx, instance)
+}
+
+/// Gives a public function of the `libm` crate (`libm::powf`, …, what `no_std` code such as glam's
+/// `nostd-libm` calls) that libdevice also has a body calling libdevice instead of libm's
+/// software implementation: that one is slower on the GPU, and some of its paths are inline
+/// assembly for the host (x86 `sqrtsd`). `false` for anything else, `libm`'s own helpers included.
+pub fn define_libm_crate_entry<'tcx>(cx: &CodegenCx<'tcx>, instance: Instance<'tcx>) -> bool {
+    let tcx = cx.tcx;
+    let rustc_middle::ty::InstanceKind::Item(def_id) = instance.def else { return false };
+    if def_id.is_local() || tcx.crate_name(def_id.krate).as_str() != "libm" {
         return false;
     }
+    // Only the names the crate exports at its root (`pub use math::*`).
+    let exported = tcx.module_children(def_id.krate.as_def_id()).iter().any(|c| c.res.opt_def_id() == Some(def_id));
+    exported && define_as_libdevice(cx, instance)
+}
+
+/// Defines `instance` as a call of `__nv_<its name>` when that is a libdevice function of floats.
+fn define_as_libdevice<'tcx>(cx: &CodegenCx<'tcx>, instance: Instance<'tcx>) -> bool {
+    let tcx = cx.tcx;
+    let def_id = instance.def_id();
     let name = tcx.item_name(def_id);
     let name = name.as_str();
     let base = name.strip_suffix('f').filter(|b| LIBM.contains(b)).unwrap_or(name);

@@ -1,5 +1,5 @@
-//! Warp-level tensor-core operations: `mma.sync.aligned` m16n8k16 (bf16, f16 → f32) and m16n8k8
-//! (tf32 → f32), `ldmatrix` and `stmatrix` (x1/x2/x4, `.trans`). Fragments come and go through
+//! Warp-level tensor-core operations: `mma.sync.aligned` m16n8k16 (bf16, f16 → f32), m16n8k8
+//! (tf32 → f32) and m16n8k32 (s8 → s32), `ldmatrix` and `stmatrix` (x1/x2/x4, `.trans`). Fragments come and go through
 //! pointers to the caller's register arrays, which SROA turns back into registers once inlined.
 
 use rustc_codegen_ssa::traits::*;
@@ -15,22 +15,28 @@ pub fn build(bx: &mut Builder<'_, '_>, name: &str) -> bool {
             "m16n8k16_bf16_f32" => ("m16n8k16", "bf16"),
             "m16n8k16_f16_f32" => ("m16n8k16", "f16"),
             "m16n8k8_tf32_f32" => ("m16n8k8", "tf32"),
+            "m16n8k32_s8_s32" => ("m16n8k32", "s8"),
             _ => return false,
         };
+        // The accumulator: f32, or s32 for the integer shapes (`r` registers).
+        let (acc, acc_ty, acc_reg) = if ab == "s8" { ("s32", i32t, "r") } else { ("f32", f32t, "f") };
         let (d, a, b, c) = (bx.get_param(0), bx.get_param(1), bx.get_param(2), bx.get_param(3));
         let mut args = asm::load_n(bx, i32t, a, 4, 4);
         args.extend(asm::load_n(bx, i32t, b, 2, 4));
-        args.extend(asm::load_n(bx, f32t, c, 4, 4));
+        args.extend(asm::load_n(bx, acc_ty, c, 4, 4));
         let text = format!(
-            "mma.sync.aligned.{shape}.row.col.f32.{ab}.{ab}.f32 {}, {}, {}, {};",
+            "mma.sync.aligned.{shape}.row.col.{acc}.{ab}.{ab}.{acc} {}, {}, {}, {};",
             asm::regs(0, 4),
             asm::regs(4, 4),
             asm::regs(8, 2),
             asm::regs(10, 4)
         );
-        let cons = [asm::constraints("=f", 4), asm::constraints("r", 6), asm::constraints("f", 4)].concat().join(",");
-        let out = asm::call(bx, &[f32t; 4], &text, &cons, &args, Effect::Pure).expect("four results");
-        asm::store_n(bx, f32t, out, d, 4, 4);
+        let cons =
+            [asm::constraints(&format!("={acc_reg}"), 4), asm::constraints("r", 6), asm::constraints(acc_reg, 4)]
+                .concat()
+                .join(",");
+        let out = asm::call(bx, &[acc_ty; 4], &text, &cons, &args, Effect::Pure).expect("four results");
+        asm::store_n(bx, acc_ty, out, d, 4, 4);
         bx.ret_void();
         return true;
     }

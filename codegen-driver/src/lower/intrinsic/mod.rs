@@ -1,7 +1,7 @@
 //! Intrinsics: rustc's own (`core::intrinsics`, called by codegen_ssa) mapped to LLVM intrinsics
 //! or libdevice, and ours (`cuda_device::intrinsics`: one file per family, `thread.rs`, `sync.rs`,
 //! `atomic.rs`, `warp.rs`, `shared.rs`, `cluster.rs`, `debug.rs`, `arith.rs`, `bounds.rs`, `half.rs`,
-//! `async_copy.rs`, the tensor-core families `mma.rs`, `mbarrier.rs`, `wgmma.rs`, `tma.rs` over
+//! `async_copy.rs`, `inline_ptx.rs` (`ptx_asm!`), the tensor-core families `mma.rs`, `mbarrier.rs`, `wgmma.rs`, `tma.rs` over
 //! `asm.rs`).
 
 mod arith;
@@ -12,6 +12,7 @@ mod bounds;
 mod cluster;
 mod debug;
 mod half;
+mod inline_ptx;
 mod math;
 mod mbarrier;
 mod mem;
@@ -26,7 +27,7 @@ mod wgmma;
 pub use atomic::{core_load_store, core_rmw};
 pub use shared::shared_static;
 
-pub use math::define_libm;
+pub use math::{define_libm, define_libm_crate_entry};
 
 use rustc_codegen_ssa::mir::operand::OperandRef;
 use rustc_codegen_ssa::mir::place::PlaceRef;
@@ -75,6 +76,7 @@ pub fn define_device_intrinsic<'tcx>(cx: &CodegenCx<'tcx>, instance: Instance<'t
         || mbarrier::build(&mut bx, name, instance)
         || wgmma::build(&mut bx, name, instance)
         || tma::build(&mut bx, name)
+        || inline_ptx::build(&mut bx, name, instance)
         // `#[unroll]`'s marker: its calls are dropped (`loop_hints.rs`); the body is empty.
         || (name == "loop_unroll" && {
             bx.ret_void();
