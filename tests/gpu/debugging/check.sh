@@ -51,6 +51,8 @@ timeout 180 "$OXIDE" oxide sanitize --tool synccheck --exe "$BIN" -- divergent-b
 expect synccheck_divergent_barrier "$LOGS/synccheck.log" "Barrier error|[Dd]ivergent"
 
 # cuda-gdb in batch mode: break on a kernel line, step, print a local and a slice element, backtrace.
+# The breakpoint is deleted before `next`: line 33 has several locations (its bounds checks are blocks
+# of their own), and `next` would stop at the next one, still on line 33.
 loop="$(line debug-loop)"
 cat >"$LOGS/debug.gdb" <<GDB
 set pagination off
@@ -59,6 +61,7 @@ set breakpoint pending on
 set cuda break_on_launch none
 break main.rs:$loop
 run
+delete
 next
 print running_total
 print k

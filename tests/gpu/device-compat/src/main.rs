@@ -325,17 +325,18 @@ mod kernels {
     #[kernel]
     pub fn rounding(a: &[f32], b: &[f32], mut out: DisjointSlice<[f32; 6]>) {
         let idx = thread::index_1d();
-        let (x, y) = (a[idx.get()], b[idx.get()]);
-        let r = [
-            float::add_rn_f32(x, y),
-            float::add_rm_f32(x, y),
-            float::add_rp_f32(x, y),
-            float::add_rz_f32(x, y),
-            float::sqrt_rn_f32(x.abs()),
-            float::rcp_rn_f32(x),
-        ];
+        let i = idx.get();
+        // The grid is rounded up to whole blocks: threads past the end must not index `a`.
         if let Some(o) = out.get_mut(idx) {
-            *o = r;
+            let (x, y) = (a[i], b[i]);
+            *o = [
+                float::add_rn_f32(x, y),
+                float::add_rm_f32(x, y),
+                float::add_rp_f32(x, y),
+                float::add_rz_f32(x, y),
+                float::sqrt_rn_f32(x.abs()),
+                float::rcp_rn_f32(x),
+            ];
         }
     }
 
