@@ -230,10 +230,14 @@ fn main() {
         ck(m.fma_variants(&s, cfg(N), &ad, &bd, &cd, &mut od), "launch fma_variants")?;
         let got = ck(od.to_host_vec(&s), "copy out back")?;
         let id: fn(f16) -> f16 = |h| h;
-        for (k, (name, flush, post)) in
-            [("fma_ftz", true, id), ("fma_sat", false, sat as fn(f16) -> f16), ("fma_ftz_sat", true, sat), ("fma_ftz_relu", true, relu)]
-                .into_iter()
-                .enumerate()
+        for (k, (name, flush, post)) in [
+            ("fma_ftz", true, id),
+            ("fma_sat", false, sat as fn(f16) -> f16),
+            ("fma_ftz_sat", true, sat),
+            ("fma_ftz_relu", true, relu),
+        ]
+        .into_iter()
+        .enumerate()
         {
             let want: Vec<[f16; 2]> = (0..N).map(|i| fma_ref(a[i], b[i], c[i], flush, post)).collect();
             let got_k: Vec<u32> = got.iter().map(|o| o[k]).collect();
@@ -251,7 +255,8 @@ fn main() {
         let specials = [0.0, -0.0, 1.0e6, -7.0e4, 1.0e-9, -3.0e-6, 3.0e38, f32::from_bits(0x3f80_1000)];
         lo[..specials.len()].copy_from_slice(&specials);
         hi[..specials.len()].copy_from_slice(&specials.map(|v: f32| -v * 0.75));
-        let (ld, hd) = (ck(DeviceBuffer::from_host(&s, &lo), "copy lo")?, ck(DeviceBuffer::from_host(&s, &hi), "copy hi")?);
+        let (ld, hd) =
+            (ck(DeviceBuffer::from_host(&s, &lo), "copy lo")?, ck(DeviceBuffer::from_host(&s, &hi), "copy hi")?);
         let mut od = ck(DeviceBuffer::from_host(&s, &vec![[0xdead_beefu32; 5]; N]), "poison out")?;
         ck(m.conversions(&s, cfg(N), &ld, &hd, &mut od), "launch conversions")?;
         let got = ck(od.to_host_vec(&s), "copy out back")?;

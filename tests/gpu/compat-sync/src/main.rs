@@ -16,7 +16,9 @@ use cuda_device::barrier::{
     mbarrier_try_wait_parity, mbarrier_wait, nanosleep,
 };
 use cuda_device::shared::cvta_generic_to_shared_offset;
-use cuda_device::{ConstantMemory, DisjointSlice, SharedArray, cluster, cluster_launch, constant, cuda_module, kernel, thread};
+use cuda_device::{
+    ConstantMemory, DisjointSlice, SharedArray, cluster, cluster_launch, constant, cuda_module, kernel, thread,
+};
 
 #[path = "../../harness.rs"]
 mod harness;
@@ -157,7 +159,9 @@ const N: usize = BLOCKS * kernels::THREADS;
 fn poly_cpu(x: &[u32], c: &[u32; 4], table: &[u32; kernels::TABLE]) -> Vec<u32> {
     x.iter()
         .map(|&v| {
-            let p = c[0].wrapping_add(v.wrapping_mul(c[1].wrapping_add(v.wrapping_mul(c[2].wrapping_add(v.wrapping_mul(c[3]))))));
+            let p = c[0].wrapping_add(
+                v.wrapping_mul(c[1].wrapping_add(v.wrapping_mul(c[2].wrapping_add(v.wrapping_mul(c[3]))))),
+            );
             p.wrapping_add(table[v as usize % kernels::TABLE])
         })
         .collect()
@@ -206,7 +210,11 @@ fn main() {
     for (mode, name) in [(0u32, "barrier_wait_token"), (1, "barrier_try_wait_token")] {
         report.check(name, || {
             let mut out = ck(DeviceBuffer::from_host(&stream, &poison), "poison out")?;
-            let cfg = LaunchConfig { grid_dim: (BLOCKS as u32, 1, 1), block_dim: (kernels::THREADS as u32, 1, 1), shared_mem_bytes: 0 };
+            let cfg = LaunchConfig {
+                grid_dim: (BLOCKS as u32, 1, 1),
+                block_dim: (kernels::THREADS as u32, 1, 1),
+                shared_mem_bytes: 0,
+            };
             ck(module.neighbour(&stream, cfg, &x_dev, &mut out, mode), "launch neighbour")?;
             compare(name, &ck(out.to_host_vec(&stream), "out back")?, &neighbour_cpu(&x), PartialEq::eq)
         });
@@ -215,7 +223,11 @@ fn main() {
     for (noinc, name) in [(0u32, "cp_async_mbarrier_arrive"), (1, "cp_async_mbarrier_arrive_noinc")] {
         report.check(name, || {
             let mut out = ck(DeviceBuffer::from_host(&stream, &poison), "poison out")?;
-            let cfg = LaunchConfig { grid_dim: (BLOCKS as u32, 1, 1), block_dim: (kernels::THREADS as u32, 1, 1), shared_mem_bytes: 0 };
+            let cfg = LaunchConfig {
+                grid_dim: (BLOCKS as u32, 1, 1),
+                block_dim: (kernels::THREADS as u32, 1, 1),
+                shared_mem_bytes: 0,
+            };
             ck(module.async_neighbour(&stream, cfg, &x_dev, &mut out, noinc), "launch async_neighbour")?;
             compare(name, &ck(out.to_host_vec(&stream), "out back")?, &neighbour_cpu(&x), PartialEq::eq)
         });
@@ -225,7 +237,8 @@ fn main() {
         const CLUSTERS: usize = 33;
         for rounds in [1u32, 2, 7, 256] {
             let mut out = ck(DeviceBuffer::from_host(&stream, &vec![u32::MAX; 4 * CLUSTERS]), "poison out")?;
-            let cfg = LaunchConfig { grid_dim: (4 * CLUSTERS as u32, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 };
+            let cfg =
+                LaunchConfig { grid_dim: (4 * CLUSTERS as u32, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 };
             ck(module.cluster_rounds(&stream, cfg, &mut out, rounds), "launch cluster_rounds")?;
             let got = ck(out.to_host_vec(&stream), "out back")?;
             compare(&format!("cluster_rounds({rounds})"), &got, &vec![rounds; 4 * CLUSTERS], PartialEq::eq)?;
