@@ -93,7 +93,9 @@ pub fn profile(args: &ProfileArgs) -> Result<ExitCode> {
             Ok(lines) if !lines.is_empty() => {
                 println!("\nhottest lines of {} (warp samples):", k.name);
                 for l in lines {
-                    println!("  {:>6}  line {:>5}  {}", l.samples, l.line, l.text.trim());
+                    let file = std::path::Path::new(&l.file).file_name().map(|f| f.to_string_lossy().into_owned());
+                    let place = format!("{}:{}", file.unwrap_or_default(), l.line);
+                    println!("  {:>6}  {:<22} {}", l.samples, place, l.text.trim());
                 }
             }
             Ok(_) => println!(
@@ -244,34 +246,45 @@ fn summary_table(kernels: &[KernelResult]) -> String {
 /// A source line with its warp samples.
 #[derive(Debug, PartialEq)]
 struct HotLine {
+    /// The source file, as the report names it (`File Name` rows); empty when it names none.
+    file: String,
     line: usize,
     samples: u64,
     text: String,
 }
 
-/// The `n` source lines with the most warp stall samples in ncu's CUDA-source view (one row per
-/// line of the file, in order; a `#`/`Line` column where ncu gives one).
+/// The `n` source lines with the most warp stall samples in ncu's CUDA-source view. The CSV has,
+/// per source file, a `"File Name","<path>"` row, then a header (`"Line No","Source",` and the
+/// counters), then one row per line of the file.
 fn hot_lines(csv: &str, n: usize) -> Vec<HotLine> {
-    let first = csv.lines().find(|l| l.starts_with('"')).map(csv_fields).and_then(|h| h.first().cloned());
-    let Some((header, rows)) = first.and_then(|f| table(csv, &f)) else { return Vec::new() };
-    let col = |pred: &dyn Fn(&str) -> bool| header.iter().position(|h| pred(h));
-    let Some(samples) =
-        col(&|h| h.starts_with("Warp Stall Sampling (All")).or_else(|| col(&|h| h == "Instructions Executed"))
-    else {
-        return Vec::new();
-    };
-    let source = col(&|h| h == "Source");
-    let line_col = col(&|h| h == "#" || h == "# Line" || h == "Line");
-    let mut lines: Vec<HotLine> = rows
-        .iter()
-        .enumerate()
-        .filter_map(|(i, row)| {
-            let count = number(row.get(samples)?)? as u64;
-            let line = line_col.and_then(|c| row.get(c)).and_then(|v| number(v)).map_or(i + 1, |v| v as usize);
-            let text = source.and_then(|c| row.get(c)).cloned().unwrap_or_default();
-            (count > 0).then_some(HotLine { line, samples: count, text })
-        })
-        .collect();
+    let mut file = String::new();
+    let mut header: Option<Vec<String>> = None;
+    let mut lines = Vec::new();
+    for row in csv.lines().filter(|l| l.starts_with('"')).map(csv_fields) {
+        if row.first().is_some_and(|f| f == "File Name") {
+            file = row.get(1).cloned().unwrap_or_default();
+            header = None;
+            continue;
+        }
+        if row.iter().any(|f| f == "Source") && header.is_none() {
+            header = Some(row);
+            continue;
+        }
+        let Some(h) = &header else { continue };
+        let col = |pred: &dyn Fn(&str) -> bool| h.iter().position(|c| pred(c));
+        let Some(samples) =
+            col(&|c| c.starts_with("Warp Stall Sampling (All")).or_else(|| col(&|c| c == "Instructions Executed"))
+        else {
+            continue;
+        };
+        let line_col = col(&|c| c == "#" || c == "# Line" || c == "Line" || c == "Line No");
+        let Some(count) = row.get(samples).and_then(|v| number(v)).map(|v| v as u64) else { continue };
+        let line = line_col.and_then(|c| row.get(c)).and_then(|v| number(v)).map_or(0, |v| v as usize);
+        let text = col(&|c| c == "Source").and_then(|c| row.get(c)).cloned().unwrap_or_default();
+        if count > 0 {
+            lines.push(HotLine { file: file.clone(), line, samples: count, text });
+        }
+    }
     lines.sort_by(|a, b| b.samples.cmp(&a.samples).then(a.line.cmp(&b.line)));
     lines.truncate(n);
     lines
@@ -313,13 +326,15 @@ mod tests {
 
     #[test]
     fn hottest_lines_by_warp_samples() {
-        let csv = "\"#\",\"Source\",\"Warp Stall Sampling (All Samples)\",\"Instructions Executed\"\n\
+        let csv = "\"File Name\",\"/src/k.rs\"\n\
+                   \"Line No\",\"Source\",\"Warp Stall Sampling (All Samples)\",\"Instructions Executed\"\n\
                    \"1\",\"fn k() {\",\"0\",\"0\"\n\
                    \"2\",\"    let x = a[i];\",\"17\",\"4\"\n\
                    \"3\",\"    out[i] = x;\",\"40\",\"4\"\n";
         let hot = hot_lines(csv, 5);
         assert_eq!(hot.len(), 2);
         assert_eq!((hot[0].line, hot[0].samples, hot[0].text.as_str()), (3, 40, "    out[i] = x;"));
+        assert_eq!(hot[0].file, "/src/k.rs");
         assert_eq!(hot[1].line, 2);
         assert!(hot_lines("no table", 5).is_empty());
     }
