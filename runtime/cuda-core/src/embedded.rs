@@ -141,6 +141,12 @@ pub fn load_embedded_module(ctx: &Arc<CudaContext>, name: &str) -> Result<Loaded
         .load(ctx)
 }
 
+/// The manifest of the embedded bundle of crate or package `name`, if this executable has one.
+pub fn embedded_manifest(name: &str) -> Option<Manifest> {
+    let bundles = artifact_bundles_from_current_exe().ok()?;
+    find_bundle(&bundles, name).map(|b| b.manifest.clone())
+}
+
 /// The bundle of crate `name` or of package `name` (a package's crate name has `_` for `-`).
 pub(crate) fn find_bundle<'a>(bundles: &'a [OwnedArtifactBundle], name: &str) -> Option<&'a OwnedArtifactBundle> {
     let crate_name = name.replace('-', "_");

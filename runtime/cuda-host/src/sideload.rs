@@ -117,12 +117,15 @@ pub fn load_kernel_module(ctx: &Arc<CudaContext>, name: &str) -> Result<LoadedBu
         .map_err(|_| artifact_error(format!("{not_in_artifacts}; {not_in_files}")))
 }
 
-/// A `<name>.ptx` / `.cubin` as a [`LoadedBundle`] with an empty manifest (the file has none).
+/// A `<name>.ptx` / `.cubin` as a [`LoadedBundle`]. The file has no manifest: when this
+/// executable embeds crate `name`'s bundle, the file is that build's `<crate>.ptx` and its
+/// manifest names the entries (kernels are found by their keyed entry names); else it is empty.
 fn load_file(ctx: &Arc<CudaContext>, name: &str, path: &Path) -> Result<LoadedBundle, DriverError> {
     let bytes = std::fs::read(path).map_err(|e| artifact_error(format!("cannot read {}: {e}", path.display())))?;
     let kind = cuda_core::payload_kind_of(&bytes).unwrap_or(PayloadKind::Ptx);
     let module = Module::load(ctx, kind, &bytes).map_err(|e| e.context(format!("loading {}", path.display())))?;
-    let manifest = Arc::new(Manifest::new(name.replace('-', "_")));
+    let manifest =
+        Arc::new(cuda_core::embedded::embedded_manifest(name).unwrap_or_else(|| Manifest::new(name.replace('-', "_"))));
     Ok(LoadedBundle::from_parts(module, manifest, kind, format!("file {}", path.display())))
 }
 
