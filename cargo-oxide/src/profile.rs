@@ -257,30 +257,38 @@ struct HotLine {
 /// per source file, a `"File Name","<path>"` row, then a header (`"Line No","Source",` and the
 /// counters), then one row per line of the file.
 fn hot_lines(csv: &str, n: usize) -> Vec<HotLine> {
+    /// Where a header puts the counts, the line number and the source text.
+    struct Columns {
+        samples: usize,
+        line: Option<usize>,
+        source: Option<usize>,
+    }
+    fn columns(header: &[String]) -> Option<Columns> {
+        let col = |pred: &dyn Fn(&str) -> bool| header.iter().position(|c| pred(c));
+        let samples =
+            col(&|c| c.starts_with("Warp Stall Sampling (All")).or_else(|| col(&|c| c == "Instructions Executed"))?;
+        let line = col(&|c| c == "#" || c == "# Line" || c == "Line" || c == "Line No");
+        Some(Columns { samples, line, source: col(&|c| c == "Source") })
+    }
+
     let mut file = String::new();
-    let mut header: Option<Vec<String>> = None;
+    // `None` before a file's header; `Some(None)` after a header without counters.
+    let mut current: Option<Option<Columns>> = None;
     let mut lines = Vec::new();
     for row in csv.lines().filter(|l| l.starts_with('"')).map(csv_fields) {
         if row.first().is_some_and(|f| f == "File Name") {
             file = row.get(1).cloned().unwrap_or_default();
-            header = None;
+            current = None;
             continue;
         }
-        if row.iter().any(|f| f == "Source") && header.is_none() {
-            header = Some(row);
+        if current.is_none() && row.iter().any(|f| f == "Source") {
+            current = Some(columns(&row));
             continue;
         }
-        let Some(h) = &header else { continue };
-        let col = |pred: &dyn Fn(&str) -> bool| h.iter().position(|c| pred(c));
-        let Some(samples) =
-            col(&|c| c.starts_with("Warp Stall Sampling (All")).or_else(|| col(&|c| c == "Instructions Executed"))
-        else {
-            continue;
-        };
-        let line_col = col(&|c| c == "#" || c == "# Line" || c == "Line" || c == "Line No");
-        let Some(count) = row.get(samples).and_then(|v| number(v)).map(|v| v as u64) else { continue };
-        let line = line_col.and_then(|c| row.get(c)).and_then(|v| number(v)).map_or(0, |v| v as usize);
-        let text = col(&|c| c == "Source").and_then(|c| row.get(c)).cloned().unwrap_or_default();
+        let Some(Some(c)) = &current else { continue };
+        let Some(count) = row.get(c.samples).and_then(|v| number(v)).map(|v| v as u64) else { continue };
+        let line = c.line.and_then(|i| row.get(i)).and_then(|v| number(v)).map_or(0, |v| v as usize);
+        let text = c.source.and_then(|i| row.get(i)).cloned().unwrap_or_default();
         if count > 0 {
             lines.push(HotLine { file: file.clone(), line, samples: count, text });
         }
