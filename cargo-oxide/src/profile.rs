@@ -86,8 +86,10 @@ pub fn profile(args: &ProfileArgs) -> Result<ExitCode> {
             continue;
         }
         seen.push(k.name.clone());
+        // ncu (2025.3) prints counters per source line only in the mixed view: each line's row
+        // carries the sums of the SASS rows under it.
         let source_args =
-            ["--page", "source", "--print-source", "cuda", "--kernel-name", &k.name, "--launch-count", "1"];
+            ["--page", "source", "--print-source", "cuda,sass", "--kernel-name", &k.name, "--launch-count", "1"];
         let source = ncu_csv(&ncu, &report, &source_args);
         match source.map(|text| hot_lines(&text, args.lines)) {
             Ok(lines) if !lines.is_empty() => {
@@ -276,7 +278,7 @@ fn hot_lines(csv: &str, n: usize) -> Vec<HotLine> {
     let mut current: Option<Option<Columns>> = None;
     let mut lines = Vec::new();
     for row in csv.lines().filter(|l| l.starts_with('"')).map(csv_fields) {
-        if row.first().is_some_and(|f| f == "File Name") {
+        if row.first().is_some_and(|f| f == "File Name" || f == "File Path") {
             file = row.get(1).cloned().unwrap_or_default();
             current = None;
             continue;
@@ -287,7 +289,12 @@ fn hot_lines(csv: &str, n: usize) -> Vec<HotLine> {
         }
         let Some(Some(c)) = &current else { continue };
         let Some(count) = row.get(c.samples).and_then(|v| number(v)).map(|v| v as u64) else { continue };
-        let line = c.line.and_then(|i| row.get(i)).and_then(|v| number(v)).map_or(0, |v| v as usize);
+        let line = match c.line.map(|i| row.get(i).and_then(|v| number(v))) {
+            Some(Some(line)) => line as usize,
+            // A SASS row of the mixed view: already counted in its source line's row.
+            Some(None) => continue,
+            None => 0,
+        };
         let text = c.source.and_then(|i| row.get(i)).cloned().unwrap_or_default();
         if count > 0 {
             lines.push(HotLine { file: file.clone(), line, samples: count, text });
@@ -345,5 +352,23 @@ mod tests {
         assert_eq!(hot[0].file, "/src/k.rs");
         assert_eq!(hot[1].line, 2);
         assert!(hot_lines("no table", 5).is_empty());
+    }
+
+    /// The mixed source/SASS view as the H200's ncu 2025.3.1 writes it: a line's row sums the
+    /// SASS rows after it, which have no line number and must not be counted again.
+    #[test]
+    fn hottest_lines_from_the_mixed_source_and_sass_view() {
+        let csv = "\"File Path\",\"/work/bench/src/kernels.rs\"\n\
+                   \"Function Name\",\"transpose\"\n\
+                   \"Line No\",\"Source\",\"Address\",\"Source\",\"Warp Stall Sampling (All Samples)\",\"# Samples\"\n\
+                   \"188\",\"let y = by * TILE + ty;\",\"-\",\"-\",\"253\",\"253\"\n\
+                   \"\",\"\",\"0x7fb8bf7a2b40\",\"      ULDC UR10, c[0x0][0x230]\",\"14\",\"14\"\n\
+                   \"\",\"\",\"...\",\"...\",\"-\",\"-\"\n\
+                   \"191\",\"if x < w && y + j < h {\",\"-\",\"-\",\"1771\",\"1771\"\n\
+                   \"\",\"\",\"0x7fb8bf7a2bd0\",\"      CS2R R14, SRZ\",\"991\",\"991\"\n";
+        let hot = hot_lines(csv, 5);
+        let got: Vec<_> = hot.iter().map(|l| (l.line, l.samples, l.text.as_str())).collect();
+        assert_eq!(got, [(191, 1771, "if x < w && y + j < h {"), (188, 253, "let y = by * TILE + ty;")]);
+        assert_eq!(hot[0].file, "/work/bench/src/kernels.rs");
     }
 }
