@@ -126,6 +126,21 @@ enum Cmd {
         #[command(flatten)]
         tools: ToolArgs,
     },
+    /// Save a program reduced by hand (e.g. from `localize`, where a mismatch cannot be shrunk
+    /// without a GPU here) in the corpus as a regression case, as `shrink --save-regression` does
+    SaveRegression {
+        /// The program file (a module with `pub fn run(seed: u64, input: &[u64; 64]) -> u64`)
+        file: PathBuf,
+        /// The fuzz program it came from, SEED:INDEX
+        #[arg(long)]
+        id: String,
+        /// How it failed: device-build, ptxas or mismatch
+        #[arg(long, default_value = "mismatch")]
+        kind: String,
+        /// One line on the symptom and the fix, kept above the case
+        #[arg(long)]
+        note: String,
+    },
     /// Write a GPU bundle from the binaries of an earlier run (its work folder)
     Bundle {
         /// The run's work folder (target/fuzz/s<SEED>)
@@ -264,6 +279,16 @@ fn dispatch(cmd: Cmd) -> Result<bool, String> {
                 let line = shrink::regression::save(&root, &s.id, s.kind, &s.signature, &s.source)?;
                 println!("saved in the corpus: {line}");
             }
+            Ok(true)
+        }
+        Cmd::SaveRegression { file, id, kind, note } => {
+            let kind = failure::Kind::parse(&kind).ok_or(format!("unknown failure kind `{kind}`"))?;
+            let source = std::fs::read_to_string(&file).map_err(|e| format!("read {}: {e}", file.display()))?;
+            if !source.contains("pub fn run(") {
+                return Err(format!("{}: no `pub fn run(seed: u64, input: &[u64; 64]) -> u64`", file.display()));
+            }
+            let line = shrink::regression::save(&checkout_root(), &id, kind, &note, &source)?;
+            println!("saved in the corpus: {line}");
             Ok(true)
         }
         Cmd::Bundle { work, out, profile, max_mib } => {

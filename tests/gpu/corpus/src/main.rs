@@ -159,6 +159,7 @@ corpus! {
         traits::other_crate((u64, i16)) -> (u64, u8, u32, i32, f64, u32), 0;
         // A sum of squares: the device may contract `acc + x * x` into fma.
         traits::other_crate_generic([f64; 4]) -> f64, 4;
+        fuzz_regressions::fuzz_3_467(u64) -> u64, 0;
     }
     extra {
         /// A kernel that takes a closure by value and calls it on the device; instantiated with

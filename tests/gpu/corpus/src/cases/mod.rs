@@ -3,5 +3,6 @@
 pub mod control;
 pub mod data;
 pub mod floats;
+pub mod fuzz_regressions;
 pub mod ints;
 pub mod traits;
