@@ -180,3 +180,33 @@ fn encode(
     }
     Ok(TensorMap { opaque: map.opaque })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rules refused before the driver is asked (no GPU needed), each with what is wrong.
+    fn refused(r: Result<TensorMap, DriverError>) -> String {
+        match r {
+            Err(DriverError::InvalidConfig { message }) => message,
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn tiled_3d_checks_the_hardware_rules() {
+        let m = |base, dims, boxes, swz| TensorMap::tiled_3d(base, TmaElement::F32, dims, boxes, swz);
+        let msg = refused(m(8, [2, 4, 8], [1, 1, 4], TmaSwizzle::None));
+        assert!(msg.starts_with("TensorMap::tiled_3d:") && msg.contains("16-byte aligned"), "{msg}");
+        assert!(refused(m(0, [2, 4, 6], [1, 1, 4], TmaSwizzle::None)).contains("not a multiple of 16"));
+        assert!(refused(m(0, [0, 4, 8], [1, 1, 4], TmaSwizzle::None)).contains("positive"));
+        assert!(refused(m(0, [2, 4, 8], [300, 1, 4], TmaSwizzle::None)).contains("1..=256"));
+        // A 64-byte box row is wider than the 32-byte swizzle span.
+        assert!(refused(m(0, [2, 4, 64], [1, 1, 16], TmaSwizzle::B32)).contains("swizzle span"));
+        // 2^20 × 2^20 f32 slices: the slice stride is 2^42 bytes.
+        assert!(refused(m(0, [2, 1 << 20, 1 << 20], [1, 1, 4], TmaSwizzle::None)).contains("2^40"));
+        // The 2D form keeps its own name in its messages.
+        let msg = refused(TensorMap::tiled_2d(8, TmaElement::Bf16, 4, 8, 1, 8, TmaSwizzle::None));
+        assert!(msg.starts_with("TensorMap::tiled_2d:"), "{msg}");
+    }
+}
