@@ -197,6 +197,22 @@ mod kernels {
         out[t as usize] = unsafe { T.read(t as usize) }.to_bits();
         cluster::sync();
     }
+
+    /// Maps in an array by value: the whole array stays in parameter memory.
+    #[kernel]
+    pub fn tma_map_array(maps: [TensorMap; 2], out: &mut [u32]) {
+        static mut T: SharedArray<f32, { 8 * 16 }, 128> = SharedArray::UNINIT;
+        static mut BAR: SharedArray<u64, 1, 8> = SharedArray::UNINIT;
+        let bar = unsafe { MBarrier::new(BAR.as_mut_ptr()) };
+        if thread::threadIdx_x() == 0 {
+            unsafe { bar.init(1) };
+            mbarrier::fence_init();
+            bar.arrive_expect_tx(8 * 16 * 4);
+            unsafe { tma::load_2d(T.as_mut_ptr().cast(), &maps[1], 0, 0, bar) };
+        }
+        Phase::new(bar).wait();
+        out[0] = unsafe { T.read(0) }.to_bits();
+    }
 }
 
 fn main() {}
@@ -422,4 +438,14 @@ fn tma_multicast_in_a_cluster() {
     let body = entry(&text, "tma_multicast");
     assert_eq!(body.matches("cvta.param.u64").count(), 2, "both maps used in place:\n{body}");
     assert!(!body.contains(".local"), "a map was copied to local memory:\n{body}");
+}
+
+/// A value holding maps (here an array) is grid-constant as a whole: one 256-byte `.param`, the
+/// second map's address an offset into it.
+#[test]
+fn tma_maps_in_an_array_by_value() {
+    let text = ptx();
+    assert_has(&text, "tma_map_array", &[".param .align 64 .b8 tma_map_array_param_0[256]", "cvta.param.u64"]);
+    let body = entry(&text, "tma_map_array");
+    assert!(!body.contains(".local"), "the maps were copied to local memory:\n{body}");
 }

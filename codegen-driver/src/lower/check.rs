@@ -102,7 +102,7 @@ fn param_space<'tcx>(tcx: TyCtxt<'tcx>, k: &KernelRoot<'tcx>) -> bool {
     false
 }
 
-/// A grid-constant parameter (`TensorMap` by value) is handed to the body in place, in read-only
+/// A grid-constant parameter (a `TensorMap` by value, or a value holding one) is handed to the body in place, in read-only
 /// parameter memory: a body that writes it (`mut map`, `&mut map`) is refused at the parameter.
 fn grid_constant_params<'tcx>(tcx: TyCtxt<'tcx>, k: &KernelRoot<'tcx>) -> bool {
     use rustc_middle::mir::visit::{PlaceContext, Visitor};

@@ -39,9 +39,25 @@ pub fn param_kind<'tcx>(tcx: TyCtxt<'tcx>, ty: Ty<'tcx>, is_zst: bool) -> ParamK
     }
 }
 
-/// `true` for a type whose by-value kernel parameter is grid-constant (`TensorMap`).
+/// `true` for a type whose by-value kernel parameter is grid-constant: a `TensorMap`, or a value
+/// holding one (`[TensorMap; 2]`, a struct of maps), whose maps TMA must find in parameter memory.
 pub fn is_grid_constant<'tcx>(tcx: TyCtxt<'tcx>, ty: Ty<'tcx>) -> bool {
-    matches!(ty.kind(), ty::Adt(def, _) if attrs::lang_item(tcx, def.did()) == Some(LangItem::TensorMap))
+    holds_tensor_map(tcx, ty, 0)
+}
+
+fn holds_tensor_map<'tcx>(tcx: TyCtxt<'tcx>, ty: Ty<'tcx>, depth: u32) -> bool {
+    if depth > 8 {
+        return false;
+    }
+    match ty.kind() {
+        ty::Adt(def, _) if attrs::lang_item(tcx, def.did()) == Some(LangItem::TensorMap) => true,
+        ty::Adt(def, args) if def.is_struct() => {
+            def.all_fields().any(|f| holds_tensor_map(tcx, f.ty(tcx, args).skip_normalization(), depth + 1))
+        }
+        ty::Array(elem, _) => holds_tensor_map(tcx, *elem, depth + 1),
+        ty::Tuple(elems) => elems.iter().any(|t| holds_tensor_map(tcx, t, depth + 1)),
+        _ => false,
+    }
 }
 
 /// Pointer + `usize` length: a `DisjointSlice` whose index space carries no run-time data.
