@@ -7,7 +7,8 @@
 //! box copy global → shared → global through two maps passed by value (grid-constant
 //! parameters), with partial boxes at every edge (zero fill on load, clipped on store), checked
 //! against CPU slices; and a multicast load in 2-block clusters, where each block fetches half of
-//! its cluster's tile for both and checks it received the whole tile.
+//! its cluster's tile for both and checks it received the whole tile; and three maps in one
+//! by-value array, each block loading through its own.
 #![feature(f16)]
 #![allow(static_mut_refs)]
 
@@ -205,6 +206,29 @@ mod kernels {
         }
         // Neither block leaves while the cluster still uses its shared memory.
         cluster::sync();
+    }
+
+    /// Block b loads the whole 16×32 f32 tensor of `maps[b]` (three maps, by value, in one
+    /// grid-constant array) and writes it to `out[b]`.
+    #[kernel]
+    pub fn tma_map_array(maps: [TensorMap; 3], out: &mut [f32]) {
+        static mut T: SharedArray<f32, { MC_ROWS * MC_COLS }, 128> = SharedArray::UNINIT;
+        static mut BAR: SharedArray<u64, 1, 8> = SharedArray::UNINIT;
+        let t = thread::threadIdx_x() as usize;
+        let b = thread::blockIdx_x() as usize;
+        let bar = unsafe { MBarrier::new(BAR.as_mut_ptr()) };
+        if t == 0 {
+            unsafe { bar.init(1) };
+            mbarrier::fence_init();
+            bar.arrive_expect_tx((MC_ROWS * MC_COLS * 4) as u32);
+            unsafe { tma::load_2d(T.as_mut_ptr().cast(), &maps[b], 0, 0, bar) };
+        }
+        Phase::new(bar).wait();
+        let mut i = t;
+        while i < MC_ROWS * MC_COLS {
+            out[b * MC_ROWS * MC_COLS + i] = unsafe { T.read(i) };
+            i += thread::blockDim_x() as usize;
+        }
     }
 
     /// One warpgroup: D (64×64 f32) = A (64×64, K-major) · B (64 n × 64 k, K-major) with both
@@ -458,6 +482,37 @@ fn main() {
             }
         }
         Ok(())
+    });
+
+    report.check("tma_map_array_by_value", || {
+        let tile = kernels::MC_ROWS * kernels::MC_COLS;
+        let src: Vec<f32> = (0..3 * tile).map(|_| rng.next_u32() as f32).collect();
+        let bufs = [
+            ck(DeviceBuffer::from_host(&s, &src[..tile]), "copy src 0")?,
+            ck(DeviceBuffer::from_host(&s, &src[tile..2 * tile]), "copy src 1")?,
+            ck(DeviceBuffer::from_host(&s, &src[2 * tile..]), "copy src 2")?,
+        ];
+        let map = |buf: &DeviceBuffer<f32>| {
+            let (rows, cols) = (kernels::MC_ROWS, kernels::MC_COLS);
+            TensorMap::tiled_2d(
+                buf.as_device_ptr(),
+                TmaElement::F32,
+                rows as u64,
+                cols as u64,
+                rows as u32,
+                cols as u32,
+                TmaSwizzle::None,
+            )
+        };
+        let maps = [
+            ck(map(&bufs[0]), "encode map 0")?,
+            ck(map(&bufs[1]), "encode map 1")?,
+            ck(map(&bufs[2]), "encode map 2")?,
+        ];
+        let mut od = ck(DeviceBuffer::from_host(&s, &vec![f32::NAN; 3 * tile]), "poison out")?;
+        let config = LaunchConfig { grid_dim: (3, 1, 1), block_dim: (128, 1, 1), shared_mem_bytes: 0 };
+        ck(m.tma_map_array(&s, config, maps, &mut od), "launch tma_map_array")?;
+        close("tma_map_array", &ck(od.to_host_vec(&s), "copy out back")?, &src)
     });
 
     report.finish()
