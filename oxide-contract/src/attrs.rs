@@ -45,11 +45,15 @@ pub enum LangItem {
     /// `ConstantMemory<T>`: a `static` of this type lives in the `.const` state space, under its
     /// own name (see [`crate::naming::constant_symbol`]).
     ConstantMemory,
+    /// `cuda_core::tma::TensorMap`: a kernel parameter of this type by value is grid-constant —
+    /// the kernel reads it in parameter memory (TMA needs its address there), never a copy.
+    TensorMap,
 }
 
 impl LangItem {
     /// Every lang item.
-    pub const ALL: [LangItem; 3] = [LangItem::DisjointSlice, LangItem::SharedArray, LangItem::ConstantMemory];
+    pub const ALL: [LangItem; 4] =
+        [LangItem::DisjointSlice, LangItem::SharedArray, LangItem::ConstantMemory, LangItem::TensorMap];
 
     /// The value of its `oxide::lang` attribute.
     pub fn name(self) -> &'static str {
@@ -57,6 +61,7 @@ impl LangItem {
             LangItem::DisjointSlice => "disjoint_slice",
             LangItem::SharedArray => "shared_array",
             LangItem::ConstantMemory => "constant_memory",
+            LangItem::TensorMap => "tensor_map",
         }
     }
 

@@ -1,7 +1,7 @@
 //! Golden PTX checks of the tensor-core API (issue 14, no GPU needed): one crate built with
 //! `cargo oxide build --release --arch sm_90a` — `mma.sync` for bf16/f16/tf32, `ldmatrix` and
 //! `stmatrix` (x1/x2/x4, `.trans`), mbarriers, `elect.sync`, `setmaxnreg`, `wgmma.mma_async` with
-//! its fence/commit/wait, and TMA tile copies — each PTX accepted by `ptxas`, and for
+//! its fence/commit/wait, and TMA tile copies (2D, 3D, cluster multicast, grid-constant maps) — each PTX accepted by `ptxas`, and for
 //! `examples/gemm-mma` (sm_80 and sm_90) the instructions its algorithm is made of.
 use std::sync::OnceLock;
 
@@ -19,7 +19,7 @@ use cuda_device::mbarrier::{self, MBarrier, Phase};
 use cuda_device::mma::{self, Accumulator, FragA, FragB, Tf32};
 use cuda_device::tma::{self, TensorMap};
 use cuda_device::wgmma;
-use cuda_device::{cuda_module, kernel, sync_threads, thread, SharedArray};
+use cuda_device::{cluster, cluster_launch, cuda_module, kernel, sync_threads, thread, SharedArray};
 
 #[cuda_module]
 mod kernels {
@@ -143,6 +143,75 @@ mod kernels {
             tma::wait_group();
         }
         out[t as usize] = acc.d[0];
+    }
+
+    /// A 3D box through a grid-constant map: loaded, then stored one box further along x.
+    #[kernel]
+    pub fn tma_3d(map: TensorMap, out: &mut [u32]) {
+        static mut T: SharedArray<f32, { 4 * 8 * 16 }, 128> = SharedArray::UNINIT;
+        static mut BAR: SharedArray<u64, 1, 8> = SharedArray::UNINIT;
+        let t = thread::threadIdx_x();
+        let bar = unsafe { MBarrier::new(BAR.as_mut_ptr()) };
+        if t == 0 {
+            unsafe { bar.init(1) };
+            mbarrier::fence_init();
+            unsafe { tma::prefetch(&map) };
+        }
+        sync_threads();
+        if t == 0 {
+            bar.arrive_expect_tx(4 * 8 * 16 * 4);
+            unsafe { tma::load_3d(T.as_mut_ptr().cast(), &map, 0, 8, 2, bar) };
+        }
+        Phase::new(bar).wait();
+        mbarrier::fence_proxy_async();
+        sync_threads();
+        if t == 0 {
+            unsafe { tma::store_3d(&map, 16, 0, 0, T.as_mut_ptr().cast()) };
+            tma::commit_group();
+            tma::wait_group();
+        }
+        out[t as usize] = unsafe { T.read(t as usize) }.to_bits();
+    }
+
+    /// Block 0 of each 2-block cluster multicasts a 2D and a 3D tile to both blocks.
+    #[kernel]
+    #[cluster_launch(2, 1, 1)]
+    pub fn tma_multicast(map2: TensorMap, map3: TensorMap, out: &mut [u32]) {
+        static mut T: SharedArray<f32, { 2 * 8 * 16 }, 128> = SharedArray::UNINIT;
+        static mut BAR: SharedArray<u64, 1, 8> = SharedArray::UNINIT;
+        let t = thread::threadIdx_x();
+        let bar = unsafe { MBarrier::new(BAR.as_mut_ptr()) };
+        if t == 0 {
+            unsafe { bar.init(1) };
+            mbarrier::fence_init();
+            bar.arrive_expect_tx(2 * 8 * 16 * 4);
+        }
+        cluster::sync();
+        if t == 0 && cluster::block_rank() == 0 {
+            unsafe {
+                tma::load_2d_multicast(T.as_mut_ptr().cast(), &map2, 0, 0, bar, 0b11);
+                tma::load_3d_multicast(T.as_mut_ptr().add(8 * 16).cast(), &map3, 0, 0, 1, bar, 0b11);
+            }
+        }
+        Phase::new(bar).wait();
+        out[t as usize] = unsafe { T.read(t as usize) }.to_bits();
+        cluster::sync();
+    }
+
+    /// Maps in an array by value: the whole array stays in parameter memory.
+    #[kernel]
+    pub fn tma_map_array(maps: [TensorMap; 2], out: &mut [u32]) {
+        static mut T: SharedArray<f32, { 8 * 16 }, 128> = SharedArray::UNINIT;
+        static mut BAR: SharedArray<u64, 1, 8> = SharedArray::UNINIT;
+        let bar = unsafe { MBarrier::new(BAR.as_mut_ptr()) };
+        if thread::threadIdx_x() == 0 {
+            unsafe { bar.init(1) };
+            mbarrier::fence_init();
+            bar.arrive_expect_tx(8 * 16 * 4);
+            unsafe { tma::load_2d(T.as_mut_ptr().cast(), &maps[1], 0, 0, bar) };
+        }
+        Phase::new(bar).wait();
+        out[0] = unsafe { T.read(0) }.to_bits();
     }
 }
 
@@ -327,4 +396,56 @@ fn gemm_wgmma_tma_example_uses_tma_and_wgmma() {
     }
     assert!(!body.contains(".local"), "gemm_wgmma spills to local memory");
     ptxas_ok(&path, "sm_90a");
+}
+
+/// TMA in 3D, and a `TensorMap` by value: a 64-byte aligned 128-byte `.param` read in place
+/// (`cvta.param`, as nvcc does for `const __grid_constant__ CUtensorMap`), never copied to local
+/// memory, whose address the copies take.
+#[test]
+fn tma_3d_through_a_grid_constant_map() {
+    let text = ptx();
+    assert_has(
+        &text,
+        "tma_3d",
+        &[
+            ".param .align 64 .b8 tma_3d_param_0[128]",
+            "cvta.param.u64",
+            "prefetch.tensormap",
+            "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+            "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group",
+        ],
+    );
+    let body = entry(&text, "tma_3d");
+    assert!(!body.contains(".local"), "the map was copied to local memory:\n{body}");
+    assert!(!body.contains("ld.param.u64"), "the map was read into registers, not used in place:\n{body}");
+}
+
+/// Multicast loads to the blocks of a cluster, with their CTA mask, from two grid-constant maps.
+#[test]
+fn tma_multicast_in_a_cluster() {
+    let text = ptx();
+    assert_has(
+        &text,
+        "tma_multicast",
+        &[
+            ".param .align 64 .b8 tma_multicast_param_0[128]",
+            ".param .align 64 .b8 tma_multicast_param_1[128]",
+            ".reqnctapercluster 2, 1, 1",
+            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster",
+            "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster",
+        ],
+    );
+    let body = entry(&text, "tma_multicast");
+    assert_eq!(body.matches("cvta.param.u64").count(), 2, "both maps used in place:\n{body}");
+    assert!(!body.contains(".local"), "a map was copied to local memory:\n{body}");
+}
+
+/// A value holding maps (here an array) is grid-constant as a whole: one 256-byte `.param`, the
+/// second map's address an offset into it.
+#[test]
+fn tma_maps_in_an_array_by_value() {
+    let text = ptx();
+    assert_has(&text, "tma_map_array", &[".param .align 64 .b8 tma_map_array_param_0[256]", "cvta.param.u64"]);
+    let body = entry(&text, "tma_map_array");
+    assert!(!body.contains(".local"), "the maps were copied to local memory:\n{body}");
 }

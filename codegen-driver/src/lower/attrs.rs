@@ -51,7 +51,7 @@ pub fn launch_contract(tcx: TyCtxt<'_>, def_id: DefId) -> Option<LaunchContract>
     LaunchContract::from_attr_args(&int_args(tcx, def_id, attrs::LAUNCH_CONTRACT)?)
 }
 
-/// The lang item `def_id` is (`#[oxide::lang = "…"]` on an item of `cuda_device`).
+/// The lang item `def_id` is (`#[oxide::lang = "…"]` on an item of `cuda_device` or `cuda_core`).
 pub fn lang_item(tcx: TyCtxt<'_>, def_id: DefId) -> Option<LangItem> {
     let attr = tool_attr(tcx, def_id, attrs::LANG)?;
     let name = attr.value_str()?;

@@ -11,7 +11,7 @@ use rustc_middle::ty::{self, Instance, Ty, TyCtxt};
 use super::attrs;
 use super::collect::KernelRoot;
 use super::context::CodegenCx;
-use super::entry::param_kind;
+use super::entry::{is_grid_constant, param_kind};
 use super::errors::{DeviceError, report, report_at};
 
 /// `true` when every kernel passed every check.
@@ -21,6 +21,7 @@ pub fn kernels<'tcx>(tcx: TyCtxt<'tcx>, kernels: &[KernelRoot<'tcx>], archs: &[A
         ok &= cluster_archs(tcx, k, archs);
         ok &= launch_args(tcx, k);
         ok &= param_space(tcx, k);
+        ok &= grid_constant_params(tcx, k);
         host_references(tcx, k);
     }
     ok
@@ -99,6 +100,48 @@ fn param_space<'tcx>(tcx: TyCtxt<'tcx>, k: &KernelRoot<'tcx>) -> bool {
     let kernel = tcx.item_name(def_id).to_string();
     report_at(tcx, Some(tcx.def_span(def_id)), DeviceError::ParamsTooLarge { kernel, bytes });
     false
+}
+
+/// A grid-constant parameter (a `TensorMap` by value, or a value holding one) is handed to the body in place, in read-only
+/// parameter memory: a body that writes it (`mut map`, `&mut map`) is refused at the parameter.
+fn grid_constant_params<'tcx>(tcx: TyCtxt<'tcx>, k: &KernelRoot<'tcx>) -> bool {
+    use rustc_middle::mir::visit::{PlaceContext, Visitor};
+    use rustc_middle::mir::{Local, Location};
+
+    struct Writes(Vec<Local>);
+    impl<'tcx> Visitor<'tcx> for Writes {
+        fn visit_local(&mut self, local: Local, context: PlaceContext, _: Location) {
+            if context.is_mutating_use()
+                && !matches!(context, PlaceContext::MutatingUse(rustc_middle::mir::visit::MutatingUseContext::Drop))
+            {
+                self.0.push(local);
+            }
+        }
+    }
+    let def_id = k.instance.def_id();
+    let body = tcx.instance_mir(k.instance.def);
+    let mut writes = Writes(Vec::new());
+    writes.visit_body(body);
+    let idents = tcx.fn_arg_idents(def_id);
+    let mut ok = true;
+    for (i, arg) in body.args_iter().enumerate() {
+        let decl = &body.local_decls[arg];
+        let env = ty::TypingEnv::fully_monomorphized();
+        let ty = k.instance.instantiate_mir_and_normalize_erasing_regions(tcx, env, ty::EarlyBinder::bind(decl.ty));
+        if !is_grid_constant(tcx, ty) || (decl.mutability.is_not() && !writes.0.contains(&arg)) {
+            continue;
+        }
+        let ident = idents.get(i).copied().flatten();
+        let span = ident.map_or_else(|| tcx.def_span(def_id), |id| id.span);
+        let param = ident.map_or_else(|| format!("#{i}"), |id| id.to_string());
+        tcx.dcx()
+            .struct_span_err(span, format!("kernel parameter `{param}: {ty}` is grid-constant and cannot be written"))
+            .with_note("a tensor map passed by value stays in read-only parameter memory, where TMA reads it")
+            .with_help("drop the `mut`; to change a map, build a new one on the host")
+            .emit();
+        ok = false;
+    }
+    ok
 }
 
 /// Shared memory is a `static` (one per block): a local `SharedArray` would be private to each

@@ -39,6 +39,27 @@ pub fn param_kind<'tcx>(tcx: TyCtxt<'tcx>, ty: Ty<'tcx>, is_zst: bool) -> ParamK
     }
 }
 
+/// `true` for a type whose by-value kernel parameter is grid-constant: a `TensorMap`, or a value
+/// holding one (`[TensorMap; 2]`, a struct of maps), whose maps TMA must find in parameter memory.
+pub fn is_grid_constant<'tcx>(tcx: TyCtxt<'tcx>, ty: Ty<'tcx>) -> bool {
+    holds_tensor_map(tcx, ty, 0)
+}
+
+fn holds_tensor_map<'tcx>(tcx: TyCtxt<'tcx>, ty: Ty<'tcx>, depth: u32) -> bool {
+    if depth > 8 {
+        return false;
+    }
+    match ty.kind() {
+        ty::Adt(def, _) if attrs::lang_item(tcx, def.did()) == Some(LangItem::TensorMap) => true,
+        ty::Adt(def, args) if def.is_struct() => {
+            def.all_fields().any(|f| holds_tensor_map(tcx, f.ty(tcx, args).skip_normalization(), depth + 1))
+        }
+        ty::Array(elem, _) => holds_tensor_map(tcx, *elem, depth + 1),
+        ty::Tuple(elems) => elems.iter().any(|t| holds_tensor_map(tcx, t, depth + 1)),
+        _ => false,
+    }
+}
+
 /// Pointer + `usize` length: a `DisjointSlice` whose index space carries no run-time data.
 const SLICE_BYTES: u64 = 16;
 
@@ -98,8 +119,11 @@ pub fn define<'tcx>(cx: &CodegenCx<'tcx>, kernel: &KernelRoot<'tcx>) -> KernelIn
             }
             ParamKind::Byval => {
                 entry_tys.push(cx.type_ptr());
+                // A grid-constant parameter is read in place (NVPTXLowerArgs then takes its
+                // generic address with `cvta.param` instead of copying it to local memory).
+                let grid_constant = if is_grid_constant(tcx, layout.ty) { " \"nvvm.grid_constant\"" } else { "" };
                 entry_attrs.push(format!(
-                    "byval({}) align {}",
+                    "byval({}) align {}{grid_constant}",
                     cx.type_str(cx.type_bytes(layout.size)),
                     layout.align.abi.bytes()
                 ));
@@ -183,7 +207,14 @@ pub fn define<'tcx>(cx: &CodegenCx<'tcx>, kernel: &KernelRoot<'tcx>) -> KernelIn
             }
             ParamKind::Byval => {
                 let ptr = take(&mut bx);
-                push_from_memory(&mut bx, arg, ptr, &mut call_args);
+                if is_grid_constant(tcx, arg.layout.ty) && matches!(arg.mode, PassMode::Indirect { .. }) {
+                    // The body gets the parameter itself, not a private copy: TMA needs the map's
+                    // address in parameter memory. `check::grid_constant_params` refused a `mut`
+                    // binding, so the body never writes through it.
+                    call_args.push(ptr);
+                } else {
+                    push_from_memory(&mut bx, arg, ptr, &mut call_args);
+                }
             }
         }
     }

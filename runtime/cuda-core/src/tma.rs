@@ -1,15 +1,19 @@
-//! Tensor maps for the tensor memory accelerator (TMA, sm_90): [`TensorMap::tiled_2d`] encodes a
-//! row-major 2D tensor in device memory and the box (tile) one copy moves, with
-//! `cuTensorMapEncodeTiled`. Kernels read the map from global memory: copy it into a
-//! `DeviceBuffer<TensorMap>` and pass that as `&[TensorMap]` (see `cuda_device::tma`).
+//! Tensor maps for the tensor memory accelerator (TMA, sm_90): [`TensorMap::tiled_2d`] and
+//! [`TensorMap::tiled_3d`] encode a row-major tensor in device memory and the box (tile) one copy
+//! moves, with `cuTensorMapEncodeTiled`. Kernels take the map by value (`map: TensorMap`, a
+//! grid-constant parameter, CUDA's `const __grid_constant__ CUtensorMap`) or read it from global
+//! memory (`&[TensorMap]` over a `DeviceBuffer<TensorMap>`); see `cuda_device::tma`.
 
 use cudarc::driver::sys;
 
 use crate::error::DriverError;
 
 /// An encoded `CUtensorMap`: 128 opaque bytes, 64-byte aligned as the hardware requires.
+/// As a kernel parameter by value it stays in parameter memory (the backend knows it by its
+/// `oxide::lang` attribute), where TMA reads it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C, align(64))]
+#[cfg_attr(cuda_oxide, oxide::lang = "tensor_map")]
 pub struct TensorMap {
     /// The driver's encoding.
     pub opaque: [u64; 16],
@@ -58,6 +62,26 @@ pub enum TmaSwizzle {
     B128,
 }
 
+impl TmaSwizzle {
+    /// The widest box row (bytes) this swizzle allows.
+    fn span(self) -> u64 {
+        match self {
+            TmaSwizzle::None => u64::MAX,
+            TmaSwizzle::B32 => 32,
+            TmaSwizzle::B64 => 64,
+            TmaSwizzle::B128 => 128,
+        }
+    }
+    fn sys(self) -> sys::CUtensorMapSwizzle {
+        match self {
+            TmaSwizzle::None => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
+            TmaSwizzle::B32 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B,
+            TmaSwizzle::B64 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B,
+            TmaSwizzle::B128 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+        }
+    }
+}
+
 impl TensorMap {
     /// The map of a row-major `rows × cols` tensor of `elem` at device address `base` (row
     /// stride `cols` elements), copied in boxes of `box_rows × box_cols`. Out-of-bounds parts of
@@ -75,60 +99,114 @@ impl TensorMap {
         box_cols: u32,
         swizzle: TmaSwizzle,
     ) -> Result<TensorMap, DriverError> {
-        let bad = |what: String| Err(DriverError::InvalidConfig { message: format!("TensorMap::tiled_2d: {what}") });
-        let row_bytes = cols * elem.bytes();
-        let box_row_bytes = box_cols as u64 * elem.bytes();
-        let span = match swizzle {
-            TmaSwizzle::None => u64::MAX,
-            TmaSwizzle::B32 => 32,
-            TmaSwizzle::B64 => 64,
-            TmaSwizzle::B128 => 128,
-        };
-        if !base.is_multiple_of(16) {
-            return bad(format!("the tensor's address {base:#x} is not 16-byte aligned"));
+        encode("tiled_2d", base, elem, &[cols, rows], &[box_cols, box_rows], swizzle)
+    }
+
+    /// The map of a row-major `depth × rows × cols` tensor of `elem` at device address `base`
+    /// (dense: row stride `cols`, slice stride `rows × cols` elements), copied in boxes of
+    /// `box_depth × box_rows × box_cols`, which land in shared memory slice after slice, row
+    /// after row. Kernels address a box by (`x` = column, `y` = row, `z` = slice); out-of-bounds
+    /// parts read as zero and are not written.
+    ///
+    /// Errors (before asking the driver) as [`TensorMap::tiled_2d`]; the slice stride must also
+    /// be below 2⁴⁰ bytes.
+    pub fn tiled_3d(
+        base: u64,
+        elem: TmaElement,
+        [depth, rows, cols]: [u64; 3],
+        [box_depth, box_rows, box_cols]: [u32; 3],
+        swizzle: TmaSwizzle,
+    ) -> Result<TensorMap, DriverError> {
+        encode("tiled_3d", base, elem, &[cols, rows, depth], &[box_cols, box_rows, box_depth], swizzle)
+    }
+}
+
+/// `cuTensorMapEncodeTiled` of a dense row-major tensor: `dims` and `boxes` innermost first.
+fn encode(
+    who: &str,
+    base: u64,
+    elem: TmaElement,
+    dims: &[u64],
+    boxes: &[u32],
+    swizzle: TmaSwizzle,
+) -> Result<TensorMap, DriverError> {
+    let bad = |what: String| Err(DriverError::InvalidConfig { message: format!("TensorMap::{who}: {what}") });
+    let row_bytes = dims[0] * elem.bytes();
+    let box_row_bytes = boxes[0] as u64 * elem.bytes();
+    if !base.is_multiple_of(16) {
+        return bad(format!("the tensor's address {base:#x} is not 16-byte aligned"));
+    }
+    if dims.contains(&0) {
+        return bad(format!("extents {dims:?} (innermost first) must all be positive"));
+    }
+    if !row_bytes.is_multiple_of(16) {
+        return bad(format!("a row of {} elements is {row_bytes} bytes, not a multiple of 16", dims[0]));
+    }
+    if boxes.iter().any(|b| !(1..=256).contains(b)) {
+        return bad(format!("box {boxes:?} (innermost first): each side must be 1..=256"));
+    }
+    if !box_row_bytes.is_multiple_of(16) || box_row_bytes > swizzle.span() {
+        return bad(format!(
+            "a box row of {box_row_bytes} bytes must be a multiple of 16 and at most the swizzle span ({swizzle:?})"
+        ));
+    }
+    // Byte strides of dimensions 1.. (dense): each a multiple of 16 (the row's is) below 2^40.
+    let strides: Vec<u64> = (1..dims.len()).map(|d| dims[..d].iter().product::<u64>() * elem.bytes()).collect();
+    if let Some(s) = strides.iter().find(|&&s| s >= 1 << 40) {
+        return bad(format!("a stride of {s} bytes is not below 2^40"));
+    }
+    let element_strides = vec![1u32; dims.len()];
+    let mut map = sys::CUtensorMap { opaque: [0; 16] };
+    // SAFETY: `dims`, `boxes` and `element_strides` have the rank's length, `strides` one less;
+    // `map` is writable.
+    let r = unsafe {
+        sys::cuTensorMapEncodeTiled(
+            &mut map,
+            elem.sys(),
+            dims.len() as u32,
+            base as *mut core::ffi::c_void,
+            dims.as_ptr(),
+            strides.as_ptr(),
+            boxes.as_ptr(),
+            element_strides.as_ptr(),
+            sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+            swizzle.sys(),
+            sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+            sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+        )
+    };
+    if r != sys::CUresult::CUDA_SUCCESS {
+        return Err(DriverError::from_cuda(r, "cuTensorMapEncodeTiled"));
+    }
+    Ok(TensorMap { opaque: map.opaque })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rules refused before the driver is asked (no GPU needed), each with what is wrong.
+    fn refused(r: Result<TensorMap, DriverError>) -> String {
+        match r {
+            Err(DriverError::InvalidConfig { message }) => message,
+            other => panic!("expected a refusal, got {other:?}"),
         }
-        if !row_bytes.is_multiple_of(16) || rows == 0 || cols == 0 {
-            return bad(format!("a row of {cols} elements is {row_bytes} bytes, not a positive multiple of 16"));
-        }
-        if !(1..=256).contains(&box_rows) || !(1..=256).contains(&box_cols) {
-            return bad(format!("box {box_rows}×{box_cols}: each side must be 1..=256"));
-        }
-        if !box_row_bytes.is_multiple_of(16) || box_row_bytes > span {
-            return bad(format!(
-                "a box row of {box_row_bytes} bytes must be a multiple of 16 and at most the swizzle span ({swizzle:?})"
-            ));
-        }
-        let dims = [cols, rows];
-        let strides = [row_bytes];
-        let boxes = [box_cols, box_rows];
-        let element_strides = [1u32, 1];
-        let swz = match swizzle {
-            TmaSwizzle::None => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
-            TmaSwizzle::B32 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B,
-            TmaSwizzle::B64 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B,
-            TmaSwizzle::B128 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
-        };
-        let mut map = sys::CUtensorMap { opaque: [0; 16] };
-        // SAFETY: every array has the rank's length (2; strides rank - 1); `map` is writable.
-        let r = unsafe {
-            sys::cuTensorMapEncodeTiled(
-                &mut map,
-                elem.sys(),
-                2,
-                base as *mut core::ffi::c_void,
-                dims.as_ptr(),
-                strides.as_ptr(),
-                boxes.as_ptr(),
-                element_strides.as_ptr(),
-                sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
-                swz,
-                sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
-            )
-        };
-        if r != sys::CUresult::CUDA_SUCCESS {
-            return Err(DriverError::from_cuda(r, "cuTensorMapEncodeTiled"));
-        }
-        Ok(TensorMap { opaque: map.opaque })
+    }
+
+    #[test]
+    fn tiled_3d_checks_the_hardware_rules() {
+        let m = |base, dims, boxes, swz| TensorMap::tiled_3d(base, TmaElement::F32, dims, boxes, swz);
+        let msg = refused(m(8, [2, 4, 8], [1, 1, 4], TmaSwizzle::None));
+        assert!(msg.starts_with("TensorMap::tiled_3d:") && msg.contains("16-byte aligned"), "{msg}");
+        assert!(refused(m(0, [2, 4, 6], [1, 1, 4], TmaSwizzle::None)).contains("not a multiple of 16"));
+        assert!(refused(m(0, [0, 4, 8], [1, 1, 4], TmaSwizzle::None)).contains("positive"));
+        assert!(refused(m(0, [2, 4, 8], [300, 1, 4], TmaSwizzle::None)).contains("1..=256"));
+        // A 64-byte box row is wider than the 32-byte swizzle span.
+        assert!(refused(m(0, [2, 4, 64], [1, 1, 16], TmaSwizzle::B32)).contains("swizzle span"));
+        // 2^20 × 2^20 f32 slices: the slice stride is 2^42 bytes.
+        assert!(refused(m(0, [2, 1 << 20, 1 << 20], [1, 1, 4], TmaSwizzle::None)).contains("2^40"));
+        // The 2D form keeps its own name in its messages.
+        let msg = refused(TensorMap::tiled_2d(8, TmaElement::Bf16, 4, 8, 1, 8, TmaSwizzle::None));
+        assert!(msg.starts_with("TensorMap::tiled_2d:"), "{msg}");
     }
 }

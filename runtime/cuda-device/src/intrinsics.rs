@@ -711,6 +711,26 @@ intrinsics! {
     fn cp_async_bulk_tensor_2d_g2s(dst: *mut u8, map: *const u8, x: i32, y: i32, bar: *mut u64);
     /// `cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [map, {x, y}], [src]`.
     fn cp_async_bulk_tensor_2d_s2g(map: *const u8, x: i32, y: i32, src: *const u8);
+    /// `cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+    /// [dst], [map, {x, y, z}], [bar]`.
+    fn cp_async_bulk_tensor_3d_g2s(dst: *mut u8, map: *const u8, x: i32, y: i32, z: i32, bar: *mut u64);
+    /// `cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [map, {x, y, z}], [src]`.
+    fn cp_async_bulk_tensor_3d_s2g(map: *const u8, x: i32, y: i32, z: i32, src: *const u8);
+    /// `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+    /// .multicast::cluster [dst], [map, {x, y}], [bar], mask`: the tile lands at `dst`'s offset in
+    /// the shared memory of every block of the cluster whose rank bit is set in `mask`, and
+    /// completes on the mbarrier at `bar`'s offset in each of them.
+    fn cp_async_bulk_tensor_2d_g2s_multicast(dst: *mut u8, map: *const u8, x: i32, y: i32, bar: *mut u64, mask: u16);
+    /// As `cp_async_bulk_tensor_2d_g2s_multicast`, for a 3D box.
+    fn cp_async_bulk_tensor_3d_g2s_multicast(
+        dst: *mut u8,
+        map: *const u8,
+        x: i32,
+        y: i32,
+        z: i32,
+        bar: *mut u64,
+        mask: u16
+    );
     /// `cp.async.bulk.commit_group`.
     fn cp_async_bulk_commit_group();
     /// `cp.async.bulk.wait_group.read 0`: the sources of every committed bulk store were read.

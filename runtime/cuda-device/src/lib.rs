@@ -31,7 +31,7 @@
 //! | [`wgmma`] | tensor cores per warpgroup (sm_90a): `wgmma.mma_async`, shared-memory matrix descriptors |
 //! | [`barrier`] | NVIDIA cuda-oxide's mbarrier names: a [`barrier::Barrier`] static and free functions over it |
 //! | [`mbarrier`] | shared-memory barriers with transaction counts, phase tracking, `fence.proxy.async`, `elect.sync`, `setmaxnreg` |
-//! | [`tma`] | tensor memory accelerator: 2D tile loads/stores with a host-encoded [`tma::TensorMap`] (sm_90) |
+//! | [`tma`] | tensor memory accelerator: 2D/3D tile loads (also multicast to a cluster) and stores with a host-encoded [`tma::TensorMap`], by value a grid-constant parameter (sm_90) |
 //! | [`f16x2`], [`bf16x2`], [`convert`], [`tcgen05`] | NVIDIA cuda-oxide's names for packed-half operations and conversions |
 //!
 //! Inline PTX: [`ptx_asm!`] ([`inline_ptx`] says how it reaches the PTX).

@@ -1,5 +1,6 @@
-//! Tensor memory accelerator (sm_90): `cp.async.bulk.tensor` 2D tile loads into shared memory
-//! completing on an mbarrier, 2D tile stores from shared memory in bulk groups, their commit and
+//! Tensor memory accelerator (sm_90): `cp.async.bulk.tensor` 2D/3D tile loads into shared memory
+//! completing on an mbarrier (also multicast to the blocks of a cluster), 2D/3D tile stores from
+//! shared memory in bulk groups, their commit and
 //! waits, and `prefetch.tensormap`. The tensor map is a generic address (kernel parameter or
 //! global memory) of a 128-byte `CUtensorMap`.
 
@@ -24,6 +25,30 @@ pub fn build(bx: &mut Builder<'_, '_>, name: &str) -> bool {
             let src = asm::shared_addr(bx, src);
             let text = "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];";
             asm::call(bx, &[], text, "l,r,r,r", &[map, x, y, src], mem);
+        }
+        "cp_async_bulk_tensor_3d_g2s" => {
+            let p: Vec<_> = (0..6).map(|i| bx.get_param(i)).collect();
+            let (dst, bar) = (asm::shared_addr(bx, p[0]), asm::shared_addr(bx, p[5]));
+            let text = "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {$2, $3, $4}], [$5];";
+            asm::call(bx, &[], text, "r,l,r,r,r,r", &[dst, p[1], p[2], p[3], p[4], bar], mem);
+        }
+        "cp_async_bulk_tensor_3d_s2g" => {
+            let p: Vec<_> = (0..5).map(|i| bx.get_param(i)).collect();
+            let src = asm::shared_addr(bx, p[4]);
+            let text = "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [$0, {$1, $2, $3}], [$4];";
+            asm::call(bx, &[], text, "l,r,r,r,r", &[p[0], p[1], p[2], p[3], src], mem);
+        }
+        "cp_async_bulk_tensor_2d_g2s_multicast" => {
+            let p: Vec<_> = (0..6).map(|i| bx.get_param(i)).collect();
+            let (dst, bar) = (asm::shared_addr(bx, p[0]), asm::shared_addr(bx, p[4]));
+            let text = "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [$0], [$1, {$2, $3}], [$4], $5;";
+            asm::call(bx, &[], text, "r,l,r,r,r,h", &[dst, p[1], p[2], p[3], bar, p[5]], mem);
+        }
+        "cp_async_bulk_tensor_3d_g2s_multicast" => {
+            let p: Vec<_> = (0..7).map(|i| bx.get_param(i)).collect();
+            let (dst, bar) = (asm::shared_addr(bx, p[0]), asm::shared_addr(bx, p[5]));
+            let text = "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [$0], [$1, {$2, $3, $4}], [$5], $6;";
+            asm::call(bx, &[], text, "r,l,r,r,r,r,h", &[dst, p[1], p[2], p[3], p[4], bar, p[6]], mem);
         }
         "cp_async_bulk_commit_group" => {
             asm::call(bx, &[], "cp.async.bulk.commit_group;", "", &[], mem);

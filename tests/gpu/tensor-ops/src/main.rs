@@ -3,7 +3,12 @@
 //! fragments built through the documented layouts; `ldmatrix` x4 (plain and `.trans`) and a
 //! `stmatrix` round trip; an mbarrier's phases and `elect.sync`; and one 64×64×64 bf16 product
 //! with TMA loads (128-byte swizzle) into shared memory, an mbarrier, and four
-//! `wgmma.mma_async` m64n64k16 on shared-memory descriptors (sm_90a).
+//! `wgmma.mma_async` m64n64k16 on shared-memory descriptors (sm_90a). Then TMA on its own: a 3D
+//! box copy global → shared → global through two maps passed by value (grid-constant
+//! parameters), with partial boxes at every edge (zero fill on load, clipped on store), checked
+//! against CPU slices; and a multicast load in 2-block clusters, where each block fetches half of
+//! its cluster's tile for both and checks it received the whole tile; and three maps in one
+//! by-value array, each block loading through its own.
 #![feature(f16)]
 #![allow(static_mut_refs)]
 
@@ -12,7 +17,9 @@ use cuda_core::{DeviceBuffer, LaunchConfig};
 use cuda_device::half::bf16;
 use cuda_device::mbarrier::{self, MBarrier, Phase};
 use cuda_device::mma::{self, Accumulator, FragA, FragB, Tf32};
-use cuda_device::{SharedArray, atomic, cuda_module, kernel, sync_threads, thread, tma, wgmma};
+use cuda_device::{
+    SharedArray, atomic, cluster, cluster_launch, cuda_module, kernel, sync_threads, thread, tma, wgmma,
+};
 
 #[path = "../../harness.rs"]
 mod harness;
@@ -116,6 +123,111 @@ mod kernels {
         }
         if unsafe { mbarrier::elect_one() } {
             unsafe { atomic::add(elected.as_mut_ptr(), 1u32) };
+        }
+    }
+
+    /// The 3D box (slices × rows × columns) one TMA copy moves in `tma_3d_copy`.
+    pub const BOX3: [usize; 3] = [4, 8, 16];
+    pub const BOX3_LEN: usize = BOX3[0] * BOX3[1] * BOX3[2];
+
+    /// Block (bx, by, bz) loads the box at element (16 bx, 8 by, 4 bz) of `src` into shared
+    /// memory, writes what arrived to `tiles[block]`, and stores it at the same place of `dst`.
+    /// Both maps are kernel parameters by value, used in place.
+    #[kernel]
+    pub fn tma_3d_copy(src: TensorMap, dst: TensorMap, tiles: &mut [f32]) {
+        static mut T: SharedArray<f32, BOX3_LEN, 128> = SharedArray::UNINIT;
+        static mut BAR: SharedArray<u64, 1, 8> = SharedArray::UNINIT;
+        let t = thread::threadIdx_x() as usize;
+        let (bx, by, bz) = (thread::blockIdx_x(), thread::blockIdx_y(), thread::blockIdx_z());
+        let (x, y, z) =
+            ((bx as usize * BOX3[2]) as i32, (by as usize * BOX3[1]) as i32, (bz as usize * BOX3[0]) as i32);
+        let block = ((bz * thread::gridDim_y() + by) * thread::gridDim_x() + bx) as usize;
+        let bar = unsafe { MBarrier::new(BAR.as_mut_ptr()) };
+        if t == 0 {
+            unsafe { bar.init(1) };
+            mbarrier::fence_init();
+            unsafe { tma::prefetch(&src) };
+        }
+        sync_threads();
+        if t == 0 {
+            // A partial box still counts (and writes, as zeros) all of its bytes.
+            bar.arrive_expect_tx((BOX3_LEN * 4) as u32);
+            unsafe { tma::load_3d(T.as_mut_ptr().cast(), &src, x, y, z, bar) };
+        }
+        Phase::new(bar).wait();
+        let mut i = t;
+        while i < BOX3_LEN {
+            tiles[block * BOX3_LEN + i] = unsafe { T.read(i) };
+            i += thread::blockDim_x() as usize;
+        }
+        sync_threads();
+        if t == 0 {
+            unsafe { tma::store_3d(&dst, x, y, z, T.as_mut_ptr().cast()) };
+            tma::commit_group();
+            tma::wait_group();
+        }
+    }
+
+    /// Rows of the tile each 2-block cluster of `tma_multicast` receives (32 f32 columns).
+    pub const MC_ROWS: usize = 16;
+    pub const MC_COLS: usize = 32;
+
+    /// Cluster c's tile is rows 16 c.. of `map` (boxes of 8 rows): block rank r loads rows 8 r..
+    /// of it into offset 8 r of both blocks' shared memory (mask 0b11), so each block gets one
+    /// half from itself and one from its partner; each then writes its whole tile to
+    /// `out[block]`.
+    #[kernel]
+    #[cluster_launch(2, 1, 1)]
+    pub fn tma_multicast(map: TensorMap, out: &mut [f32]) {
+        static mut T: SharedArray<f32, { MC_ROWS * MC_COLS }, 128> = SharedArray::UNINIT;
+        static mut BAR: SharedArray<u64, 1, 8> = SharedArray::UNINIT;
+        let t = thread::threadIdx_x() as usize;
+        let rank = cluster::block_rank();
+        let block = thread::blockIdx_x() as usize;
+        let bar = unsafe { MBarrier::new(BAR.as_mut_ptr()) };
+        if t == 0 {
+            unsafe { bar.init(1) };
+            mbarrier::fence_init();
+            // Both halves land here: the one this block loads and its partner's.
+            bar.arrive_expect_tx((MC_ROWS * MC_COLS * 4) as u32);
+        }
+        // Every barrier of the cluster is initialised before any block multicasts into it.
+        cluster::sync();
+        if t == 0 {
+            let half = rank as usize * (MC_ROWS / 2);
+            let row = ((block / 2) * MC_ROWS + half) as i32;
+            unsafe { tma::load_2d_multicast(T.as_mut_ptr().add(half * MC_COLS).cast(), &map, 0, row, bar, 0b11) };
+        }
+        Phase::new(bar).wait();
+        let mut i = t;
+        while i < MC_ROWS * MC_COLS {
+            out[block * MC_ROWS * MC_COLS + i] = unsafe { T.read(i) };
+            i += thread::blockDim_x() as usize;
+        }
+        // Neither block leaves while the cluster still uses its shared memory.
+        cluster::sync();
+    }
+
+    /// Block b loads the whole 16×32 f32 tensor of `maps[b]` (three maps, by value, in one
+    /// grid-constant array) and writes it to `out[b]`.
+    #[kernel]
+    pub fn tma_map_array(maps: [TensorMap; 3], out: &mut [f32]) {
+        static mut T: SharedArray<f32, { MC_ROWS * MC_COLS }, 128> = SharedArray::UNINIT;
+        static mut BAR: SharedArray<u64, 1, 8> = SharedArray::UNINIT;
+        let t = thread::threadIdx_x() as usize;
+        let b = thread::blockIdx_x() as usize;
+        let bar = unsafe { MBarrier::new(BAR.as_mut_ptr()) };
+        if t == 0 {
+            unsafe { bar.init(1) };
+            mbarrier::fence_init();
+            bar.arrive_expect_tx((MC_ROWS * MC_COLS * 4) as u32);
+            unsafe { tma::load_2d(T.as_mut_ptr().cast(), &maps[b], 0, 0, bar) };
+        }
+        Phase::new(bar).wait();
+        let mut i = t;
+        while i < MC_ROWS * MC_COLS {
+            out[b * MC_ROWS * MC_COLS + i] = unsafe { T.read(i) };
+            i += thread::blockDim_x() as usize;
         }
     }
 
@@ -290,6 +402,117 @@ fn main() {
         let want: Vec<f32> =
             (0..64 * 64).map(|e| (0..64).map(|k| a[(e / 64) * 64 + k] * b[(e % 64) * 64 + k]).sum::<f32>()).collect();
         close("wgmma_tile", &ck(dd.to_host_vec(&s), "copy d back")?, &want)
+    });
+
+    report.check("tma_3d_box_copy_grid_constant_maps", || {
+        // Extents that no box divides: every edge has partial boxes.
+        let [d, r, c] = [6usize, 20, 40];
+        let [bd, br, bc] = kernels::BOX3;
+        let src: Vec<f32> = (0..d * r * c).map(|_| rng.next_u32() as f32).collect();
+        let sd = ck(DeviceBuffer::from_host(&s, &src), "copy src")?;
+        let dd = ck(DeviceBuffer::from_host(&s, &vec![f32::NAN; d * r * c]), "poison dst")?;
+        let map = |buf: &DeviceBuffer<f32>| {
+            TensorMap::tiled_3d(
+                buf.as_device_ptr(),
+                TmaElement::F32,
+                [d as u64, r as u64, c as u64],
+                [bd as u32, br as u32, bc as u32],
+                TmaSwizzle::None,
+            )
+        };
+        let (src_map, dst_map) = (ck(map(&sd), "encode src's map")?, ck(map(&dd), "encode dst's map")?);
+        let grid = (c.div_ceil(bc), r.div_ceil(br), d.div_ceil(bd));
+        let blocks = grid.0 * grid.1 * grid.2;
+        let mut td = ck(DeviceBuffer::from_host(&s, &vec![f32::NAN; blocks * kernels::BOX3_LEN]), "poison tiles")?;
+        let config = LaunchConfig {
+            grid_dim: (grid.0 as u32, grid.1 as u32, grid.2 as u32),
+            block_dim: (128, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        ck(m.tma_3d_copy(&s, config, src_map, dst_map, &mut td), "launch tma_3d_copy")?;
+        let tiles = ck(td.to_host_vec(&s), "copy tiles back")?;
+        for (block, tile) in tiles.chunks(kernels::BOX3_LEN).enumerate() {
+            let (bx, by, bz) = (block % grid.0, block / grid.0 % grid.1, block / (grid.0 * grid.1));
+            for (i, &got) in tile.iter().enumerate() {
+                let (z, y, x) = (bz * bd + i / (br * bc), by * br + i / bc % br, bx * bc + i % bc);
+                let want = if z < d && y < r && x < c { src[(z * r + y) * c + x] } else { 0.0 };
+                if got.to_bits() != want.to_bits() {
+                    return Err(format!(
+                        "block ({bx},{by},{bz}) shared element {i} (x {x}, y {y}, z {z}): {got}, want {want}"
+                    ));
+                }
+            }
+        }
+        let dst = ck(dd.to_host_vec(&s), "copy dst back")?;
+        close("tma store_3d", &dst, &src)
+    });
+
+    report.check("tma_multicast_2_block_cluster", || {
+        let clusters = 66;
+        let rows = clusters * kernels::MC_ROWS;
+        let src: Vec<f32> = (0..rows * kernels::MC_COLS).map(|_| rng.next_u32() as f32).collect();
+        let sd = ck(DeviceBuffer::from_host(&s, &src), "copy src")?;
+        let map = TensorMap::tiled_2d(
+            sd.as_device_ptr(),
+            TmaElement::F32,
+            rows as u64,
+            kernels::MC_COLS as u64,
+            (kernels::MC_ROWS / 2) as u32,
+            kernels::MC_COLS as u32,
+            TmaSwizzle::None,
+        );
+        let map = ck(map, "encode the map")?;
+        let tile = kernels::MC_ROWS * kernels::MC_COLS;
+        let mut od = ck(DeviceBuffer::from_host(&s, &vec![f32::NAN; 2 * clusters * tile]), "poison out")?;
+        let config =
+            LaunchConfig { grid_dim: (2 * clusters as u32, 1, 1), block_dim: (128, 1, 1), shared_mem_bytes: 0 };
+        ck(m.tma_multicast(&s, config, map, &mut od), "launch tma_multicast")?;
+        let out = ck(od.to_host_vec(&s), "copy out back")?;
+        for (block, got) in out.chunks(tile).enumerate() {
+            let cluster = block / 2;
+            let want = &src[cluster * tile..(cluster + 1) * tile];
+            if let Some(i) = (0..tile).find(|&i| got[i].to_bits() != want[i].to_bits()) {
+                let from = if i / kernels::MC_COLS < kernels::MC_ROWS / 2 { "rank 0" } else { "rank 1" };
+                return Err(format!(
+                    "block {block} (rank {}) element {i}, multicast by {from}: {}, want {}",
+                    block % 2,
+                    got[i],
+                    want[i]
+                ));
+            }
+        }
+        Ok(())
+    });
+
+    report.check("tma_map_array_by_value", || {
+        let tile = kernels::MC_ROWS * kernels::MC_COLS;
+        let src: Vec<f32> = (0..3 * tile).map(|_| rng.next_u32() as f32).collect();
+        let bufs = [
+            ck(DeviceBuffer::from_host(&s, &src[..tile]), "copy src 0")?,
+            ck(DeviceBuffer::from_host(&s, &src[tile..2 * tile]), "copy src 1")?,
+            ck(DeviceBuffer::from_host(&s, &src[2 * tile..]), "copy src 2")?,
+        ];
+        let map = |buf: &DeviceBuffer<f32>| {
+            let (rows, cols) = (kernels::MC_ROWS, kernels::MC_COLS);
+            TensorMap::tiled_2d(
+                buf.as_device_ptr(),
+                TmaElement::F32,
+                rows as u64,
+                cols as u64,
+                rows as u32,
+                cols as u32,
+                TmaSwizzle::None,
+            )
+        };
+        let maps = [
+            ck(map(&bufs[0]), "encode map 0")?,
+            ck(map(&bufs[1]), "encode map 1")?,
+            ck(map(&bufs[2]), "encode map 2")?,
+        ];
+        let mut od = ck(DeviceBuffer::from_host(&s, &vec![f32::NAN; 3 * tile]), "poison out")?;
+        let config = LaunchConfig { grid_dim: (3, 1, 1), block_dim: (128, 1, 1), shared_mem_bytes: 0 };
+        ck(m.tma_map_array(&s, config, maps, &mut od), "launch tma_map_array")?;
+        close("tma_map_array", &ck(od.to_host_vec(&s), "copy out back")?, &src)
     });
 
     report.finish()
