@@ -7,11 +7,13 @@ use cuda_core::LaunchConfig;
 use cuda_core::tma::{TensorMap, TmaElement, TmaSwizzle};
 use cuda_device::half::{Bf16x2, bf16};
 use cuda_device::vector::F32x4;
+use gemm_mma::BM as MMA_BM;
+use gemm_wgmma_tma::{BK as WG_BK, BM as WG_BM, SMEM_BYTES as WG_SMEM_BYTES};
 
 use crate::benches::{Env, NAN, Outcome, Row, Work};
 use crate::check::Lcg;
 use crate::cublas::Cublas;
-use crate::kernels::{BM, MMA_BM, NBODY_TILE, WG_BK, WG_BM, WG_SMEM_BYTES};
+use crate::kernels::{BM, NBODY_TILE};
 use crate::measure::{Arg, Stamp, ck, launch_nvcc, time_sides};
 
 /// Relative error of `got` against a float64 `want` with an absolute floor, over sampled entries.
@@ -206,13 +208,20 @@ pub fn gemm_wgmma_8k(env: &mut Env<'_>) -> Result<Row, String> {
     gemm_bf16(env, 8192 >> env.shift, "gemm_wgmma_8k", Kernel::Wgmma)
 }
 
-/// Which Rust bf16 GEMM kernel a row times.
+/// Which Rust bf16 GEMM kernel a row times: the examples' own (the bench depends on their
+/// library crates), so the numbers are those of the kernel the examples verify.
 #[derive(Clone, Copy, PartialEq)]
 enum Kernel {
     /// `gemm_mma`: mma.sync + ldmatrix + cp.async, with its nvcc twin.
     Mma,
     /// `gemm_wgmma`: TMA + wgmma, warp-specialised (sm_90a).
     Wgmma,
+}
+
+/// The loaded module of the example that [`Kernel`] names.
+enum Gemm {
+    Mma(gemm_mma::kernels::Module),
+    Wgmma(gemm_wgmma_tma::kernels::Module),
 }
 
 /// `C = A·B`, A row-major, B column-major, bf16 in and out, f32 accumulation: a Rust kernel
@@ -247,7 +256,13 @@ fn gemm_bf16(env: &mut Env<'_>, dim: usize, name: &'static str, kernel: Kernel) 
         block_dim: (256, 1, 1),
         shared_mem_bytes: 0,
     };
-    let (stream, rust) = (env.stream, env.rust);
+    let stream = env.stream;
+    let gemm = match kernel {
+        Kernel::Mma => Gemm::Mma(ck(gemm_mma::kernels::load(env.ctx), "load examples/gemm-mma's kernel")?),
+        Kernel::Wgmma => {
+            Gemm::Wgmma(ck(gemm_wgmma_tma::kernels::load(env.ctx), "load examples/gemm-wgmma-tma's kernel")?)
+        }
+    };
     let f = match kernel {
         Kernel::Mma => env.nvcc_fn("gemm_mma", "gemm_mma"),
         Kernel::Wgmma => Err("no CUDA C++ twin of the TMA + wgmma kernel (compared with cuBLAS)".into()),
@@ -279,13 +294,14 @@ fn gemm_bf16(env: &mut Env<'_>, dim: usize, name: &'static str, kernel: Kernel) 
     let reset = || ck(cd.borrow_mut().copy_from(stream, &poison), "poison c");
     let mut r = |_: usize| {
         let (mu, nu, ku) = (m as u32, n as u32, k as u32);
-        match kernel {
-            Kernel::Mma => {
-                ck(rust.gemm_mma(stream, cfg, &ad, &bd, &mut cd.borrow_mut(), mu, nu, ku), "launch gemm_mma (rust)")
+        match &gemm {
+            Gemm::Mma(module) => {
+                ck(module.gemm_mma(stream, cfg, &ad, &bd, &mut cd.borrow_mut(), mu, nu, ku), "launch gemm_mma (rust)")
             }
-            Kernel::Wgmma => {
-                ck(rust.gemm_wgmma(stream, wg_cfg, &maps, &mut cd.borrow_mut(), mu, nu, ku), "launch gemm_wgmma (rust)")
-            }
+            Gemm::Wgmma(module) => ck(
+                module.gemm_wgmma(stream, wg_cfg, &maps, &mut cd.borrow_mut(), mu, nu, ku),
+                "launch gemm_wgmma (rust)",
+            ),
         }
     };
     let mut c = |_: usize| {
