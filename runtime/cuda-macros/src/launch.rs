@@ -289,6 +289,40 @@ impl<'k> LaunchSig<'k> {
         }}
     }
 
+    /// A launch method on a raw `LaunchConfig` (the plain one, or a contracted kernel's
+    /// `_unchecked`): `attrs` (its docs), `unsafety`, `name`, then the same body.
+    fn raw_config_method(
+        &self,
+        attrs: TokenStream,
+        unsafety: TokenStream,
+        name: &syn::Ident,
+        args: &[TokenStream],
+        pushes: &[TokenStream],
+    ) -> TokenStream {
+        let rt = rt();
+        let generics_decl = self.generics_decl();
+        let where_clause = self.where_clause();
+        let name_instance = self.name_instance();
+        let function = self.function();
+        let bounds_check = self.bounds_check();
+        let launch = self.launch_packet(pushes, quote!(__function), quote!(stream));
+        quote! {
+            #attrs
+            #[allow(clippy::too_many_arguments, clippy::multiple_bound_locations, unused_mut)]
+            pub #unsafety fn #name #generics_decl(
+                &self,
+                stream: &#rt::CudaStream,
+                config: #rt::LaunchConfig,
+                #(#args),*
+            ) -> ::core::result::Result<(), #rt::DriverError> #where_clause {
+                #name_instance
+                #function
+                #bounds_check
+                #launch
+            }
+        }
+    }
+
     fn doc(&self) -> String {
         let entry = self.k.ident.to_string();
         match self.flavor {
@@ -327,23 +361,7 @@ impl<'k> LaunchSig<'k> {
             return self.contracted(&args, &pushes);
         }
         if self.flavor == Flavor::Sync {
-            let launch = self.launch_packet(&pushes, quote!(__function), quote!(stream));
-            return quote! {
-                #[doc = #doc]
-                #safety
-                #[allow(clippy::too_many_arguments, clippy::multiple_bound_locations, unused_mut)]
-                pub #unsafety fn #method #generics_decl(
-                    &self,
-                    stream: &#rt::CudaStream,
-                    config: #rt::LaunchConfig,
-                    #(#args),*
-                ) -> ::core::result::Result<(), #rt::DriverError> #where_clause {
-                    #name_instance
-                    #function
-                    #bounds_check
-                    #launch
-                }
-            };
+            return self.raw_config_method(quote!(#[doc = #doc] #safety), quote!(#unsafety), &method, &args, &pushes);
         }
         let ops = quote!(#rt::cuda_async::device_operation);
         let owned = self.flavor == Flavor::AsyncOwned;
@@ -459,6 +477,20 @@ impl<'k> LaunchSig<'k> {
             }
             None => quote!(),
         };
+        let unchecked_method = self.raw_config_method(
+            quote! {
+                /// Launches the kernel with a raw `LaunchConfig`, skipping `prepare` and the `requires`
+                /// relations (the kernel's manifest entry still checks the launch shape).
+                ///
+                /// # Safety
+                /// The contract's `requires` relations hold for these arguments, and the kernel's own
+                /// safety contract (for an `unsafe fn` kernel) is upheld.
+            },
+            quote!(unsafe),
+            &unchecked,
+            args,
+            pushes,
+        );
         quote! {
             #[doc = #doc_prepare]
             #[allow(clippy::multiple_bound_locations)]
@@ -493,24 +525,7 @@ impl<'k> LaunchSig<'k> {
                 ::core::result::Result::Ok(())
             }
 
-            /// Launches the kernel with a raw `LaunchConfig`, skipping `prepare` and the `requires`
-            /// relations (the kernel's manifest entry still checks the launch shape).
-            ///
-            /// # Safety
-            /// The contract's `requires` relations hold for these arguments, and the kernel's own
-            /// safety contract (for an `unsafe fn` kernel) is upheld.
-            #[allow(clippy::too_many_arguments, clippy::multiple_bound_locations, unused_mut)]
-            pub unsafe fn #unchecked #generics_decl(
-                &self,
-                stream: &#rt::CudaStream,
-                config: #rt::LaunchConfig,
-                #(#args),*
-            ) -> ::core::result::Result<(), #rt::DriverError> #where_clause {
-                #name_instance
-                #function
-                #bounds_check
-                #launch
-            }
+            #unchecked_method
         }
     }
 
