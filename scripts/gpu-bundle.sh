@@ -91,6 +91,11 @@ cp "$ROOT"/bench/cuda/*.cu "$OUT/bench/cuda/"
 # The Rust source of the kernels, for `cargo oxide profile --source-folders` (hot lines' text).
 mkdir -p "$OUT/bench/src"
 cp "$ROOT/bench/src/kernels.rs" "$OUT/bench/src/"
+# The bf16 GEMMs are the examples' kernels (their library crates), under their own paths.
+for ex in gemm-mma gemm-wgmma-tma; do
+    mkdir -p "$OUT/bench/examples/$ex/src"
+    cp "$ROOT/examples/$ex/src/lib.rs" "$OUT/bench/examples/$ex/src/"
+done
 # The CUDA twins are compiled here, fresh, when an nvcc is at hand (the managed CUDA tools have
 # one), so the GPU host only runs; otherwise its run.sh compiles them with the host's nvcc.
 if "$ROOT/bench/run.sh" --cubins-only; then

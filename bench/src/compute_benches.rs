@@ -7,11 +7,13 @@ use cuda_core::LaunchConfig;
 use cuda_core::tma::{TensorMap, TmaElement, TmaSwizzle};
 use cuda_device::half::{Bf16x2, bf16};
 use cuda_device::vector::F32x4;
+use gemm_mma::BM as MMA_BM;
+use gemm_wgmma_tma::{BK as WG_BK, BM as WG_BM, SMEM_BYTES as WG_SMEM_BYTES};
 
 use crate::benches::{Env, NAN, Outcome, Row, Work};
 use crate::check::Lcg;
 use crate::cublas::Cublas;
-use crate::kernels::{BM, MMA_BM, NBODY_TILE, WG_BK, WG_BM, WG_SMEM_BYTES};
+use crate::kernels::{BM, NBODY_TILE};
 use crate::measure::{Arg, Stamp, ck, launch_nvcc, time_sides};
 
 /// Relative error of `got` against a float64 `want` with an absolute floor, over sampled entries.
@@ -139,50 +141,17 @@ pub fn sgemm128(env: &mut Env<'_>) -> Result<Row, String> {
         Ok(h) => h.sgemm_row_major(m, n, k, ad.as_device_ptr(), bd.as_device_ptr(), c_ptr),
         Err(e) => Err(e.clone()),
     };
-    let checked = |run: &mut dyn FnMut(usize) -> Result<(), String>| -> Result<f64, String> {
-        reset()?;
-        run(0)?;
-        check()
-    };
-    let rust_ok = checked(&mut r);
-    let nvcc_ok = checked(&mut c);
-    let blas_ok = checked(&mut blas_run);
-    for (side, ok) in [("rust", &rust_ok), ("nvcc", &nvcc_ok), ("cublas", &blas_ok)] {
-        match ok {
-            Ok(rel) => println!("    check {side}: OK (relative error {rel:.1e})"),
-            Err(e) => println!("    check {side}: FAILED, not timed: {e}"),
-        }
-    }
-    let mut tr = |i: usize, s: &Stamp| s.around(stream, || r(i));
-    let mut tc = |i: usize, s: &Stamp| s.around(stream, || c(i));
-    let mut tb = |i: usize, s: &Stamp| s.around(stream, || blas_run(i));
-    let t = time_sides(
-        env.ctx,
-        env.stream,
-        env.warmup,
-        env.reps,
-        &mut [
-            rust_ok.is_ok().then_some(&mut tr as &mut crate::measure::Launch<'_>),
-            nvcc_ok.is_ok().then_some(&mut tc as &mut crate::measure::Launch<'_>),
-            blas_ok.is_ok().then_some(&mut tb as &mut crate::measure::Launch<'_>),
-        ],
-    )?;
-    let outcome = |ok: Result<f64, String>, t: Option<crate::measure::Timing>| match (ok, t) {
-        (Ok(_), Some(t)) => Outcome::Timed(t),
-        (Err(e), _) if e.starts_with("no cubin") || e.contains(".cubin") || e.contains("libcublas") => {
-            Outcome::Missing(e)
-        }
-        (Err(e), _) => Outcome::Wrong(e),
-        (Ok(_), None) => Outcome::Missing("not timed".into()),
-    };
+    let [rust, nvcc, cublas] = check_and_time_three(env, &reset, &check, [&mut r, &mut c, &mut blas_run], &|rel| {
+        format!("relative error {rel:.1e}")
+    })?;
     Ok(Row {
         name: "sgemm128",
         size: format!("{dim}^3 f32, 128x128 tiles"),
         work: Work::Flops(2.0 * (m * n * k) as f64),
         note: "one set: compute-bound; cuBLAS SGEMM timed in the same loop".into(),
-        rust: outcome(rust_ok, t[0]),
-        nvcc: outcome(nvcc_ok, t[1]),
-        cublas: Some(outcome(blas_ok, t[2])),
+        rust,
+        nvcc,
+        cublas: Some(cublas),
     })
 }
 
@@ -206,13 +175,20 @@ pub fn gemm_wgmma_8k(env: &mut Env<'_>) -> Result<Row, String> {
     gemm_bf16(env, 8192 >> env.shift, "gemm_wgmma_8k", Kernel::Wgmma)
 }
 
-/// Which Rust bf16 GEMM kernel a row times.
+/// Which Rust bf16 GEMM kernel a row times: the examples' own (the bench depends on their
+/// library crates), so the numbers are those of the kernel the examples verify.
 #[derive(Clone, Copy, PartialEq)]
 enum Kernel {
     /// `gemm_mma`: mma.sync + ldmatrix + cp.async, with its nvcc twin.
     Mma,
     /// `gemm_wgmma`: TMA + wgmma, warp-specialised (sm_90a).
     Wgmma,
+}
+
+/// The loaded module of the example that [`Kernel`] names.
+enum Gemm {
+    Mma(gemm_mma::kernels::Module),
+    Wgmma(gemm_wgmma_tma::kernels::Module),
 }
 
 /// `C = A·B`, A row-major, B column-major, bf16 in and out, f32 accumulation: a Rust kernel
@@ -247,7 +223,13 @@ fn gemm_bf16(env: &mut Env<'_>, dim: usize, name: &'static str, kernel: Kernel) 
         block_dim: (256, 1, 1),
         shared_mem_bytes: 0,
     };
-    let (stream, rust) = (env.stream, env.rust);
+    let stream = env.stream;
+    let gemm = match kernel {
+        Kernel::Mma => Gemm::Mma(ck(gemm_mma::kernels::load(env.ctx), "load examples/gemm-mma's kernel")?),
+        Kernel::Wgmma => {
+            Gemm::Wgmma(ck(gemm_wgmma_tma::kernels::load(env.ctx), "load examples/gemm-wgmma-tma's kernel")?)
+        }
+    };
     let f = match kernel {
         Kernel::Mma => env.nvcc_fn("gemm_mma", "gemm_mma"),
         Kernel::Wgmma => Err("no CUDA C++ twin of the TMA + wgmma kernel (compared with cuBLAS)".into()),
@@ -279,13 +261,14 @@ fn gemm_bf16(env: &mut Env<'_>, dim: usize, name: &'static str, kernel: Kernel) 
     let reset = || ck(cd.borrow_mut().copy_from(stream, &poison), "poison c");
     let mut r = |_: usize| {
         let (mu, nu, ku) = (m as u32, n as u32, k as u32);
-        match kernel {
-            Kernel::Mma => {
-                ck(rust.gemm_mma(stream, cfg, &ad, &bd, &mut cd.borrow_mut(), mu, nu, ku), "launch gemm_mma (rust)")
+        match &gemm {
+            Gemm::Mma(module) => {
+                ck(module.gemm_mma(stream, cfg, &ad, &bd, &mut cd.borrow_mut(), mu, nu, ku), "launch gemm_mma (rust)")
             }
-            Kernel::Wgmma => {
-                ck(rust.gemm_wgmma(stream, wg_cfg, &maps, &mut cd.borrow_mut(), mu, nu, ku), "launch gemm_wgmma (rust)")
-            }
+            Gemm::Wgmma(module) => ck(
+                module.gemm_wgmma(stream, wg_cfg, &maps, &mut cd.borrow_mut(), mu, nu, ku),
+                "launch gemm_wgmma (rust)",
+            ),
         }
     };
     let mut c = |_: usize| {
@@ -298,33 +281,58 @@ fn gemm_bf16(env: &mut Env<'_>, dim: usize, name: &'static str, kernel: Kernel) 
         Ok(h) => h.gemm_bf16_tn(m, n, k, ad.as_device_ptr(), bd.as_device_ptr(), c_ptr),
         Err(e) => Err(e.clone()),
     };
+    let [rust, nvcc, cublas] = check_and_time_three(env, &reset, &check, [&mut r, &mut c, &mut blas_run], &|rel| {
+        format!("error {rel:.1e} of the sum of |products|")
+    })?;
+    Ok(Row {
+        name,
+        size: format!("{dim}^3 bf16 -> f32 acc, {}", if kernel == Kernel::Mma { "mma.sync" } else { "TMA+wgmma" }),
+        work: Work::Flops(2.0 * (m * n * k) as f64),
+        note: "A row-major, B column-major; cuBLAS GemmEx bf16 (TN) timed in the same loop".into(),
+        rust,
+        nvcc,
+        cublas: Some(cublas),
+    })
+}
+
+/// The three sides of a GEMM row (Rust, nvcc, cuBLAS) on one output: each run once on a
+/// poisoned output (`reset`) and checked (`check`, whose error `how_close` words), then the
+/// sides that passed timed in one interleaved loop. A side whose error says it is absent (no
+/// cubin, no cuBLAS, no CUDA C++ twin) is `Missing`, a wrong one `Wrong`.
+fn check_and_time_three(
+    env: &Env<'_>,
+    reset: &dyn Fn() -> Result<(), String>,
+    check: &dyn Fn() -> Result<f64, String>,
+    sides: [&mut dyn FnMut(usize) -> Result<(), String>; 3],
+    how_close: &dyn Fn(f64) -> String,
+) -> Result<[Outcome; 3], String> {
+    let stream = env.stream;
+    let [r, c, b] = sides;
     let checked = |run: &mut dyn FnMut(usize) -> Result<(), String>| -> Result<f64, String> {
         reset()?;
         run(0)?;
         check()
     };
-    let rust_ok = checked(&mut r);
-    let nvcc_ok = checked(&mut c);
-    let blas_ok = checked(&mut blas_run);
-    for (side, ok) in [("rust", &rust_ok), ("nvcc", &nvcc_ok), ("cublas", &blas_ok)] {
+    let oks = [checked(&mut *r), checked(&mut *c), checked(&mut *b)];
+    for (side, ok) in ["rust", "nvcc", "cublas"].into_iter().zip(&oks) {
         match ok {
-            Ok(rel) => println!("    check {side}: OK (error {rel:.1e} of the sum of |products|)"),
+            Ok(rel) => println!("    check {side}: OK ({})", how_close(*rel)),
             Err(e) if e.contains("twin") => println!("    {side}: {e}"),
             Err(e) => println!("    check {side}: FAILED, not timed: {e}"),
         }
     }
     let mut tr = |i: usize, s: &Stamp| s.around(stream, || r(i));
     let mut tc = |i: usize, s: &Stamp| s.around(stream, || c(i));
-    let mut tb = |i: usize, s: &Stamp| s.around(stream, || blas_run(i));
+    let mut tb = |i: usize, s: &Stamp| s.around(stream, || b(i));
     let t = time_sides(
         env.ctx,
         env.stream,
         env.warmup,
         env.reps,
         &mut [
-            rust_ok.is_ok().then_some(&mut tr as &mut crate::measure::Launch<'_>),
-            nvcc_ok.is_ok().then_some(&mut tc as &mut crate::measure::Launch<'_>),
-            blas_ok.is_ok().then_some(&mut tb as &mut crate::measure::Launch<'_>),
+            oks[0].is_ok().then_some(&mut tr as &mut crate::measure::Launch<'_>),
+            oks[1].is_ok().then_some(&mut tc as &mut crate::measure::Launch<'_>),
+            oks[2].is_ok().then_some(&mut tb as &mut crate::measure::Launch<'_>),
         ],
     )?;
     let outcome = |ok: Result<f64, String>, t: Option<crate::measure::Timing>| match (ok, t) {
@@ -337,13 +345,6 @@ fn gemm_bf16(env: &mut Env<'_>, dim: usize, name: &'static str, kernel: Kernel) 
         (Err(e), _) => Outcome::Wrong(e),
         (Ok(_), None) => Outcome::Missing("not timed".into()),
     };
-    Ok(Row {
-        name,
-        size: format!("{dim}^3 bf16 -> f32 acc, {}", if kernel == Kernel::Mma { "mma.sync" } else { "TMA+wgmma" }),
-        work: Work::Flops(2.0 * (m * n * k) as f64),
-        note: "A row-major, B column-major; cuBLAS GemmEx bf16 (TN) timed in the same loop".into(),
-        rust: outcome(rust_ok, t[0]),
-        nvcc: outcome(nvcc_ok, t[1]),
-        cublas: Some(outcome(blas_ok, t[2])),
-    })
+    let [ro, co, bo] = oks;
+    Ok([outcome(ro, t[0]), outcome(co, t[1]), outcome(bo, t[2])])
 }

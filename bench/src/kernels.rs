@@ -6,15 +6,10 @@
 // Shared arrays are `static mut` (one per block); their accessors take `&self`.
 #![allow(static_mut_refs)]
 
-use cuda_device::half::{Bf16x2, bf16};
-use cuda_device::mbarrier::{self, MBarrier, Ring};
-use cuda_device::mma::{self, Accumulator, FragA, FragB};
-use cuda_device::tma::{self, TensorMap};
+use cuda_device::half::Bf16x2;
 use cuda_device::vector::{F32x4, SharedLanes, U32x4};
-use cuda_device::wgmma;
 use cuda_device::{
-    DisjointSlice, DynamicSharedArray, SharedArray, async_copy, atomic, cuda_module, fast_math, kernel, launch_bounds,
-    sync_threads, thread, warp,
+    DisjointSlice, SharedArray, atomic, cuda_module, fast_math, kernel, launch_bounds, sync_threads, thread, warp,
 };
 
 /// Edge of the transpose and SGEMM tiles.
@@ -32,27 +27,8 @@ pub const SCAN_TILE: usize = 1024;
 /// Register-blocked SGEMM: 128 × 128 block tile, 8-deep k tile, 8 × 8 outputs per thread.
 pub const BM: usize = 128;
 pub const BK: usize = 8;
-/// Tensor-core GEMM (`gemm_mma`, as `examples/gemm-mma`): 128 × 128 block tile, 32-deep k tile,
-/// 3 `cp.async` stages of swizzled shared tiles.
-pub const MMA_BM: usize = 128;
-const MMA_BK: usize = 32;
-const MMA_STAGES: usize = 3;
-const MMA_TILE: usize = MMA_BM * MMA_BK;
-
-/// TMA + wgmma GEMM (`gemm_wgmma`, as `examples/gemm-wgmma-tma`): 128 × 128 block tile, 64-deep
-/// k tile (one 128-byte swizzled row), 4 stages; dynamic shared memory of `WG_SMEM_BYTES`.
-pub const WG_BM: usize = 128;
-pub const WG_BK: usize = 64;
-const WG_STAGES: usize = 4;
-const WG_TILE_BYTES: usize = WG_BM * WG_BK * 2;
-pub const WG_SMEM_BYTES: usize = 2 * WG_STAGES * WG_TILE_BYTES + 2 * WG_STAGES * 8;
-
-/// Element offset of (row, col) in a swizzled 128 × 32 shared tile: 16-byte chunk `c` of row `r`
-/// at `c ^ (r / 2 % 4)`, so the 8 rows one `ldmatrix` reads are in different banks.
-#[inline(always)]
-fn mma_swz(row: usize, col: usize) -> usize {
-    row * MMA_BK + (((col / 8) ^ ((row >> 1) & 3)) * 8) + (col % 8)
-}
+// The bf16 GEMMs (gemm_mma, gemm_wgmma) are the examples' own kernels (examples/gemm-mma,
+// examples/gemm-wgmma-tma), which the bench depends on: it times the kernel they verify.
 
 /// The sum of `v` over a block of 256 threads (all of them must call it), in every thread.
 #[inline(always)]
@@ -564,190 +540,6 @@ pub mod kernels {
                     F32x4::new([acc[i][4 * half], acc[i][4 * half + 1], acc[i][4 * half + 2], acc[i][4 * half + 3]]);
                 c[(row * n + col) / 4] = v;
             }
-        }
-    }
-
-    /// bf16 GEMM on the tensor cores (`mma.sync` + `ldmatrix` + `cp.async`), A row-major, B
-    /// column-major (N × K), f32 accumulation, bf16 C: `examples/gemm-mma`'s kernel.
-    #[kernel]
-    #[launch_bounds(256)]
-    pub fn gemm_mma(a: &[bf16], b: &[bf16], c: &mut [Bf16x2], m: u32, n: u32, k: u32) {
-        static mut AS: SharedArray<bf16, { MMA_STAGES * MMA_TILE }, 128> = SharedArray::UNINIT;
-        static mut BS: SharedArray<bf16, { MMA_STAGES * MMA_TILE }, 128> = SharedArray::UNINIT;
-        let (_m, n, k) = (m as usize, n as usize, k as usize);
-        let tid = thread::threadIdx_x() as usize;
-        let lane = (tid % 32) as u32;
-        let warp = tid / 32;
-        let (wm, wn) = (warp / 4, warp % 4);
-        let (bm, bn) = (thread::blockIdx_y() as usize * MMA_BM, thread::blockIdx_x() as usize * MMA_BM);
-        let (a_s, b_s) = unsafe { (AS.as_mut_ptr(), BS.as_mut_ptr()) };
-        let ktiles = k / MMA_BK;
-        // Tile `kt` into stage `s`: 512 16-byte chunks of A and of B, two of each per thread.
-        let load = |kt: usize, s: usize| {
-            let mut h = 0;
-            while h < 2 {
-                let id = tid + 256 * h;
-                let (row, col) = (id / 4, (id % 4) * 8);
-                let k0 = kt * MMA_BK + col;
-                unsafe {
-                    let da = a_s.add(s * MMA_TILE + mma_swz(row, col));
-                    let db = b_s.add(s * MMA_TILE + mma_swz(row, col));
-                    async_copy::cp_async_cg_16(da.cast(), a.as_ptr().add((bm + row) * k + k0).cast());
-                    async_copy::cp_async_cg_16(db.cast(), b.as_ptr().add((bn + row) * k + k0).cast());
-                }
-                h += 1;
-            }
-        };
-        let mut acc = [[Accumulator::ZERO; 4]; 4];
-        let mut s = 0;
-        while s < MMA_STAGES - 1 {
-            if s < ktiles {
-                load(s, s);
-            }
-            async_copy::cp_async_commit_group();
-            s += 1;
-        }
-        let mut kt = 0;
-        while kt < ktiles {
-            async_copy::wait_group::<{ (MMA_STAGES - 2) as u32 }>();
-            sync_threads();
-            // Every warp is past tile kt - 1: its stage can be refilled.
-            let next = kt + MMA_STAGES - 1;
-            if next < ktiles {
-                load(next, next % MMA_STAGES);
-            }
-            async_copy::cp_async_commit_group();
-            let (at, bt) = unsafe { (a_s.add((kt % MMA_STAGES) * MMA_TILE), b_s.add((kt % MMA_STAGES) * MMA_TILE)) };
-            let l = lane as usize;
-            #[unroll]
-            for kq in 0..2 {
-                let kk = kq * 16;
-                let mut fa = [FragA::<bf16>::from_regs([0; 4]); 4];
-                let mut fb = [FragB::<bf16>::from_regs([0; 2]); 4];
-                #[unroll]
-                for i in 0..4 {
-                    let row = wm * 64 + i * 16 + l % 16;
-                    let p = unsafe { at.add(mma_swz(row, kk + (l / 16) * 8)) };
-                    fa[i] = FragA::from_regs(unsafe { mma::ldmatrix_x4(p.cast()) });
-                }
-                #[unroll]
-                for jp in 0..2 {
-                    let row = wn * 32 + jp * 16 + l % 8 + 8 * (l / 16);
-                    let p = unsafe { bt.add(mma_swz(row, kk + ((l / 8) % 2) * 8)) };
-                    let r = unsafe { mma::ldmatrix_x4(p.cast()) };
-                    fb[2 * jp] = FragB::from_regs([r[0], r[1]]);
-                    fb[2 * jp + 1] = FragB::from_regs([r[2], r[3]]);
-                }
-                #[unroll]
-                for i in 0..4 {
-                    #[unroll]
-                    for j in 0..4 {
-                        unsafe { mma::mma_sync(&fa[i], &fb[j], &mut acc[i][j]) };
-                    }
-                }
-            }
-            kt += 1;
-        }
-        // Registers 0,1 of tile (i, j) are C[g][2t..2t+2], registers 2,3 C[g + 8][..].
-        let (g, t) = ((lane / 4) as usize, (lane % 4) as usize);
-        #[unroll]
-        for i in 0..4 {
-            #[unroll]
-            for j in 0..4 {
-                let row = bm + wm * 64 + i * 16 + g;
-                let col = bn + wn * 32 + j * 8 + 2 * t;
-                let d = acc[i][j].d;
-                c[(row * n + col) / 2] = Bf16x2::from_f32(d[0], d[1]);
-                c[((row + 8) * n + col) / 2] = Bf16x2::from_f32(d[2], d[3]);
-            }
-        }
-    }
-
-    /// bf16 GEMM with TMA and wgmma (sm_90a): `examples/gemm-wgmma-tma`'s kernel — a TMA producer
-    /// warpgroup and two wgmma consumer warpgroups over a 4-stage mbarrier ring.
-    #[kernel]
-    #[launch_bounds(384, 1)]
-    pub fn gemm_wgmma(maps: &[TensorMap], c: &mut [Bf16x2], m: u32, n: u32, k: u32) {
-        let (_m, n, k) = (m as usize, n as usize, k as usize);
-        let smem = DynamicSharedArray::<u8, 1024>::get_raw();
-        let (a_ring, b_ring) = (smem, unsafe { smem.add(WG_STAGES * WG_TILE_BYTES) });
-        let bars = unsafe { smem.add(2 * WG_STAGES * WG_TILE_BYTES) } as *mut u64;
-        // full[s]: the producer's expect_tx arrival + the TMA bytes; empty[s]: one arrival per
-        // consumer warpgroup.
-        let full = |s: usize| unsafe { MBarrier::new(bars.add(s)) };
-        let empty = |s: usize| unsafe { MBarrier::new(bars.add(WG_STAGES + s)) };
-        let t = thread::threadIdx_x() as usize;
-        let (a_map, b_map) = (&maps[0] as *const TensorMap, &maps[1] as *const TensorMap);
-        if t == 0 {
-            for s in 0..WG_STAGES {
-                unsafe {
-                    full(s).init(1);
-                    empty(s).init(2);
-                }
-            }
-            mbarrier::fence_init();
-            unsafe {
-                tma::prefetch(a_map);
-                tma::prefetch(b_map);
-            }
-        }
-        sync_threads();
-        let (bm, bn) = (thread::blockIdx_y() as usize * WG_BM, thread::blockIdx_x() as usize * WG_BM);
-        let ktiles = k / WG_BK;
-        let wg = t / 128;
-        if wg == 0 {
-            unsafe { mbarrier::setmaxnreg_dec::<40>() };
-            if t == 0 {
-                let mut ring = Ring::<WG_STAGES>::new();
-                for kt in 0..ktiles {
-                    let s = ring.stage();
-                    if kt >= WG_STAGES {
-                        // The consumers' release of this stage's previous round.
-                        empty(s).wait_parity(ring.parity() ^ 1);
-                    }
-                    full(s).arrive_expect_tx(2 * WG_TILE_BYTES as u32);
-                    let x = (kt * WG_BK) as i32;
-                    unsafe {
-                        tma::load_2d(a_ring.add(s * WG_TILE_BYTES), a_map, x, bm as i32, full(s));
-                        tma::load_2d(b_ring.add(s * WG_TILE_BYTES), b_map, x, bn as i32, full(s));
-                    }
-                    ring.advance();
-                }
-            }
-            return;
-        }
-        unsafe { mbarrier::setmaxnreg_inc::<232>() };
-        // Consumer warpgroup 1 takes rows 0..64 of the tile, 2 rows 64..128 (8 KiB further).
-        let half = (wg - 1) * 64;
-        let mut acc = wgmma::Accumulator::<64>::ZERO;
-        let mut ring = Ring::<WG_STAGES>::new();
-        for _ in 0..ktiles {
-            let s = ring.stage();
-            full(s).wait_parity(ring.parity());
-            let (a_tile, b_tile) =
-                unsafe { (a_ring.add(s * WG_TILE_BYTES + half * WG_BK * 2), b_ring.add(s * WG_TILE_BYTES)) };
-            unsafe {
-                wgmma::fence();
-                #[unroll]
-                for kk in 0..4u32 {
-                    let da = wgmma::descriptor_k_major_128b(a_tile, kk * 16);
-                    let db = wgmma::descriptor_k_major_128b(b_tile, kk * 16);
-                    wgmma::mma_bf16(&mut acc, da, db, true);
-                }
-                wgmma::commit_group();
-                wgmma::wait_group::<0, 64>(&mut acc);
-            }
-            if t.is_multiple_of(128) {
-                empty(s).arrive();
-            }
-            ring.advance();
-        }
-        let tw = (t % 128) as u32;
-        #[unroll]
-        for i in 0..32 {
-            let (r, col) = wgmma::Accumulator::<64>::coord(tw, 2 * i);
-            let row = bm + half + r;
-            c[(row * n + bn + col) / 2] = Bf16x2::from_f32(acc.d[2 * i], acc.d[2 * i + 1]);
         }
     }
 }

@@ -94,30 +94,13 @@ mod kernels {
 fn main() {}
 "#;
 
-const CLUSTER: &str = r#"
-use cuda_device::{DisjointSlice, SharedArray, cluster, cluster_launch, cuda_module, kernel, thread};
+/// The GPU test's cluster kernels (tests/gpu/cluster-neighbour), built here for their PTX.
+const CLUSTER_KERNELS: &str = include_str!("../gpu/cluster-neighbour/src/kernels.rs");
 
-#[cuda_module]
-mod kernels {
-    use super::*;
-
-    #[kernel]
-    #[cluster_launch(4, 1, 1)]
-    pub fn neighbour(x: &[u32], mut out: DisjointSlice<u32>) {
-        static mut MINE: SharedArray<u32, 128> = SharedArray::UNINIT;
-        let idx = thread::index_1d();
-        let tid = thread::threadIdx_x() as usize;
-        unsafe { MINE[tid] = x[idx.get()] };
-        cluster::sync();
-        let next = (cluster::block_rank() + 1) % cluster::num_blocks();
-        let theirs = unsafe { cluster::map_shared_rank(SharedArray::as_raw_mut_ptr(&raw mut MINE), next).add(tid).read() };
-        cluster::sync();
-        if let Some(o) = out.get_mut(idx) { *o = theirs; }
-    }
+/// [`CLUSTER_KERNELS`] as a crate of its own.
+fn cluster_src() -> String {
+    format!("{CLUSTER_KERNELS}\nfn main() {{}}\n")
 }
-
-fn main() {}
-"#;
 
 struct Built {
     project: TempProject,
@@ -139,7 +122,7 @@ fn device_api() -> &'static Built {
 
 fn cluster() -> &'static Built {
     static BUILT: OnceLock<Built> = OnceLock::new();
-    BUILT.get_or_init(|| build("e2e-device-cluster", CLUSTER, &CLUSTER_ARCHS))
+    BUILT.get_or_init(|| build("e2e-device-cluster", &cluster_src(), &CLUSTER_ARCHS))
 }
 
 fn ptx(built: &Built, arch: &str) -> String {
@@ -272,7 +255,7 @@ fn build_fails(name: &str, src: &str, archs: &str) -> String {
 
 #[test]
 fn cluster_kernel_for_sm_80_is_an_error() {
-    let err = build_fails("e2e-cluster-sm80", CLUSTER, "sm_80,sm_90");
+    let err = build_fails("e2e-cluster-sm80", &cluster_src(), "sm_80,sm_90");
     assert!(err.contains("kernel `neighbour` uses #[cluster_launch], which needs sm_90 or newer"), "{err}");
     assert!(err.contains("--arch sm_90"), "{err}");
 }

@@ -128,9 +128,10 @@ pub use sync::sync_threads;
 pub use thread::{Index1D, Index2D, Runtime2DIndex, SpaceLayout, ThreadIndex, WarpIndex};
 pub use uniform::Uniform;
 pub use view::{
-    ColView32, ColViewIter32, GridStrideRuns32, InBounds32, InBoundsMut32, LinearTiles, LocalIndex32, MatrixView32,
-    RowMajorTiles, RowView32, RowViewIter32, RuntimeRowMajorTiles, RuntimeTileMut32, RuntimeViewMut32, StaticTileMut32,
-    StaticViewMut32, ThreadRunMut32, ZipView32,
+    ColView32, ColViewIter32, ConstStride32, GridStrideRuns32, InBounds32, InBoundsMut32, LineView32, LineViewIter32,
+    LinearTiles, LocalIndex32, MatrixView32, RowMajorTiles, RowView32, RowViewIter32, RuntimeRowMajorTiles,
+    RuntimeTileMut32, RuntimeViewMut32, StaticTileMut32, StaticViewMut32, Stride32, ThreadRunMut32, TileMut32,
+    ZipView32,
 };
 
 /// Runtime crates reached by the code that `#[cuda_module]` generates, so that a user crate only

@@ -24,9 +24,13 @@ use crate::thread::SpaceLayout;
 use crate::thread::space_sealed as sealed;
 
 mod matrix;
+mod stride;
 mod tiles;
 
-pub use matrix::{ColView32, ColViewIter32, MatrixView32, RowView32, RowViewIter32, ZipView32};
+pub use matrix::{
+    ColView32, ColViewIter32, LineView32, LineViewIter32, MatrixView32, RowView32, RowViewIter32, ZipView32,
+};
+pub use stride::{ConstStride32, Stride32};
 pub use tiles::GridStrideRuns32;
 
 /// A slice cut into runs of `N` consecutive elements, run `i` owned by thread `i`.
@@ -261,26 +265,34 @@ impl<'a, T, const N: usize> ThreadRunMut32<'a, T, N> {
     }
 }
 
-/// A `ROWS × COLS` tile of a row-major matrix `ROW_STRIDE` wide, owned by this thread.
-pub struct StaticTileMut32<'a, T, const ROWS: usize, const COLS: usize, const ROW_STRIDE: usize> {
+/// A `ROWS × COLS` tile of a row-major matrix whose rows are `S` apart, owned by this thread:
+/// [`StaticTileMut32`] (row width known at compile time) or [`RuntimeTileMut32`] (at run time).
+pub struct TileMut32<'a, T, const ROWS: usize, const COLS: usize, S: Stride32> {
     ptr: *mut T,
+    stride: S,
     _elements: PhantomData<&'a mut [T]>,
 }
 
-impl<'a, T, const ROWS: usize, const COLS: usize, const ROW_STRIDE: usize>
-    StaticTileMut32<'a, T, ROWS, COLS, ROW_STRIDE>
-{
+/// A `ROWS × COLS` tile of a row-major matrix `ROW_STRIDE` wide, owned by this thread.
+pub type StaticTileMut32<'a, T, const ROWS: usize, const COLS: usize, const ROW_STRIDE: usize> =
+    TileMut32<'a, T, ROWS, COLS, ConstStride32<ROW_STRIDE>>;
+
+/// A `ROWS × COLS` tile of a row-major matrix whose row width is known at run time.
+pub type RuntimeTileMut32<'a, T, const ROWS: usize, const COLS: usize> = TileMut32<'a, T, ROWS, COLS, u32>;
+
+impl<'a, T, const ROWS: usize, const COLS: usize, S: Stride32> TileMut32<'a, T, ROWS, COLS, S> {
     /// # Safety
-    /// Every element of the tile at `ptr` is valid and owned by this thread during `'a`.
+    /// Every element of the tile at `ptr` with rows `stride` apart is valid and owned by this
+    /// thread during `'a`.
     #[inline(always)]
-    pub(crate) unsafe fn from_checked_ptr(ptr: *mut T) -> Self {
-        StaticTileMut32 { ptr, _elements: PhantomData }
+    pub(crate) unsafe fn from_checked_ptr(ptr: *mut T, stride: S) -> Self {
+        TileMut32 { ptr, stride, _elements: PhantomData }
     }
 
     /// The element at (`row`, `col`) of the tile.
     #[inline(always)]
     pub fn at(&mut self, row: LocalIndex32<ROWS>, col: LocalIndex32<COLS>) -> InBoundsMut32<'_, T> {
-        let offset = row.get() as usize * ROW_STRIDE + col.get() as usize;
+        let offset = row.get() as usize * self.stride.elements() + col.get() as usize;
         // SAFETY: row < ROWS and col < COLS: the element is inside the owned tile.
         unsafe { InBoundsMut32::from_ptr(self.ptr.add(offset)) }
     }
@@ -304,48 +316,7 @@ impl<'a, T, const ROWS: usize, const COLS: usize, const ROW_STRIDE: usize>
     }
 }
 
-/// A `ROWS × COLS` tile of a row-major matrix whose row width is known at run time.
-pub struct RuntimeTileMut32<'a, T, const ROWS: usize, const COLS: usize> {
-    ptr: *mut T,
-    stride: u32,
-    _elements: PhantomData<&'a mut [T]>,
-}
-
-impl<'a, T, const ROWS: usize, const COLS: usize> RuntimeTileMut32<'a, T, ROWS, COLS> {
-    /// # Safety
-    /// Every element of the tile at `ptr` with row width `stride` is valid and owned by this
-    /// thread during `'a`.
-    #[inline(always)]
-    pub(crate) unsafe fn from_checked_ptr(ptr: *mut T, stride: u32) -> Self {
-        RuntimeTileMut32 { ptr, stride, _elements: PhantomData }
-    }
-
-    /// The element at (`row`, `col`) of the tile.
-    #[inline(always)]
-    pub fn at(&mut self, row: LocalIndex32<ROWS>, col: LocalIndex32<COLS>) -> InBoundsMut32<'_, T> {
-        let offset = row.get() as usize * self.stride as usize + col.get() as usize;
-        // SAFETY: row < ROWS and col < COLS: the element is inside the owned tile.
-        unsafe { InBoundsMut32::from_ptr(self.ptr.add(offset)) }
-    }
-
-    /// The element at (`ROW`, `COL`), checked at compile time.
-    #[inline(always)]
-    pub fn at_const<const ROW: u32, const COL: u32>(&mut self) -> InBoundsMut32<'_, T> {
-        self.at(LocalIndex32::constant::<ROW>(), LocalIndex32::constant::<COL>())
-    }
-
-    /// `ROWS`.
-    #[inline(always)]
-    pub const fn rows(&self) -> u32 {
-        ROWS as u32
-    }
-
-    /// `COLS`.
-    #[inline(always)]
-    pub const fn cols(&self) -> u32 {
-        COLS as u32
-    }
-
+impl<T, const ROWS: usize, const COLS: usize> RuntimeTileMut32<'_, T, ROWS, COLS> {
     /// The row width of the matrix.
     #[inline(always)]
     pub const fn stride(&self) -> u32 {

@@ -265,6 +265,64 @@ impl<'k> LaunchSig<'k> {
         }
     }
 
+    /// A statement that names the kernel instance, which puts it among this crate's mono items,
+    /// so it is compiled.
+    fn name_instance(&self) -> TokenStream {
+        let ident = &self.k.ident;
+        let turbofish = self.turbofish();
+        quote!(let _ = ::core::hint::black_box(#ident #turbofish as *const ());)
+    }
+
+    /// An expression that marshals the kernel's arguments (`pushes`) into a parameter packet and
+    /// launches `function` on `stream` with `config` and the `#[cluster_launch]` dimensions; its
+    /// value is the launch's `Result<(), DriverError>`. Every launch method builds its packet here.
+    fn launch_packet(&self, pushes: &[TokenStream], function: TokenStream, stream: TokenStream) -> TokenStream {
+        let rt = rt();
+        let cluster = self.cluster();
+        quote! {{
+            let mut __params = #rt::KernelParams::new();
+            #(#pushes)*
+            // SAFETY: the packet follows the kernel's signature by construction (contract §4) and
+            // is checked against the kernel's manifest entry (and its launch contract) as well; the
+            // buffers are borrowed, or owned by the operation, until the launch has completed.
+            unsafe { #rt::launch_with(#function, #stream, &config, #cluster, &mut __params) }
+        }}
+    }
+
+    /// A launch method on a raw `LaunchConfig` (the plain one, or a contracted kernel's
+    /// `_unchecked`): `attrs` (its docs), `unsafety`, `name`, then the same body.
+    fn raw_config_method(
+        &self,
+        attrs: TokenStream,
+        unsafety: TokenStream,
+        name: &syn::Ident,
+        args: &[TokenStream],
+        pushes: &[TokenStream],
+    ) -> TokenStream {
+        let rt = rt();
+        let generics_decl = self.generics_decl();
+        let where_clause = self.where_clause();
+        let name_instance = self.name_instance();
+        let function = self.function();
+        let bounds_check = self.bounds_check();
+        let launch = self.launch_packet(pushes, quote!(__function), quote!(stream));
+        quote! {
+            #attrs
+            #[allow(clippy::too_many_arguments, clippy::multiple_bound_locations, unused_mut)]
+            pub #unsafety fn #name #generics_decl(
+                &self,
+                stream: &#rt::CudaStream,
+                config: #rt::LaunchConfig,
+                #(#args),*
+            ) -> ::core::result::Result<(), #rt::DriverError> #where_clause {
+                #name_instance
+                #function
+                #bounds_check
+                #launch
+            }
+        }
+    }
+
     fn doc(&self) -> String {
         let entry = self.k.ident.to_string();
         match self.flavor {
@@ -286,48 +344,24 @@ impl<'k> LaunchSig<'k> {
     /// The whole method.
     pub fn method(&self) -> TokenStream {
         let k = self.k;
-        let ident = &k.ident;
         let method = self.method_name();
         let generics_decl = self.generics_decl();
         let where_clause = self.where_clause();
-        let turbofish = self.turbofish();
         let unsafety = &k.unsafety;
-        let args = k.params.iter().map(|p| self.arg(p));
-        let pushes: Vec<TokenStream> = k.params.iter().map(|p| self.push(p)).collect();
+        let (args, pushes) = args_and_pushes(self);
         let function = self.function();
         let bounds_check = self.bounds_check();
-        let cluster = self.cluster();
         let doc = self.doc();
         let safety = unsafety.map(
             |_| quote!(#[doc = ""] #[doc = " # Safety"] #[doc = " The kernel is `unsafe fn`: the caller upholds its contract."]),
         );
-        // Naming the kernel instance puts it among this crate's mono items, so it is compiled.
-        let name_instance = quote!(let _ = ::core::hint::black_box(#ident #turbofish as *const ()););
+        let name_instance = self.name_instance();
         let rt = rt();
         if self.flavor == Flavor::Sync && k.contract.is_some() {
-            return self.contracted(&args_and_pushes(self));
+            return self.contracted(&args, &pushes);
         }
         if self.flavor == Flavor::Sync {
-            return quote! {
-                #[doc = #doc]
-                #safety
-                #[allow(clippy::too_many_arguments, clippy::multiple_bound_locations, unused_mut)]
-                pub #unsafety fn #method #generics_decl(
-                    &self,
-                    stream: &#rt::CudaStream,
-                    config: #rt::LaunchConfig,
-                    #(#args),*
-                ) -> ::core::result::Result<(), #rt::DriverError> #where_clause {
-                    #name_instance
-                    #function
-                    #bounds_check
-                    let mut __params = #rt::KernelParams::new();
-                    #(#pushes)*
-                    // SAFETY: the packet follows the kernel's signature by construction (contract §4),
-                    // and is checked against the manifest entry of the kernel as well.
-                    unsafe { #rt::launch_with(__function, stream, &config, #cluster, &mut __params) }
-                }
-            };
+            return self.raw_config_method(quote!(#[doc = #doc] #safety), quote!(#unsafety), &method, &args, &pushes);
         }
         let ops = quote!(#rt::cuda_async::device_operation);
         let owned = self.flavor == Flavor::AsyncOwned;
@@ -354,6 +388,7 @@ impl<'k> LaunchSig<'k> {
                 quote!(let mut #name = #name;)
             });
         let (output_ty, output) = self.async_output();
+        let async_launch = self.launch_packet(&pushes, quote!(&__function), quote!(__exec.stream()));
         quote! {
             #[doc = #doc]
             #safety
@@ -371,14 +406,7 @@ impl<'k> LaunchSig<'k> {
                 let __device = __function.context().ordinal();
                 ::core::result::Result::Ok(#ops::DeviceOperation::new(__device, move |__exec: &#ops::ExecutionContext| {
                     #(#rebind_mut)*
-                    {
-                        let mut __params = #rt::KernelParams::new();
-                        #(#pushes)*
-                        // SAFETY: the packet follows the kernel's signature by construction (contract
-                        // §4) and is checked against the kernel's manifest entry; the buffers are
-                        // borrowed or owned by the operation until it has completed.
-                        unsafe { #rt::launch_with(&__function, __exec.stream(), &config, #cluster, &mut __params) }?;
-                    }
+                    #async_launch?;
                     ::core::result::Result::Ok(#output)
                 }))
             }
@@ -387,7 +415,7 @@ impl<'k> LaunchSig<'k> {
 
     /// For a `#[launch_contract]` kernel: `prepare_<k>[_for]`, the launch `<k>(&stream, &prepared,
     /// args..)` that checks the `requires` relations, and the raw `unsafe fn <k>_unchecked`.
-    fn contracted(&self, (args, pushes): &(Vec<TokenStream>, Vec<TokenStream>)) -> TokenStream {
+    fn contracted(&self, args: &[TokenStream], pushes: &[TokenStream]) -> TokenStream {
         let rt = rt();
         let k = self.k;
         let ident = &k.ident;
@@ -401,8 +429,9 @@ impl<'k> LaunchSig<'k> {
         let where_clause = self.where_clause();
         let turbofish = self.turbofish();
         let unsafety = &k.unsafety;
-        let name_instance = quote!(let _ = ::core::hint::black_box(#ident #turbofish as *const ()););
+        let name_instance = self.name_instance();
         let function = self.function();
+        let launch = self.launch_packet(pushes, quote!(__function), quote!(stream));
         let owned_function = if self.iparams.is_empty() {
             let field = field_name(k);
             quote!(let __function: #rt::Function = ::core::clone::Clone::clone(&self.#field);)
@@ -411,7 +440,6 @@ impl<'k> LaunchSig<'k> {
             quote!(let __function: #rt::Function = #lookup?;)
         };
         let bounds_check = self.bounds_check();
-        let cluster = self.cluster();
         let entry = ident.to_string();
         let requires = contract.requires.iter().map(|r| r.check(&quote!(#rt), &entry));
         let witnesses: Vec<TokenStream> = self
@@ -449,6 +477,20 @@ impl<'k> LaunchSig<'k> {
             }
             None => quote!(),
         };
+        let unchecked_method = self.raw_config_method(
+            quote! {
+                /// Launches the kernel with a raw `LaunchConfig`, skipping `prepare` and the `requires`
+                /// relations (the kernel's manifest entry still checks the launch shape).
+                ///
+                /// # Safety
+                /// The contract's `requires` relations hold for these arguments, and the kernel's own
+                /// safety contract (for an `unsafe fn` kernel) is upheld.
+            },
+            quote!(unsafe),
+            &unchecked,
+            args,
+            pushes,
+        );
         quote! {
             #[doc = #doc_prepare]
             #[allow(clippy::multiple_bound_locations)]
@@ -479,35 +521,11 @@ impl<'k> LaunchSig<'k> {
                 #(#requires)*
                 let config = prepared.config();
                 #bounds_check
-                let mut __params = #rt::KernelParams::new();
-                #(#pushes)*
-                // SAFETY: the packet follows the kernel's signature by construction (contract §4),
-                // and is checked against the manifest entry of the kernel (and its contract) as well.
-                unsafe { #rt::launch_with(__function, stream, &config, #cluster, &mut __params) }?;
+                #launch?;
                 ::core::result::Result::Ok(())
             }
 
-            /// Launches the kernel with a raw `LaunchConfig`, skipping `prepare` and the `requires`
-            /// relations (the kernel's manifest entry still checks the launch shape).
-            ///
-            /// # Safety
-            /// The contract's `requires` relations hold for these arguments, and the kernel's own
-            /// safety contract (for an `unsafe fn` kernel) is upheld.
-            #[allow(clippy::too_many_arguments, clippy::multiple_bound_locations, unused_mut)]
-            pub unsafe fn #unchecked #generics_decl(
-                &self,
-                stream: &#rt::CudaStream,
-                config: #rt::LaunchConfig,
-                #(#args),*
-            ) -> ::core::result::Result<(), #rt::DriverError> #where_clause {
-                #name_instance
-                #function
-                #bounds_check
-                let mut __params = #rt::KernelParams::new();
-                #(#pushes)*
-                // SAFETY: as in the checked launch method.
-                unsafe { #rt::launch_with(__function, stream, &config, #cluster, &mut __params) }
-            }
+            #unchecked_method
         }
     }
 

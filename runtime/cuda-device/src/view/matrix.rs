@@ -10,6 +10,8 @@
 
 use core::marker::PhantomData;
 
+use super::{ConstStride32, Stride32};
+
 /// A row-major matrix `stride` elements wide over a slice.
 pub struct MatrixView32<'a, T> {
     slice: &'a [T],
@@ -43,8 +45,13 @@ impl<'a, T> MatrixView32<'a, T> {
         if last >= self.slice.len() as u64 {
             return None;
         }
-        // SAFETY: `start + cols - 1` is below the slice's length.
-        Some(RowView32 { ptr: unsafe { self.slice.as_ptr().add(start as usize) }, len: cols, _slice: PhantomData })
+        Some(RowView32 {
+            // SAFETY: `start + cols - 1` is below the slice's length.
+            ptr: unsafe { self.slice.as_ptr().add(start as usize) },
+            len: cols,
+            stride: ConstStride32,
+            _slice: PhantomData,
+        })
     }
 
     /// The first `rows` elements of column `col`, or `None` when `rows` is 0, the column is past
@@ -86,26 +93,34 @@ impl<'a, T> MatrixView32<'a, T> {
     }
 }
 
-/// Consecutive elements of one row, all in bounds.
-pub struct RowView32<'a, T> {
+/// Elements of one row or column, `S` apart, all in bounds: [`RowView32`] (consecutive) or
+/// [`ColView32`] (a row width apart).
+pub struct LineView32<'a, T, S: Stride32> {
     ptr: *const T,
     len: u32,
+    stride: S,
     _slice: PhantomData<&'a [T]>,
 }
 
-impl<T> Clone for RowView32<'_, T> {
+/// Consecutive elements of one row, all in bounds.
+pub type RowView32<'a, T> = LineView32<'a, T, ConstStride32<1>>;
+
+/// Elements of one column, `stride` apart, all in bounds.
+pub type ColView32<'a, T> = LineView32<'a, T, u32>;
+
+impl<T, S: Stride32> Clone for LineView32<'_, T, S> {
     fn clone(&self) -> Self {
         *self
     }
 }
 
-impl<T> Copy for RowView32<'_, T> {}
+impl<T, S: Stride32> Copy for LineView32<'_, T, S> {}
 
-impl<'a, T> RowView32<'a, T> {
-    /// A row of no elements (every `get` is `None`).
+impl<'a, T, S: Stride32> LineView32<'a, T, S> {
+    /// A view of no elements (every `get` is `None`).
     #[inline(always)]
     pub const fn empty() -> Self {
-        RowView32 { ptr: core::ptr::NonNull::dangling().as_ptr(), len: 0, _slice: PhantomData }
+        LineView32 { ptr: core::ptr::NonNull::dangling().as_ptr(), len: 0, stride: S::UNUSED, _slice: PhantomData }
     }
 
     /// Element `i`, or `None` past the end.
@@ -114,86 +129,50 @@ impl<'a, T> RowView32<'a, T> {
     where
         T: Copy,
     {
-        // SAFETY: `i < len`, and the view's `len` elements are in bounds.
-        (i < self.len).then(|| unsafe { *self.ptr.add(i as usize) })
+        // SAFETY: `i < len`: element `i * stride` is at most the last one, which is in bounds.
+        (i < self.len).then(|| unsafe { self.get_unchecked(i) })
+    }
+
+    /// Element `i`, unchecked.
+    ///
+    /// # Safety
+    /// `i < len`.
+    #[inline(always)]
+    unsafe fn get_unchecked(&self, i: u32) -> T
+    where
+        T: Copy,
+    {
+        unsafe { *self.ptr.add(i as usize * self.stride.elements()) }
     }
 
     /// The elements in order.
     #[inline(always)]
-    pub fn iter(&self) -> RowViewIter32<'a, T> {
-        RowViewIter32 { view: *self, next: 0 }
+    pub fn iter(&self) -> LineViewIter32<'a, T, S> {
+        LineViewIter32 { view: *self, next: 0 }
     }
 
+    /// The number of elements.
+    #[inline(always)]
+    pub const fn len(&self) -> u32 {
+        self.len
+    }
+
+    /// `len() == 0`.
+    #[inline(always)]
+    pub const fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl<'a, T> RowView32<'a, T> {
     /// This row and `col` element by element, or `None` when their lengths differ.
     #[inline(always)]
     pub fn zip_exact(self, col: ColView32<'a, T>) -> Option<ZipView32<'a, T>> {
         (self.len == col.len).then_some(ZipView32 { row: self, col, next: 0 })
     }
-
-    /// The number of elements.
-    #[inline(always)]
-    pub const fn len(&self) -> u32 {
-        self.len
-    }
-
-    /// `len() == 0`.
-    #[inline(always)]
-    pub const fn is_empty(&self) -> bool {
-        self.len == 0
-    }
 }
 
-/// Elements of one column, `stride` apart, all in bounds.
-pub struct ColView32<'a, T> {
-    ptr: *const T,
-    len: u32,
-    stride: u32,
-    _slice: PhantomData<&'a [T]>,
-}
-
-impl<T> Clone for ColView32<'_, T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<T> Copy for ColView32<'_, T> {}
-
-impl<'a, T> ColView32<'a, T> {
-    /// A column of no elements.
-    #[inline(always)]
-    pub const fn empty() -> Self {
-        ColView32 { ptr: core::ptr::NonNull::dangling().as_ptr(), len: 0, stride: 0, _slice: PhantomData }
-    }
-
-    /// Element `i` (row `i`), or `None` past the end.
-    #[inline(always)]
-    pub fn get(&self, i: u32) -> Option<T>
-    where
-        T: Copy,
-    {
-        // SAFETY: `i < len`: element `i * stride` is at most the last one, which is in bounds.
-        (i < self.len).then(|| unsafe { *self.ptr.add(i as usize * self.stride as usize) })
-    }
-
-    /// The elements in order.
-    #[inline(always)]
-    pub fn iter(&self) -> ColViewIter32<'a, T> {
-        ColViewIter32 { view: *self, next: 0 }
-    }
-
-    /// The number of elements.
-    #[inline(always)]
-    pub const fn len(&self) -> u32 {
-        self.len
-    }
-
-    /// `len() == 0`.
-    #[inline(always)]
-    pub const fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
+impl<T> ColView32<'_, T> {
     /// The distance between two elements.
     #[inline(always)]
     pub const fn stride(&self) -> u32 {
@@ -201,30 +180,19 @@ impl<'a, T> ColView32<'a, T> {
     }
 }
 
-/// The elements of a [`RowView32`].
-pub struct RowViewIter32<'a, T> {
-    view: RowView32<'a, T>,
+/// The elements of a [`LineView32`] in order.
+pub struct LineViewIter32<'a, T, S: Stride32> {
+    view: LineView32<'a, T, S>,
     next: u32,
 }
 
-impl<T: Copy> Iterator for RowViewIter32<'_, T> {
-    type Item = T;
-
-    #[inline(always)]
-    fn next(&mut self) -> Option<T> {
-        let v = self.view.get(self.next)?;
-        self.next += 1;
-        Some(v)
-    }
-}
+/// The elements of a [`RowView32`].
+pub type RowViewIter32<'a, T> = LineViewIter32<'a, T, ConstStride32<1>>;
 
 /// The elements of a [`ColView32`].
-pub struct ColViewIter32<'a, T> {
-    view: ColView32<'a, T>,
-    next: u32,
-}
+pub type ColViewIter32<'a, T> = LineViewIter32<'a, T, u32>;
 
-impl<T: Copy> Iterator for ColViewIter32<'_, T> {
+impl<T: Copy, S: Stride32> Iterator for LineViewIter32<'_, T, S> {
     type Item = T;
 
     #[inline(always)]
@@ -253,6 +221,6 @@ impl<T: Copy> Iterator for ZipView32<'_, T> {
         }
         self.next += 1;
         // SAFETY: `i` is below both lengths (equal by construction).
-        Some(unsafe { (*self.row.ptr.add(i as usize), *self.col.ptr.add(i as usize * self.col.stride as usize)) })
+        Some(unsafe { (self.row.get_unchecked(i), self.col.get_unchecked(i)) })
     }
 }

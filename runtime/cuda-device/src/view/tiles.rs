@@ -2,11 +2,11 @@
 //! element, its tile, its run (whole or clipped), its grid-stride runs, its 2D tile.
 
 use super::{
-    InBoundsMut32, LinearTiles, RowMajorTiles, RuntimeRowMajorTiles, RuntimeTileMut32, RuntimeViewMut32,
-    StaticTileMut32, StaticViewMut32, ThreadRunMut32,
+    ConstStride32, InBoundsMut32, LinearTiles, RowMajorTiles, RuntimeRowMajorTiles, RuntimeTileMut32, RuntimeViewMut32,
+    StaticTileMut32, StaticViewMut32, Stride32, ThreadRunMut32, TileMut32,
 };
 use crate::DisjointSlice;
-use crate::thread::{Index1D, ThreadCoord2D32, ThreadIndex32};
+use crate::thread::{Index1D, SpaceLayout, ThreadCoord2D32, ThreadIndex32};
 
 /// The first element and the element count of run `run` (`N` elements each) of a slice of `len`
 /// elements, or `None` when the run starts at or past the end.
@@ -140,6 +140,26 @@ impl<'s, 'a, T, const N: usize> GridStrideRuns32<'s, 'a, T, N> {
     }
 }
 
+impl<'a, T, L: SpaceLayout> DisjointSlice<'a, T, L> {
+    /// The `ROWS × COLS` tile at `coord` of this slice read as a row-major matrix with rows
+    /// `stride` apart, or `None` when it does not fit. Sound only for the tile spaces, whose
+    /// `coord` (from a contracted 2D launch) is this thread's alone.
+    #[inline(always)]
+    fn tile_2d32_strided<const ROWS: usize, const COLS: usize, S: Stride32>(
+        &mut self,
+        coord: ThreadCoord2D32,
+        stride: S,
+    ) -> Option<TileMut32<'_, T, ROWS, COLS, S>> {
+        if size_of::<T>() == 0 {
+            return None;
+        }
+        let start = tile_start::<ROWS, COLS>(coord.row(), coord.col(), stride.elements() as u64, self.len())?;
+        // SAFETY: the whole tile is in bounds and inside one row band; `coord` is this thread's
+        // alone (and every thread sees the one stride), so the tile is too.
+        Some(unsafe { TileMut32::from_checked_ptr(self.as_mut_ptr().add(start), stride) })
+    }
+}
+
 impl<'a, T, const ROWS: usize, const COLS: usize, const ROW_STRIDE: usize>
     DisjointSlice<'a, T, RowMajorTiles<ROWS, COLS, ROW_STRIDE>>
 {
@@ -147,13 +167,7 @@ impl<'a, T, const ROWS: usize, const COLS: usize, const ROW_STRIDE: usize>
     /// `None` when it does not fit in the matrix.
     #[inline(always)]
     pub fn tile_2d32(&mut self, coord: ThreadCoord2D32) -> Option<StaticTileMut32<'_, T, ROWS, COLS, ROW_STRIDE>> {
-        if size_of::<T>() == 0 {
-            return None;
-        }
-        let start = tile_start::<ROWS, COLS>(coord.row(), coord.col(), ROW_STRIDE as u64, self.len())?;
-        // SAFETY: the whole tile is in bounds and inside one row band; `coord` (from a
-        // contracted 2D launch) is this thread's alone, so the tile is too.
-        Some(unsafe { StaticTileMut32::from_checked_ptr(self.as_mut_ptr().add(start)) })
+        self.tile_2d32_strided(coord, ConstStride32::<ROW_STRIDE>)
     }
 }
 
@@ -169,11 +183,6 @@ impl<'a, T, const ROWS: usize, const COLS: usize> DisjointSlice<'a, T, RuntimeRo
     #[inline(always)]
     pub fn tile_2d32_rt(&mut self, coord: ThreadCoord2D32) -> Option<RuntimeTileMut32<'_, T, ROWS, COLS>> {
         let stride = self.row_width();
-        if size_of::<T>() == 0 {
-            return None;
-        }
-        let start = tile_start::<ROWS, COLS>(coord.row(), coord.col(), u64::from(stride), self.len())?;
-        // SAFETY: as `tile_2d32`; every thread sees the one row width bound to the slice.
-        Some(unsafe { RuntimeTileMut32::from_checked_ptr(self.as_mut_ptr().add(start), stride) })
+        self.tile_2d32_strided(coord, stride)
     }
 }
