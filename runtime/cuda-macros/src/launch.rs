@@ -76,6 +76,9 @@ pub fn contract_marker(k: &KernelDef) -> TokenStream {
     if let Some([x, y, z]) = k.cluster {
         spec = quote!(#spec.with_cluster((#x, #y, #z)));
     }
+    if k.cooperative {
+        spec = quote!(#spec.with_cooperative());
+    }
     if let Some([major, minor]) = c.min_compute_capability {
         spec = quote!(#spec.with_min_compute_capability(#major, #minor));
     }
@@ -254,15 +257,18 @@ impl<'k> LaunchSig<'k> {
         })
     }
 
-    /// The `#[cluster_launch]` dimensions as an `Option<(u32, u32, u32)>` expression.
+    /// The `#[cluster_launch]` dimensions and `#[cooperative_launch]` as a `LaunchOptions` expression.
     fn cluster(&self) -> TokenStream {
-        match self.k.cluster {
+        let rt = rt();
+        let cluster = match self.k.cluster {
             Some(c) => {
                 let c = cluster_tokens(c);
                 quote!(::core::option::Option::Some((#c)))
             }
             None => quote!(::core::option::Option::None),
-        }
+        };
+        let cooperative = self.k.cooperative;
+        quote!(#rt::LaunchOptions { cluster: #cluster, cooperative: #cooperative })
     }
 
     fn doc(&self) -> String {
@@ -325,7 +331,7 @@ impl<'k> LaunchSig<'k> {
                     #(#pushes)*
                     // SAFETY: the packet follows the kernel's signature by construction (contract §4),
                     // and is checked against the manifest entry of the kernel as well.
-                    unsafe { #rt::launch_with(__function, stream, &config, #cluster, &mut __params) }
+                    unsafe { #rt::launch_with_options(__function, stream, &config, #cluster, &mut __params) }
                 }
             };
         }
@@ -377,7 +383,7 @@ impl<'k> LaunchSig<'k> {
                         // SAFETY: the packet follows the kernel's signature by construction (contract
                         // §4) and is checked against the kernel's manifest entry; the buffers are
                         // borrowed or owned by the operation until it has completed.
-                        unsafe { #rt::launch_with(&__function, __exec.stream(), &config, #cluster, &mut __params) }?;
+                        unsafe { #rt::launch_with_options(&__function, __exec.stream(), &config, #cluster, &mut __params) }?;
                     }
                     ::core::result::Result::Ok(#output)
                 }))
@@ -483,7 +489,7 @@ impl<'k> LaunchSig<'k> {
                 #(#pushes)*
                 // SAFETY: the packet follows the kernel's signature by construction (contract §4),
                 // and is checked against the manifest entry of the kernel (and its contract) as well.
-                unsafe { #rt::launch_with(__function, stream, &config, #cluster, &mut __params) }?;
+                unsafe { #rt::launch_with_options(__function, stream, &config, #cluster, &mut __params) }?;
                 ::core::result::Result::Ok(())
             }
 
@@ -506,7 +512,7 @@ impl<'k> LaunchSig<'k> {
                 let mut __params = #rt::KernelParams::new();
                 #(#pushes)*
                 // SAFETY: as in the checked launch method.
-                unsafe { #rt::launch_with(__function, stream, &config, #cluster, &mut __params) }
+                unsafe { #rt::launch_with_options(__function, stream, &config, #cluster, &mut __params) }
             }
         }
     }
