@@ -1,8 +1,8 @@
 //! Golden PTX checks (no GPU needed) of NVIDIA cuda-oxide's names for constant memory, mbarriers,
 //! TMA and wgmma: `#[constant]` statics and their generated `set_<name>` methods, the
 //! `cuda_device::barrier` free functions on a `Barrier` static, `cp.async.mbarrier.arrive`,
-//! `tma::cp_async_bulk_tensor_2d_g2s`, and the wgmma free functions (sm_90a only: for sm_90 the
-//! build stops with an error that says so); NVIDIA's typestate `ManagedBarrier` handles;
+//! `tma::cp_async_bulk_tensor_2d_g2s`, and the wgmma free functions (sm_90a only: `--arch sm_90`
+//! builds that crate for sm_90a and says so); NVIDIA's typestate `ManagedBarrier` handles;
 //! `#[cooperative_launch]` recorded in the manifest. Every PTX passes `ptxas`.
 use std::sync::OnceLock;
 
@@ -324,12 +324,24 @@ fn wgmma_free_functions_on_sm_90a() {
 }
 
 #[test]
-fn wgmma_for_plain_sm_90_is_an_error_that_names_sm_90a() {
+fn wgmma_for_plain_sm_90_builds_sm_90a_with_a_note() {
     let project = TempProject::new("e2e-compat-wgmma-sm90", WGMMA);
     let out = cargo_oxide(project.path(), &["build", "--arch", "sm_90"]);
-    assert!(!out.status.success(), "wgmma built for sm_90");
     let err = stderr(&out);
-    assert!(err.contains("needs sm_90a") && err.contains("--arch sm_90a"), "{err}");
+    assert_success(&out, "wgmma crate built with --arch sm_90");
+    assert!(
+        err.contains("which sm_90 lacks: its device code for sm_90 is built for sm_90a instead")
+            && err.contains("--arch sm_90a"),
+        "no note about sm_90a:\n{err}"
+    );
+    let manifest = read_manifest("debug", &project.crate_name());
+    let archs: Vec<&str> = manifest.payloads.iter().map(|p| p.arch.as_str()).collect();
+    assert!(!archs.is_empty() && archs.iter().all(|a| *a == "sm_90a"), "payloads: {archs:?}");
+    // An arch with no variant that has wgmma is still an error naming sm_90a.
+    let out = cargo_oxide(project.path(), &["build", "--arch", "sm_80,sm_90"]);
+    assert!(!out.status.success(), "wgmma built for sm_80");
+    let err = stderr(&out);
+    assert!(err.contains("needs sm_90a, but this build targets sm_80") && err.contains("--arch sm_90a"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 }
 
