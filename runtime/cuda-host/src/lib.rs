@@ -203,6 +203,22 @@ pub mod __private {
     }
 }
 
+/// For a kernel path with `_` type arguments (`map::<f32, _>`): a call of the kernel with the
+/// launch's arguments that is never made, so that the `_`s are inferred from them as in a
+/// call (NVIDIA's `cuda_launch!` does the same from the closure). Slices are `unreachable!()`:
+/// their element types come from the path. Nothing for other kernels (`[]`).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __infer_kernel_call {
+    ([], [$($call:tt)*]) => {};
+    ([$k:ident], [$($call:tt)*]) => {
+        if false {
+            #[allow(unused_unsafe, unreachable_code, clippy::diverging_sub_expression)]
+            let _ = unsafe { $k($($call)*) };
+        }
+    };
+}
+
 /// Expands to its input when cuda-host's `async` feature is on, else to nothing.
 ///
 /// A proc macro cannot see the features of the crates its output uses, so `#[cuda_module]`
@@ -269,11 +285,24 @@ macro_rules! cuda_launch {
         $(cluster_dim: $cluster:expr,)?
         args: [$($args:tt)*] $(,)?
     ) => {
-        $crate::cuda_launch!(@launch (::core::option::Option::None, ::core::stringify!($kernel)),
+        $crate::cuda_launch!(@launch (::core::option::Option::None, ::core::stringify!($kernel)), [],
             $stream, $module, $config, [$($cluster)?], [$($args)*])
     };
-    // A kernel by path, maybe with type arguments (`kernels::map::<f32, _>`): found by its key,
-    // and instantiated here, so the kernel must be in scope.
+    // A path whose type arguments include `_` (`kernels::map::<f32, _>`): `@route` sends it to
+    // `@infer_launch`, which infers them from the arguments as a call of the kernel would.
+    (
+        kernel: $($seg:ident)::+ ::<$($ga:tt),+ $(,)?>,
+        stream: $stream:expr,
+        module: $module:expr,
+        config: $config:expr,
+        $(cluster_dim: $cluster:expr,)?
+        args: [$($args:tt)*] $(,)?
+    ) => {
+        $crate::cuda_launch!(@route [$($ga)+] [$($seg)::+ ::<$($ga),+>],
+            $stream, $module, $config, [$($cluster)?], [$($args)*])
+    };
+    // A kernel by path, maybe with type arguments: found by its key, and instantiated here, so
+    // the kernel must be in scope.
     (
         kernel: $kernel:path,
         stream: $stream:expr,
@@ -281,14 +310,34 @@ macro_rules! cuda_launch {
         config: $config:expr,
         $(cluster_dim: $cluster:expr,)?
         args: [$($args:tt)*] $(,)?
-    ) => {{
+    ) => {
+        $crate::cuda_launch!(@path [$kernel], $stream, $module, $config, [$($cluster)?], [$($args)*])
+    };
+    (@route [_ $($more:tt)*] [$($k:tt)*], $($rest:tt)*) => {
+        $crate::cuda_launch!(@infer_launch [$($k)*], $($rest)*)
+    };
+    (@route [$first:tt $($more:tt)*] $($rest:tt)*) => {
+        $crate::cuda_launch!(@route [$($more)*] $($rest)*)
+    };
+    (@route [] [$($k:tt)*], $($rest:tt)*) => {
+        $crate::cuda_launch!(@path [$($k)*], $($rest)*)
+    };
+    (@path [$($k:tt)*], $stream:expr, $module:expr, $config:expr, [$($cluster:expr)?], [$($args:tt)*]) => {{
         // Naming the instance puts it among this crate's mono items, so it is compiled.
-        let _ = ::core::hint::black_box($kernel as *const ());
-        let __key = $crate::__private::kernel_key(&$kernel);
-        $crate::cuda_launch!(@launch (::core::option::Option::Some(__key), ::core::stringify!($kernel)),
+        let _ = ::core::hint::black_box($($k)* as *const ());
+        let __key = $crate::__private::kernel_key(&$($k)*);
+        $crate::cuda_launch!(@launch (::core::option::Option::Some(__key), ::core::stringify!($($k)*)), [],
             $stream, $module, $config, [$($cluster)?], [$($args)*])
     }};
-    (@launch ($key:expr, $path:expr), $stream:expr, $module:expr, $config:expr, [$($cluster:expr)?], [$($args:tt)*]) => {{
+    (@infer_launch [$($k:tt)*], $stream:expr, $module:expr, $config:expr, [$($cluster:expr)?], [$($args:tt)*]) => {{
+        // The `_`s are inferred from the arguments (`@infer`), so this is that instance.
+        let __kernel = $($k)*;
+        let _ = ::core::hint::black_box(__kernel as *const ());
+        let __key = $crate::__private::kernel_key(&__kernel);
+        $crate::cuda_launch!(@launch (::core::option::Option::Some(__key), ::core::stringify!($($k)*)), [__kernel],
+            $stream, $module, $config, [$($cluster)?], [$($args)*])
+    }};
+    (@launch ($key:expr, $path:expr), $infer:tt, $stream:expr, $module:expr, $config:expr, [$($cluster:expr)?], [$($args:tt)*]) => {{
         let __stream = &$stream;
         let __module = &$module;
         let __config: $crate::__private::LaunchConfig = $config;
@@ -299,7 +348,10 @@ macro_rules! cuda_launch {
             ::core::result::Result::Err(__e) => ::core::result::Result::Err(__e),
             ::core::result::Result::Ok(__function) => {
                 let mut __params = $crate::__private::KernelParams::new();
-                $crate::cuda_launch!(@push __params; $($args)*);
+                $crate::cuda_launch!(@args __params, $infer, [
+                    __a0 __a1 __a2 __a3 __a4 __a5 __a6 __a7 __a8 __a9 __a10 __a11 __a12 __a13 __a14 __a15
+                    __a16 __a17 __a18 __a19 __a20 __a21 __a22 __a23 __a24 __a25 __a26 __a27 __a28 __a29 __a30 __a31
+                ], [], [], [], $($args)*);
                 // SAFETY: the packet follows the kernel ABI (contract §4) and is checked against
                 // the kernel's manifest entry when the module has one.
                 unsafe {
@@ -314,26 +366,36 @@ macro_rules! cuda_launch {
             }
         }
     }};
-    (@push $p:ident;) => {};
-    (@push $p:ident; slice($e:expr) $(, $($rest:tt)*)?) => {
-        let __arg = {
-            use $crate::__private::SliceArg as _;
-            ($e).as_buffer()
-        };
-        $p.push_slice(__arg);
-        $crate::cuda_launch!(@push $p; $($($rest)*)?);
+    // Each argument is bound to the next name of the list, in order: all bindings, then (for
+    // `@infer_launch`) the inferring call, then the pushes onto the packet `$p`.
+    (@args $p:ident, $infer:tt, [$($names:ident)*], [$($lets:tt)*], [$($pushes:tt)*], [$($call:tt)*] $(,)?) => {
+        $($lets)*
+        $crate::__infer_kernel_call!($infer, [$($call)*]);
+        $($pushes)*
     };
-    (@push $p:ident; slice_mut($e:expr) $(, $($rest:tt)*)?) => {
-        let __arg = {
-            use $crate::__private::SliceMutArg as _;
-            ($e).as_buffer_mut()
-        };
-        $p.push_slice_mut(__arg);
-        $crate::cuda_launch!(@push $p; $($($rest)*)?);
+    (@args $p:ident, $infer:tt, [$n:ident $($names:ident)*], [$($lets:tt)*], [$($pushes:tt)*], [$($call:tt)*],
+        slice($e:expr) $(, $($rest:tt)*)?) => {
+        $crate::cuda_launch!(@args $p, $infer, [$($names)*],
+            [$($lets)* let $n = { use $crate::__private::SliceArg as _; ($e).as_buffer() };],
+            [$($pushes)* $p.push_slice($n);],
+            [$($call)* ::core::unreachable!(),],
+            $($($rest)*)?)
     };
-    (@push $p:ident; $e:expr $(, $($rest:tt)*)?) => {
-        let __arg = &$e;
-        $p.push_value(__arg);
-        $crate::cuda_launch!(@push $p; $($($rest)*)?);
+    (@args $p:ident, $infer:tt, [$n:ident $($names:ident)*], [$($lets:tt)*], [$($pushes:tt)*], [$($call:tt)*],
+        slice_mut($e:expr) $(, $($rest:tt)*)?) => {
+        $crate::cuda_launch!(@args $p, $infer, [$($names)*],
+            [$($lets)* let $n = { use $crate::__private::SliceMutArg as _; ($e).as_buffer_mut() };],
+            [$($pushes)* $p.push_slice_mut($n);],
+            [$($call)* ::core::unreachable!(),],
+            $($($rest)*)?)
+    };
+    (@args $p:ident, $infer:tt, [$n:ident $($names:ident)*], [$($lets:tt)*], [$($pushes:tt)*], [$($call:tt)*],
+        $e:expr $(, $($rest:tt)*)?) => {
+        $crate::cuda_launch!(@args $p, $infer, [$($names)*],
+            [$($lets)* let $n = &$e;],
+            [$($pushes)* $p.push_value($n);],
+            // SAFETY (of the call that is never made): it only gives the argument's type.
+            [$($call)* unsafe { ::core::ptr::read($n) },],
+            $($($rest)*)?)
     };
 }
