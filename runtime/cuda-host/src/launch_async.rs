@@ -64,17 +64,8 @@ macro_rules! cuda_launch_async {
         $crate::cuda_launch_async!(@launch (::core::option::Option::None, ::core::stringify!($kernel)), [],
             $module, $config, [$($cluster)?], [$($args)*])
     };
-    // A path whose type arguments include `_`: inferred from the arguments, as in `cuda_launch!`.
-    (
-        kernel: $($seg:ident)::+ ::<$($ga:tt),+ $(,)?>,
-        module: $module:expr,
-        config: $config:expr,
-        $(cluster_dim: $cluster:expr,)?
-        args: [$($args:tt)*] $(,)?
-    ) => {
-        $crate::cuda_launch_async!(@route [$($ga)+] [$($seg)::+ ::<$($ga),+>], $module, $config, [$($cluster)?], [$($args)*])
-    };
-    // A kernel by path, maybe with type arguments: found by its key, as in `cuda_launch!`.
+    // A kernel by path, maybe with type arguments: found by its key, `_`s inferred from the
+    // arguments, as in `cuda_launch!`.
     (
         kernel: $kernel:path,
         module: $module:expr,
@@ -82,24 +73,8 @@ macro_rules! cuda_launch_async {
         $(cluster_dim: $cluster:expr,)?
         args: [$($args:tt)*] $(,)?
     ) => {
-        $crate::cuda_launch_async!(@path [$kernel], $module, $config, [$($cluster)?], [$($args)*])
+        $crate::cuda_launch_async!(@infer_launch [$kernel], $module, $config, [$($cluster)?], [$($args)*])
     };
-    (@route [_ $($more:tt)*] [$($k:tt)*], $($rest:tt)*) => {
-        $crate::cuda_launch_async!(@infer_launch [$($k)*], $($rest)*)
-    };
-    (@route [$first:tt $($more:tt)*] $($rest:tt)*) => {
-        $crate::cuda_launch_async!(@route [$($more)*] $($rest)*)
-    };
-    (@route [] [$($k:tt)*], $($rest:tt)*) => {
-        $crate::cuda_launch_async!(@path [$($k)*], $($rest)*)
-    };
-    (@path [$($k:tt)*], $module:expr, $config:expr, [$($cluster:expr)?], [$($args:tt)*]) => {{
-        // Naming the instance puts it among this crate's mono items, so it is compiled.
-        let _ = ::core::hint::black_box($($k)* as *const ());
-        let __key = $crate::__private::kernel_key(&$($k)*);
-        $crate::cuda_launch_async!(@launch (::core::option::Option::Some(__key), ::core::stringify!($($k)*)), [],
-            $module, $config, [$($cluster)?], [$($args)*])
-    }};
     (@infer_launch [$($k:tt)*], $module:expr, $config:expr, [$($cluster:expr)?], [$($args:tt)*]) => {{
         let __kernel = $($k)*;
         let _ = ::core::hint::black_box(__kernel as *const ());

@@ -203,10 +203,11 @@ pub mod __private {
     }
 }
 
-/// For a kernel path with `_` type arguments (`map::<f32, _>`): a call of the kernel with the
-/// launch's arguments that is never made, so that the `_`s are inferred from them as in a
-/// call (NVIDIA's `cuda_launch!` does the same from the closure). Slices are `unreachable!()`:
-/// their element types come from the path. Nothing for other kernels (`[]`).
+/// For a kernel by path: a call of the kernel with the launch's arguments that is never made,
+/// so that type arguments written `_` (`map::<f32, _>`) are inferred from them as in a call
+/// (NVIDIA's `cuda_launch!` infers them from the closure), and a wrong argument count or value
+/// type is a compile error. Slices are `unreachable!()`: their element types come from the
+/// kernel. Nothing for a kernel by name (`[]`).
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __infer_kernel_call {
@@ -288,21 +289,9 @@ macro_rules! cuda_launch {
         $crate::cuda_launch!(@launch (::core::option::Option::None, ::core::stringify!($kernel)), [],
             $stream, $module, $config, [$($cluster)?], [$($args)*])
     };
-    // A path whose type arguments include `_` (`kernels::map::<f32, _>`): `@route` sends it to
-    // `@infer_launch`, which infers them from the arguments as a call of the kernel would.
-    (
-        kernel: $($seg:ident)::+ ::<$($ga:tt),+ $(,)?>,
-        stream: $stream:expr,
-        module: $module:expr,
-        config: $config:expr,
-        $(cluster_dim: $cluster:expr,)?
-        args: [$($args:tt)*] $(,)?
-    ) => {
-        $crate::cuda_launch!(@route [$($ga)+] [$($seg)::+ ::<$($ga),+>],
-            $stream, $module, $config, [$($cluster)?], [$($args)*])
-    };
-    // A kernel by path, maybe with type arguments: found by its key, and instantiated here, so
-    // the kernel must be in scope.
+    // A kernel by path, maybe with type arguments (`kernels::map::<f32>`, `map::<f32, _>`): found
+    // by its key, and instantiated here, so the kernel must be in scope. `_`s are inferred from
+    // the arguments, as in a call of the kernel (`@args`).
     (
         kernel: $kernel:path,
         stream: $stream:expr,
@@ -311,26 +300,10 @@ macro_rules! cuda_launch {
         $(cluster_dim: $cluster:expr,)?
         args: [$($args:tt)*] $(,)?
     ) => {
-        $crate::cuda_launch!(@path [$kernel], $stream, $module, $config, [$($cluster)?], [$($args)*])
+        $crate::cuda_launch!(@infer_launch [$kernel], $stream, $module, $config, [$($cluster)?], [$($args)*])
     };
-    (@route [_ $($more:tt)*] [$($k:tt)*], $($rest:tt)*) => {
-        $crate::cuda_launch!(@infer_launch [$($k)*], $($rest)*)
-    };
-    (@route [$first:tt $($more:tt)*] $($rest:tt)*) => {
-        $crate::cuda_launch!(@route [$($more)*] $($rest)*)
-    };
-    (@route [] [$($k:tt)*], $($rest:tt)*) => {
-        $crate::cuda_launch!(@path [$($k)*], $($rest)*)
-    };
-    (@path [$($k:tt)*], $stream:expr, $module:expr, $config:expr, [$($cluster:expr)?], [$($args:tt)*]) => {{
-        // Naming the instance puts it among this crate's mono items, so it is compiled.
-        let _ = ::core::hint::black_box($($k)* as *const ());
-        let __key = $crate::__private::kernel_key(&$($k)*);
-        $crate::cuda_launch!(@launch (::core::option::Option::Some(__key), ::core::stringify!($($k)*)), [],
-            $stream, $module, $config, [$($cluster)?], [$($args)*])
-    }};
     (@infer_launch [$($k:tt)*], $stream:expr, $module:expr, $config:expr, [$($cluster:expr)?], [$($args:tt)*]) => {{
-        // The `_`s are inferred from the arguments (`@infer`), so this is that instance.
+        // Naming the instance puts it among this crate's mono items, so it is compiled.
         let __kernel = $($k)*;
         let _ = ::core::hint::black_box(__kernel as *const ());
         let __key = $crate::__private::kernel_key(&__kernel);
@@ -366,8 +339,8 @@ macro_rules! cuda_launch {
             }
         }
     }};
-    // Each argument is bound to the next name of the list, in order: all bindings, then (for
-    // `@infer_launch`) the inferring call, then the pushes onto the packet `$p`.
+    // Each argument is bound to the next name of the list, in order: all bindings, then (for a
+    // kernel by path) a call of the kernel that is never made, then the pushes onto the packet.
     (@args $p:ident, $infer:tt, [$($names:ident)*], [$($lets:tt)*], [$($pushes:tt)*], [$($call:tt)*] $(,)?) => {
         $($lets)*
         $crate::__infer_kernel_call!($infer, [$($call)*]);
