@@ -72,6 +72,7 @@ impl BarrierToken {
 ///         let _ = unsafe { bar.inval() };
 ///     }
 /// }
+/// # fn main() {}
 /// ```
 pub struct ManagedBarrier<State, Kind, const ID: usize = 0> {
     ptr: *const Barrier,
