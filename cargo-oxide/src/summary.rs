@@ -103,6 +103,7 @@ mod tests {
             ],
             launch_bounds: None,
             cluster_dims: None,
+            cooperative: false,
             launch_contract: None,
         });
         m.payloads = vec![

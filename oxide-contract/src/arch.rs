@@ -112,6 +112,12 @@ impl Arch {
         self.arch_specific
     }
 
+    /// The arch-specific target of the same SM (`sm_90` → `sm_90a`), if there is one: it has
+    /// every instruction of the plain target and the SM's own (wgmma, setmaxnreg, …).
+    pub fn arch_specific_variant(self) -> Option<Arch> {
+        if self.arch_specific { None } else { Arch::new(self.major, self.minor, true).ok() }
+    }
+
     /// `major * 10 + minor`: 90 for `sm_90` and `sm_90a`.
     pub fn sm(self) -> u32 {
         self.major * 10 + self.minor

@@ -24,6 +24,9 @@ pub const DEVICE_IMPORT: &str = "device_import";
 pub const LAUNCH_BOUNDS: &str = "launch_bounds";
 /// `oxide::cluster_launch(x, y, z)`.
 pub const CLUSTER_LAUNCH: &str = "cluster_launch";
+/// `oxide::cooperative_launch` (from `#[cooperative_launch]`): every launch of the kernel is
+/// cooperative (all blocks resident at once), which `grid::sync()` needs.
+pub const COOPERATIVE_LAUNCH: &str = "cooperative_launch";
 /// `oxide::launch_contract(<LaunchContract::to_attr_args>)`: the kernel's `#[launch_contract]`
 /// ([`crate::launch_contract::LaunchContract`]).
 pub const LAUNCH_CONTRACT: &str = "launch_contract";

@@ -17,6 +17,7 @@ fn manifest() -> Manifest {
         params: vec![],
         launch_bounds: None,
         cluster_dims: None,
+        cooperative: false,
         launch_contract: None,
     });
     m

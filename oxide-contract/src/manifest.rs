@@ -75,6 +75,10 @@ pub struct KernelInfo {
     pub launch_bounds: Option<LaunchBounds>,
     #[serde(default)]
     pub cluster_dims: Option<[u32; 3]>,
+    /// `#[cooperative_launch]`: every launch of the kernel is cooperative (the host checks that
+    /// the whole grid can be resident at once, then sets `CU_LAUNCH_ATTRIBUTE_COOPERATIVE`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cooperative: bool,
     /// `#[launch_contract(..)]`: checked on every launch of the kernel.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launch_contract: Option<crate::launch_contract::LaunchContract>,
@@ -264,6 +268,7 @@ mod tests {
             ],
             launch_bounds: Some(LaunchBounds { max_threads: 256, min_blocks: None }),
             cluster_dims: Some([4, 1, 1]),
+            cooperative: false,
             launch_contract: None,
         });
         m.payloads.push(PayloadInfo {

@@ -1,8 +1,9 @@
 //! Golden PTX checks (no GPU needed) of NVIDIA cuda-oxide's names for constant memory, mbarriers,
 //! TMA and wgmma: `#[constant]` statics and their generated `set_<name>` methods, the
 //! `cuda_device::barrier` free functions on a `Barrier` static, `cp.async.mbarrier.arrive`,
-//! `tma::cp_async_bulk_tensor_2d_g2s`, and the wgmma free functions (sm_90a only: for sm_90 the
-//! build stops with an error that says so). Every PTX passes `ptxas`.
+//! `tma::cp_async_bulk_tensor_2d_g2s`, and the wgmma free functions (sm_90a only: `--arch sm_90`
+//! builds that crate for sm_90a and says so); NVIDIA's typestate `ManagedBarrier` handles;
+//! `#[cooperative_launch]` recorded in the manifest. Every PTX passes `ptxas`.
 use std::sync::OnceLock;
 
 use oxide_tests::ptx::Built;
@@ -178,6 +179,65 @@ mod kernels {
 fn main() {}
 "#;
 
+const MANAGED: &str = r#"
+use cuda_device::{Barrier, GeneralBarrier, ManagedBarrier, TmaBarrier, Uninit};
+use cuda_device::{DisjointSlice, cluster_launch, cooperative_launch, cuda_module, grid, kernel, thread};
+
+#[cuda_module]
+mod kernels {
+    use super::*;
+
+    #[kernel]
+    pub fn managed(mut out: DisjointSlice<u32>) {
+        static mut BAR: Barrier = Barrier::UNINIT;
+        static mut TMA: Barrier = Barrier::UNINIT;
+        let bar = ManagedBarrier::<Uninit, GeneralBarrier>::from_static(&raw mut BAR);
+        let tma = ManagedBarrier::<Uninit, TmaBarrier>::from_static(&raw mut TMA);
+        let bar = unsafe { bar.init(32) };
+        let tma = unsafe { tma.init(32) };
+        let token = bar.arrive();
+        bar.wait(token);
+        let t = tma.arrive_expect_tx(0);
+        while !tma.try_wait(t) {}
+        if let Some(o) = out.get_mut(thread::index_1d()) {
+            *o = 42;
+        }
+        unsafe {
+            let _ = bar.inval();
+            let _ = tma.inval();
+        }
+    }
+
+    #[kernel]
+    #[cooperative_launch]
+    pub fn coop(mut out: DisjointSlice<u32>) {
+        grid::sync();
+        if let Some(o) = out.get_mut(thread::index_1d()) {
+            *o = 1;
+        }
+    }
+
+    #[cooperative_launch]
+    #[kernel]
+    #[cluster_launch(2, 1, 1)]
+    pub fn coop_cluster(mut out: DisjointSlice<u32>) {
+        grid::sync();
+        if let Some(o) = out.get_mut(thread::index_1d()) {
+            *o = 2;
+        }
+    }
+
+    #[kernel]
+    pub fn plain(mut out: DisjointSlice<u32>) {
+        if let Some(o) = out.get_mut(thread::index_1d()) {
+            *o = 3;
+        }
+    }
+}
+
+fn main() {}
+"#;
+
 fn sync() -> &'static Built {
     static BUILT: OnceLock<Built> = OnceLock::new();
     BUILT.get_or_init(|| Built::new("e2e-compat-sync", SYNC, &ARCHS))
@@ -264,11 +324,58 @@ fn wgmma_free_functions_on_sm_90a() {
 }
 
 #[test]
-fn wgmma_for_plain_sm_90_is_an_error_that_names_sm_90a() {
+fn wgmma_for_plain_sm_90_builds_sm_90a_with_a_note() {
     let project = TempProject::new("e2e-compat-wgmma-sm90", WGMMA);
     let out = cargo_oxide(project.path(), &["build", "--arch", "sm_90"]);
-    assert!(!out.status.success(), "wgmma built for sm_90");
     let err = stderr(&out);
-    assert!(err.contains("needs sm_90a") && err.contains("--arch sm_90a"), "{err}");
+    assert_success(&out, "wgmma crate built with --arch sm_90");
+    assert!(
+        err.contains("which sm_90 lacks: its device code for sm_90 is built for sm_90a instead")
+            && err.contains("--arch sm_90a"),
+        "no note about sm_90a:\n{err}"
+    );
+    let manifest = read_manifest("debug", &project.crate_name());
+    let archs: Vec<&str> = manifest.payloads.iter().map(|p| p.arch.as_str()).collect();
+    assert!(!archs.is_empty() && archs.iter().all(|a| *a == "sm_90a"), "payloads: {archs:?}");
+    // An arch with no variant that has wgmma is still an error naming sm_90a.
+    let out = cargo_oxide(project.path(), &["build", "--arch", "sm_80,sm_90"]);
+    assert!(!out.status.success(), "wgmma built for sm_80");
+    let err = stderr(&out);
+    assert!(err.contains("needs sm_90a, but this build targets sm_80") && err.contains("--arch sm_90a"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn managed_barrier_typestate_handles() {
+    let built = Built::new("e2e-compat-managed", MANAGED, &SM90);
+    built.assert_entry_has(
+        "managed",
+        &[
+            "mbarrier.init.shared.b64",
+            "fence.proxy.async.shared::cta",
+            "bar.sync",
+            "mbarrier.arrive.shared.b64",
+            "mbarrier.test_wait.shared.b64",
+            "mbarrier.arrive.expect_tx.shared::cta.b64",
+            "mbarrier.try_wait.shared::cta.b64",
+            "mbarrier.inval.shared.b64",
+        ],
+    );
+    built.assert_ptxas();
+}
+
+#[test]
+fn cooperative_launch_is_recorded_in_the_manifest() {
+    let project = TempProject::new("e2e-compat-coop", MANAGED);
+    assert_success(&cargo_oxide(project.path(), &["build", "--arch", "sm_90"]), "build");
+    let manifest = read_manifest("debug", &project.crate_name());
+    let cooperative = |name: &str| {
+        let k = manifest.kernels.iter().find(|k| k.name.ends_with(&format!("::{name}"))).expect(name);
+        (k.cooperative, k.cluster_dims)
+    };
+    assert_eq!(cooperative("coop"), (true, None));
+    // Before or after #[kernel], beside #[cluster_launch].
+    assert_eq!(cooperative("coop_cluster"), (true, Some([2, 1, 1])));
+    assert_eq!(cooperative("plain"), (false, None));
+    assert_eq!(cooperative("managed"), (false, None));
 }

@@ -206,6 +206,14 @@ fn compat_sync() {
     build_and_run("compat-sync");
 }
 
+/// `#[cooperative_launch]`: grid::sync through the generated methods, `cuda_launch!` and a
+/// prepared cluster launch; oversized grids refused with the resident capacity (sm_90).
+#[test]
+#[ignore = "needs a CUDA GPU (sm_90)"]
+fn coop_launch() {
+    build_and_run("coop-launch");
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn host_compat() {

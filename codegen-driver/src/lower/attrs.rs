@@ -46,6 +46,11 @@ pub fn cluster_dims(tcx: TyCtxt<'_>, def_id: DefId) -> Option<[u32; 3]> {
     Some([0, 1, 2].map(|i| v.get(i).copied().unwrap_or(1)))
 }
 
+/// `#[cooperative_launch]`.
+pub fn is_cooperative(tcx: TyCtxt<'_>, def_id: DefId) -> bool {
+    tool_attr(tcx, def_id, attrs::COOPERATIVE_LAUNCH).is_some()
+}
+
 /// `#[launch_contract(..)]`, as `#[kernel]` wrote it (`LaunchContract::to_attr_args`).
 pub fn launch_contract(tcx: TyCtxt<'_>, def_id: DefId) -> Option<LaunchContract> {
     LaunchContract::from_attr_args(&int_args(tcx, def_id, attrs::LAUNCH_CONTRACT)?)

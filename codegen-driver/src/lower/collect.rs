@@ -22,6 +22,7 @@ pub struct KernelRoot<'tcx> {
     pub entry: String,
     pub launch_bounds: Option<LaunchBounds>,
     pub cluster_dims: Option<[u32; 3]>,
+    pub cooperative: bool,
     pub launch_contract: Option<LaunchContract>,
 }
 
@@ -88,6 +89,7 @@ pub fn kernels(tcx: TyCtxt<'_>) -> Vec<KernelRoot<'_>> {
                 entry: naming::entry_name(base.as_str(), key, plain),
                 launch_bounds,
                 cluster_dims: attrs::cluster_dims(tcx, def_id),
+                cooperative: attrs::is_cooperative(tcx, def_id),
                 launch_contract: attrs::launch_contract(tcx, def_id),
             }
         })

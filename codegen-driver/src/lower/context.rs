@@ -72,6 +72,10 @@ pub struct CodegenCx<'tcx> {
     pub deferred_checks: RefCell<Vec<super::bounds::DeferredCheck>>,
     /// The archs this build targets (instructions some of them lack are errors at the call).
     pub archs: Vec<oxide_contract::arch::Arch>,
+    /// Plain archs of the build whose device code becomes their arch-specific variant because a
+    /// kernel uses an instruction only that variant has (`sm_90` → `sm_90a` for wgmma), with
+    /// the first such instruction: see `pipeline::arch_upgrades`.
+    pub arch_upgrades: RefCell<Vec<(oxide_contract::arch::Arch, oxide_contract::arch::Arch, String)>>,
 }
 
 impl<'tcx> CodegenCx<'tcx> {
@@ -100,6 +104,7 @@ impl<'tcx> CodegenCx<'tcx> {
             deferred_bounds: true,
             user_ptx: Cell::new(false),
             archs: Vec::new(),
+            arch_upgrades: Default::default(),
             fast_math: false,
             fast: Cell::new(false),
             pending_asserts: Default::default(),

@@ -236,6 +236,7 @@ pub fn define<'tcx>(cx: &CodegenCx<'tcx>, kernel: &KernelRoot<'tcx>) -> KernelIn
         params,
         launch_bounds: kernel.launch_bounds,
         cluster_dims: kernel.cluster_dims,
+        cooperative: kernel.cooperative,
         launch_contract: kernel.launch_contract,
     }
 }

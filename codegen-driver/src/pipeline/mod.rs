@@ -273,6 +273,8 @@ fn run<'tcx>(
         }
         Ok((optimized, infos, work))
     })?;
+    let tasks = arch_upgrades(cx, tasks);
+    let lowest_arch = tasks.iter().filter_map(|t| t.arch()).min().unwrap_or(config.lowest_arch());
     // Large parameter spaces, hand-written PTX and some instructions (sm_90's TMA and mbarrier
     // forms) need a newer PTX ISA than the lowest that targets the arch.
     let isa_floor = llvm::isa_floor(large_params, cx.user_ptx.get()).max(cx.ptx_isa_floor.get());
@@ -316,7 +318,7 @@ fn run<'tcx>(
                 }
                 Task::Fatbin => {
                     let fatbin = cuda::fatbinary(tools, &work, crate_name, &built.cubins, &built.ptx)?;
-                    built.fatbin = Some((config.lowest_arch(), fatbin));
+                    built.fatbin = Some((lowest_arch, fatbin));
                 }
                 Task::Bundle => {
                     let dir = object::crate_dir(cx.tcx);
@@ -344,6 +346,39 @@ fn run<'tcx>(
     };
     work.remove();
     Ok((bundle, bitcode))
+}
+
+/// `tasks` with every plain arch that lowering upgraded (`CodegenCx::arch_upgrades`) replaced by
+/// its arch-specific variant, or dropped when the build has that variant already; each upgrade
+/// is noted in the build output. The plain target cannot hold those instructions, and the
+/// variant's code runs on the same GPUs the kernels using them can run on.
+fn arch_upgrades(cx: &CodegenCx<'_>, tasks: &[Task]) -> Vec<Task> {
+    let upgrades = cx.arch_upgrades.borrow();
+    let crate_name = cx.tcx.crate_name(rustc_hir::def_id::LOCAL_CRATE);
+    for (from, to, op) in upgrades.iter() {
+        cx.tcx.dcx().note(format!(
+            "crate `{crate_name}` uses `{op}`, which {from} lacks: its device code for {from} is built for {to} \
+             instead (it loads only on compute capability {}.{} GPUs); pass `--arch {to}` to ask for this",
+            to.major(),
+            to.minor()
+        ));
+    }
+    let upgraded = |arch: Arch| upgrades.iter().find(|(from, _, _)| *from == arch).map(|(_, to, _)| *to);
+    let has = |arch: Arch| cx.archs.contains(&arch);
+    let mut out = Vec::new();
+    for &task in tasks {
+        let task = match (task.arch().and_then(upgraded), task) {
+            (Some(to), _) if has(to) => continue,
+            (Some(to), Task::Ptx(_)) => Task::Ptx(to),
+            (Some(to), Task::Cubin(_)) => Task::Cubin(to),
+            (Some(to), Task::Ltoir(_)) => Task::Ltoir(to),
+            (Some(to), Task::Nvcc(_)) => Task::Nvcc(to),
+            (Some(to), Task::Link(_)) => Task::Link(to),
+            (_, task) => task,
+        };
+        out.push(task);
+    }
+    out
 }
 
 #[cfg(test)]

@@ -184,6 +184,7 @@ pub struct LaunchContractSpec {
     cluster: Option<(u32, u32, u32)>,
     min_compute_capability: Option<(u32, u32)>,
     coordinates: CoordinateRequirement,
+    cooperative: bool,
 }
 
 impl LaunchContractSpec {
@@ -200,7 +201,21 @@ impl LaunchContractSpec {
             cluster: None,
             min_compute_capability: None,
             coordinates: CoordinateRequirement::Native,
+            cooperative: false,
         }
+    }
+
+    /// The kernel is launched cooperatively (`#[cooperative_launch]`): preparing checks that
+    /// the whole grid can be resident at once.
+    #[must_use]
+    pub const fn with_cooperative(mut self) -> Self {
+        self.cooperative = true;
+        self
+    }
+
+    /// Whether the kernel is launched cooperatively.
+    pub const fn cooperative(&self) -> bool {
+        self.cooperative
     }
 
     /// The kernel launches with thread block clusters of this shape.
@@ -476,6 +491,23 @@ pub enum LaunchContractError {
         /// The relation's source text.
         relation: &'static str,
     },
+    /// The kernel is `#[cooperative_launch]` and the GPU cannot launch cooperatively.
+    CooperativeLaunchUnsupported {
+        /// Name of the kernel.
+        kernel: &'static str,
+    },
+    /// The kernel is `#[cooperative_launch]` and the grid has more blocks than the GPU holds at
+    /// once, so `grid::sync()` could never return.
+    CooperativeGridTooLarge {
+        /// Name of the kernel.
+        kernel: &'static str,
+        /// Blocks in the grid.
+        blocks: u64,
+        /// Blocks the GPU holds at once with this block size, shared memory (and clusters).
+        resident_capacity: u64,
+        /// The message naming how the capacity was found.
+        message: String,
+    },
     /// The driver refused, or a driver call failed.
     Driver(DriverError),
 }
@@ -554,6 +586,11 @@ impl fmt::Display for LaunchContractError {
                 "kernel `{kernel}`: size requirement `{relation}` overflows 64 bits for these arguments; \
                  nothing was launched"
             ),
+            CooperativeLaunchUnsupported { kernel } => write!(
+                f,
+                "kernel `{kernel}` is a #[cooperative_launch] kernel, and this GPU cannot launch cooperatively"
+            ),
+            CooperativeGridTooLarge { message, .. } => f.write_str(message),
             Driver(e) => fmt::Display::fmt(e, f),
         }
     }
@@ -680,6 +717,9 @@ impl<C: KernelLaunchContract + ?Sized> PreparedLaunch<C> {
         if total > u64::from(limit) {
             return Err(LaunchContractError::DeviceSharedMemoryExceeded { kernel, total, max: limit, opt_in: true });
         }
+        if spec.cooperative() || function.info().is_some_and(|i| i.cooperative) {
+            check_cooperative(kernel, &function, &raw, spec.cluster())?;
+        }
         Ok(PreparedLaunch { function, config: raw, _kernel: PhantomData })
     }
 
@@ -711,6 +751,36 @@ impl<C: KernelLaunchContract + ?Sized> PreparedLaunch<C> {
         }
         Ok(())
     }
+}
+
+/// A cooperative kernel's launch: the GPU supports it, and the whole grid is resident at once.
+fn check_cooperative(
+    kernel: &'static str,
+    function: &Function,
+    raw: &LaunchConfig,
+    cluster: Option<(u32, u32, u32)>,
+) -> Result<(), LaunchContractError> {
+    if !function.context().supports_cooperative_launch()? {
+        return Err(LaunchContractError::CooperativeLaunchUnsupported { kernel });
+    }
+    let cluster = cluster.or(function.info().and_then(|i| i.cluster_dims).map(|[x, y, z]| (x, y, z)));
+    // Occupancy counts dynamic shared memory above the default only once the kernel may use it.
+    if raw.shared_mem_bytes > oxide_contract::limits::DEFAULT_SHARED_MEMORY_PER_BLOCK {
+        function.set_attribute(
+            cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            raw.shared_mem_bytes as i32,
+        )?;
+    }
+    let residency = crate::cooperative::residency(function, raw, cluster)?;
+    if !residency.fits() {
+        return Err(LaunchContractError::CooperativeGridTooLarge {
+            kernel,
+            blocks: residency.blocks,
+            resident_capacity: residency.capacity,
+            message: residency.too_large(kernel),
+        });
+    }
+    Ok(())
 }
 
 /// Zero and above-limit dimensions, as contract errors.

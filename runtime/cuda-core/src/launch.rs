@@ -239,6 +239,17 @@ impl<'a> KernelParams<'a> {
     }
 }
 
+/// How a kernel is launched beyond its config: with thread block clusters, cooperatively.
+/// A kernel's manifest entry adds its own (`#[cluster_launch]`, `#[cooperative_launch]`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LaunchOptions {
+    /// Thread block cluster shape `(x, y, z)`, in blocks.
+    pub cluster: Option<(u32, u32, u32)>,
+    /// A cooperative launch: every block resident at once (needed by `grid::sync()`); a grid
+    /// larger than the GPU holds at once is refused before launching.
+    pub cooperative: bool,
+}
+
 /// Launches `f` with a packet built by [`KernelParams`], after checking it against the
 /// kernel's manifest entry when there is one.
 ///
@@ -253,9 +264,26 @@ pub unsafe fn launch_with(
     cluster_dims: Option<(u32, u32, u32)>,
     params: &mut KernelParams<'_>,
 ) -> Result<(), DriverError> {
+    // SAFETY: forwarded to the caller.
+    unsafe {
+        launch_with_options(f, stream, config, LaunchOptions { cluster: cluster_dims, cooperative: false }, params)
+    }
+}
+
+/// [`launch_with`] with [`LaunchOptions`] (what the generated launch methods call).
+///
+/// # Safety
+/// As [`launch_with`].
+pub unsafe fn launch_with_options(
+    f: &Function,
+    stream: &CudaStream,
+    config: &LaunchConfig,
+    options: LaunchOptions,
+    params: &mut KernelParams<'_>,
+) -> Result<(), DriverError> {
     params.check_against(f)?;
     // SAFETY: forwarded to the caller; the packet's pointers are borrowed for its lifetime.
-    unsafe { launch(f, stream, config, cluster_dims, &mut params.ptrs) }
+    unsafe { launch_options(f, stream, config, options, &mut params.ptrs) }
 }
 
 /// Enqueues kernel `f` on `stream`: `cuLaunchKernel`, or `cuLaunchKernelEx` with a cluster
@@ -271,6 +299,22 @@ pub unsafe fn launch(
     stream: &CudaStream,
     config: &LaunchConfig,
     cluster_dims: Option<(u32, u32, u32)>,
+    params: &mut [*mut c_void],
+) -> Result<(), DriverError> {
+    // SAFETY: forwarded to the caller.
+    unsafe { launch_options(f, stream, config, LaunchOptions { cluster: cluster_dims, cooperative: false }, params) }
+}
+
+/// [`launch`] with [`LaunchOptions`]: `cuLaunchKernelEx` with a cluster dimension and / or the
+/// cooperative attribute when either is asked for (here or by the kernel's manifest entry).
+///
+/// # Safety
+/// As [`launch`].
+pub unsafe fn launch_options(
+    f: &Function,
+    stream: &CudaStream,
+    config: &LaunchConfig,
+    options: LaunchOptions,
     params: &mut [*mut c_void],
 ) -> Result<(), DriverError> {
     config.validate()?;
@@ -301,7 +345,8 @@ pub unsafe fn launch(
             });
         }
     }
-    let cluster_dims = cluster_dims.or_else(|| info.and_then(|i| i.cluster_dims).map(|[x, y, z]| (x, y, z)));
+    let cluster_dims = options.cluster.or_else(|| info.and_then(|i| i.cluster_dims).map(|[x, y, z]| (x, y, z)));
+    let cooperative = options.cooperative || info.is_some_and(|i| i.cooperative);
     ctx.bind_to_thread()?;
     if config.shared_mem_bytes > DEFAULT_SHARED_MEMORY_PER_BLOCK {
         let limit = ctx.max_shared_memory_per_block_optin();
@@ -321,61 +366,69 @@ pub unsafe fn launch(
     let (gx, gy, gz) = config.grid_dim;
     let (bx, by, bz) = config.block_dim;
     let params_ptr = if params.is_empty() { std::ptr::null_mut() } else { params.as_mut_ptr() };
-    match cluster_dims {
-        None => {
-            // SAFETY: the caller vouches for `params`; handles are live and the context bound.
-            let r = unsafe {
-                sys::cuLaunchKernel(
-                    f.raw(),
-                    gx,
-                    gy,
-                    gz,
-                    bx,
-                    by,
-                    bz,
-                    config.shared_mem_bytes,
-                    stream.raw(),
-                    params_ptr,
-                    std::ptr::null_mut(),
-                )
-            };
-            check(r, "cuLaunchKernel").map_err(|e| resources::explain(f, config, e.context(what())))
+    // SAFETY: all-zero attributes are valid plain data; we set the fields we use.
+    let mut attrs: [sys::CUlaunchAttribute; 2] = unsafe { std::mem::zeroed() };
+    let mut num_attrs = 0;
+    if let Some((cx, cy, cz)) = cluster_dims {
+        config.check_cluster((cx, cy, cz))?;
+        let cc = ctx.capability();
+        if !device_has_clusters(cc) {
+            return Err(DriverError::invalid_config(format!(
+                "kernel `{entry}` uses cluster launch, which needs an sm_{CLUSTER_MIN_SM} or newer GPU; this one is sm_{}{}",
+                cc.0, cc.1
+            )));
         }
-        Some((cx, cy, cz)) => {
-            config.check_cluster((cx, cy, cz))?;
-            let cc = ctx.capability();
-            if !device_has_clusters(cc) {
-                return Err(DriverError::invalid_config(format!(
-                    "kernel `{entry}` uses cluster launch, which needs an sm_{CLUSTER_MIN_SM} or newer GPU; this one is sm_{}{}",
-                    cc.0, cc.1
-                )));
-            }
-            if cx * cy * cz > MAX_PORTABLE_CLUSTER_SIZE {
-                f.set_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)?;
-            }
-            // SAFETY: an all-zero attribute is valid plain data; we set the fields we use.
-            let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
-            attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-            attr.value.clusterDim.x = cx;
-            attr.value.clusterDim.y = cy;
-            attr.value.clusterDim.z = cz;
-            let launch_config = sys::CUlaunchConfig {
-                gridDimX: gx,
-                gridDimY: gy,
-                gridDimZ: gz,
-                blockDimX: bx,
-                blockDimY: by,
-                blockDimZ: bz,
-                sharedMemBytes: config.shared_mem_bytes,
-                hStream: stream.raw(),
-                attrs: &mut attr,
-                numAttrs: 1,
-            };
-            // SAFETY: as above; `attr` outlives the call.
-            let r = unsafe { sys::cuLaunchKernelEx(&launch_config, f.raw(), params_ptr, std::ptr::null_mut()) };
-            check(r, "cuLaunchKernelEx").map_err(|e| resources::explain(f, config, e.context(what())))
+        if cx * cy * cz > MAX_PORTABLE_CLUSTER_SIZE {
+            f.set_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)?;
         }
+        let attr = &mut attrs[num_attrs];
+        attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        attr.value.clusterDim.x = cx;
+        attr.value.clusterDim.y = cy;
+        attr.value.clusterDim.z = cz;
+        num_attrs += 1;
     }
+    if cooperative {
+        crate::cooperative::check_launch(f, config, cluster_dims)?;
+        let attr = &mut attrs[num_attrs];
+        attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+        attr.value.cooperative = 1;
+        num_attrs += 1;
+    }
+    if num_attrs == 0 {
+        // SAFETY: the caller vouches for `params`; handles are live and the context bound.
+        let r = unsafe {
+            sys::cuLaunchKernel(
+                f.raw(),
+                gx,
+                gy,
+                gz,
+                bx,
+                by,
+                bz,
+                config.shared_mem_bytes,
+                stream.raw(),
+                params_ptr,
+                std::ptr::null_mut(),
+            )
+        };
+        return check(r, "cuLaunchKernel").map_err(|e| resources::explain(f, config, e.context(what())));
+    }
+    let launch_config = sys::CUlaunchConfig {
+        gridDimX: gx,
+        gridDimY: gy,
+        gridDimZ: gz,
+        blockDimX: bx,
+        blockDimY: by,
+        blockDimZ: bz,
+        sharedMemBytes: config.shared_mem_bytes,
+        hStream: stream.raw(),
+        attrs: attrs.as_mut_ptr(),
+        numAttrs: num_attrs as u32,
+    };
+    // SAFETY: as above; `attrs` outlives the call.
+    let r = unsafe { sys::cuLaunchKernelEx(&launch_config, f.raw(), params_ptr, std::ptr::null_mut()) };
+    check(r, "cuLaunchKernelEx").map_err(|e| resources::explain(f, config, e.context(what())))
 }
 
 #[cfg(test)]

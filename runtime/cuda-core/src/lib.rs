@@ -16,6 +16,7 @@
 pub mod bundle;
 mod context;
 pub mod contract;
+pub mod cooperative;
 mod driver;
 pub mod embedded;
 pub mod error;
@@ -41,7 +42,8 @@ pub use cuda_macros::DeviceCopy;
 pub use driver::is_driver_present;
 pub use error::{DriverError, Hint, IntoResult, ResultCode, hint_for};
 pub use launch::{
-    KernelParams, LaunchConfig, MAX_CLUSTER_SIZE, MAX_PORTABLE_CLUSTER_SIZE, MAX_THREADS_PER_BLOCK, launch, launch_with,
+    KernelParams, LaunchConfig, LaunchOptions, MAX_CLUSTER_SIZE, MAX_PORTABLE_CLUSTER_SIZE, MAX_THREADS_PER_BLOCK,
+    launch, launch_options, launch_with, launch_with_options,
 };
 pub use memory::{DeviceBuffer, DeviceCopy};
 pub use module::{Function, Module};

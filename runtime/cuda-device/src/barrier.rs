@@ -35,6 +35,13 @@
 //! # fn main() {}
 //! ```
 
+mod managed;
+
+pub use managed::{
+    BarrierToken, GeneralBarrier, Invalidated, ManagedBarrier, MmaBarrier, MmaBarrierHandle, Ready, TmaBarrier,
+    TmaBarrier0, TmaBarrier1, TmaBarrierHandle, Uninit,
+};
+
 use crate::intrinsics;
 use crate::shared::SharedArray;
 

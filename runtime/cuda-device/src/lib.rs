@@ -113,12 +113,17 @@ pub mod warp;
 pub mod wgmma;
 pub mod wmma;
 
+/// NVIDIA cuda-oxide's barrier names at the crate root (`cuda_device::{Barrier, ManagedBarrier, ..}`).
+pub use barrier::{
+    Barrier, BarrierToken, GeneralBarrier, Invalidated, ManagedBarrier, MmaBarrier, MmaBarrierHandle, Ready,
+    TmaBarrier, TmaBarrier0, TmaBarrier1, TmaBarrierHandle, Uninit,
+};
 pub use constant::ConstantMemory;
 /// `#[derive(DeviceCopy)]` (the trait is `cuda_core::DeviceCopy`).
 pub use cuda_macros::DeviceCopyViaDevice as DeviceCopy;
 pub use cuda_macros::{
-    cluster_launch, constant, cuda_module, device, fast_math, gpu_printf, kernel, launch_bounds, launch_contract,
-    ptx_asm, unroll,
+    cluster_launch, constant, cooperative_launch, cuda_module, device, fast_math, gpu_printf, kernel, launch_bounds,
+    launch_contract, ptx_asm, unroll,
 };
 pub use debug::{clock64, trap};
 pub use disjoint::DisjointSlice;

@@ -61,24 +61,28 @@ macro_rules! cuda_launch_async {
         $(cluster_dim: $cluster:expr,)?
         args: [$($args:tt)*] $(,)?
     ) => {
-        $crate::cuda_launch_async!(@launch (::core::option::Option::None, ::core::stringify!($kernel)),
+        $crate::cuda_launch_async!(@launch (::core::option::Option::None, ::core::stringify!($kernel)), [],
             $module, $config, [$($cluster)?], [$($args)*])
     };
-    // A kernel by path, maybe with type arguments: found by its key, as in `cuda_launch!`.
+    // A kernel by path, maybe with type arguments: found by its key, `_`s inferred from the
+    // arguments, as in `cuda_launch!`.
     (
         kernel: $kernel:path,
         module: $module:expr,
         config: $config:expr,
         $(cluster_dim: $cluster:expr,)?
         args: [$($args:tt)*] $(,)?
-    ) => {{
-        // Naming the instance puts it among this crate's mono items, so it is compiled.
-        let _ = ::core::hint::black_box($kernel as *const ());
-        let __key = $crate::__private::kernel_key(&$kernel);
-        $crate::cuda_launch_async!(@launch (::core::option::Option::Some(__key), ::core::stringify!($kernel)),
+    ) => {
+        $crate::cuda_launch_async!(@infer_launch [$kernel], $module, $config, [$($cluster)?], [$($args)*])
+    };
+    (@infer_launch [$($k:tt)*], $module:expr, $config:expr, [$($cluster:expr)?], [$($args:tt)*]) => {{
+        let __kernel = $($k)*;
+        let _ = ::core::hint::black_box(__kernel as *const ());
+        let __key = $crate::__private::kernel_key(&__kernel);
+        $crate::cuda_launch_async!(@launch (::core::option::Option::Some(__key), ::core::stringify!($($k)*)), [__kernel],
             $module, $config, [$($cluster)?], [$($args)*])
     }};
-    (@launch ($key:expr, $path:expr), $module:expr, $config:expr, [$($cluster:expr)?], [$($args:tt)*]) => {{
+    (@launch ($key:expr, $path:expr), $infer:tt, $module:expr, $config:expr, [$($cluster:expr)?], [$($args:tt)*]) => {{
         let __module = &$module;
         let __config: $crate::__private::LaunchConfig = $config;
         let __cluster: ::core::option::Option<(u32, u32, u32)> = ::core::option::Option::None
@@ -86,27 +90,42 @@ macro_rules! cuda_launch_async {
         let __name = $crate::__private::kernel_name($path);
         let __function = $crate::__private::KernelSource::launch_function(__module, $key, &__name);
         let mut __args = $crate::__private::AsyncArgs::new();
-        $crate::cuda_launch_async!(@push __args; $($args)*);
+        $crate::cuda_launch_async!(@args __args, $infer, [
+            __a0 __a1 __a2 __a3 __a4 __a5 __a6 __a7 __a8 __a9 __a10 __a11 __a12 __a13 __a14 __a15
+            __a16 __a17 __a18 __a19 __a20 __a21 __a22 __a23 __a24 __a25 __a26 __a27 __a28 __a29 __a30 __a31
+        ], [], [], [], $($args)*);
         $crate::__private::launch_async(__function, __config, __cluster, __args)
     }};
-    (@push $a:ident;) => {};
-    (@push $a:ident; slice($e:expr) $(, $($rest:tt)*)?) => {
-        {
-            use $crate::__private::SliceArg as _;
-            $a.slice(($e).as_buffer());
-        }
-        $crate::cuda_launch_async!(@push $a; $($($rest)*)?);
+    // As `cuda_launch!`'s `@args`; value arguments move into the operation.
+    (@args $a:ident, $infer:tt, [$($names:ident)*], [$($lets:tt)*], [$($pushes:tt)*], [$($call:tt)*] $(,)?) => {
+        $($lets)*
+        $crate::__infer_kernel_call!($infer, [$($call)*]);
+        $($pushes)*
     };
-    (@push $a:ident; slice_mut($e:expr) $(, $($rest:tt)*)?) => {
-        {
-            use $crate::__private::SliceMutArg as _;
-            $a.slice(($e).as_buffer_mut());
-        }
-        $crate::cuda_launch_async!(@push $a; $($($rest)*)?);
+    (@args $a:ident, $infer:tt, [$n:ident $($names:ident)*], [$($lets:tt)*], [$($pushes:tt)*], [$($call:tt)*],
+        slice($e:expr) $(, $($rest:tt)*)?) => {
+        $crate::cuda_launch_async!(@args $a, $infer, [$($names)*],
+            [$($lets)* let $n = { use $crate::__private::SliceArg as _; ($e).as_buffer() };],
+            [$($pushes)* $a.slice($n);],
+            [$($call)* ::core::unreachable!(),],
+            $($($rest)*)?)
     };
-    (@push $a:ident; $e:expr $(, $($rest:tt)*)?) => {
-        $a.value($e);
-        $crate::cuda_launch_async!(@push $a; $($($rest)*)?);
+    (@args $a:ident, $infer:tt, [$n:ident $($names:ident)*], [$($lets:tt)*], [$($pushes:tt)*], [$($call:tt)*],
+        slice_mut($e:expr) $(, $($rest:tt)*)?) => {
+        $crate::cuda_launch_async!(@args $a, $infer, [$($names)*],
+            [$($lets)* let $n = { use $crate::__private::SliceMutArg as _; ($e).as_buffer_mut() };],
+            [$($pushes)* $a.slice($n);],
+            [$($call)* ::core::unreachable!(),],
+            $($($rest)*)?)
+    };
+    (@args $a:ident, $infer:tt, [$n:ident $($names:ident)*], [$($lets:tt)*], [$($pushes:tt)*], [$($call:tt)*],
+        $e:expr $(, $($rest:tt)*)?) => {
+        $crate::cuda_launch_async!(@args $a, $infer, [$($names)*],
+            [$($lets)* let $n = $e;],
+            [$($pushes)* $a.value($n);],
+            // SAFETY (of the call that is never made): it only gives the argument's type.
+            [$($call)* unsafe { ::core::ptr::read(&$n) },],
+            $($($rest)*)?)
     };
 }
 

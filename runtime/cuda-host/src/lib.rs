@@ -167,8 +167,8 @@ pub mod __private {
     pub use cuda_core::{
         BlockRequirement, CudaContext, CudaStream, DeviceBuffer, DriverError, DynamicSharedMemoryRequirement,
         EmbeddedKernels, Function, KernelLaunchConfig, KernelLaunchContract, KernelParams, LaunchConfig,
-        LaunchConfig1D, LaunchConfig2D, LaunchConfig3D, LaunchContractError, LaunchContractSpec, LoadedBundle, Module,
-        PreparedLaunch, launch_with,
+        LaunchConfig1D, LaunchConfig2D, LaunchConfig3D, LaunchContractError, LaunchContractSpec, LaunchOptions,
+        LoadedBundle, Module, PreparedLaunch, launch_with, launch_with_options,
     };
 
     /// The last segment of a kernel path as `stringify!` spells it (`kernels :: map :: < f32 >`
@@ -201,6 +201,23 @@ pub mod __private {
     pub fn stream_ref<S: AsRef<CudaStream> + ?Sized>(stream: &S) -> &CudaStream {
         stream.as_ref()
     }
+}
+
+/// For a kernel by path: a call of the kernel with the launch's arguments that is never made,
+/// so that type arguments written `_` (`map::<f32, _>`) are inferred from them as in a call
+/// (NVIDIA's `cuda_launch!` infers them from the closure), and a wrong argument count or value
+/// type is a compile error. Slices are `unreachable!()`: their element types come from the
+/// kernel. Nothing for a kernel by name (`[]`).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __infer_kernel_call {
+    ([], [$($call:tt)*]) => {};
+    ([$k:ident], [$($call:tt)*]) => {
+        if false {
+            #[allow(unused_unsafe, unreachable_code, clippy::diverging_sub_expression)]
+            let _ = unsafe { $k($($call)*) };
+        }
+    };
 }
 
 /// Expands to its input when cuda-host's `async` feature is on, else to nothing.
@@ -269,11 +286,12 @@ macro_rules! cuda_launch {
         $(cluster_dim: $cluster:expr,)?
         args: [$($args:tt)*] $(,)?
     ) => {
-        $crate::cuda_launch!(@launch (::core::option::Option::None, ::core::stringify!($kernel)),
+        $crate::cuda_launch!(@launch (::core::option::Option::None, ::core::stringify!($kernel)), [],
             $stream, $module, $config, [$($cluster)?], [$($args)*])
     };
-    // A kernel by path, maybe with type arguments (`kernels::map::<f32, _>`): found by its key,
-    // and instantiated here, so the kernel must be in scope.
+    // A kernel by path, maybe with type arguments (`kernels::map::<f32>`, `map::<f32, _>`): found
+    // by its key, and instantiated here, so the kernel must be in scope. `_`s are inferred from
+    // the arguments, as in a call of the kernel (`@args`).
     (
         kernel: $kernel:path,
         stream: $stream:expr,
@@ -281,14 +299,18 @@ macro_rules! cuda_launch {
         config: $config:expr,
         $(cluster_dim: $cluster:expr,)?
         args: [$($args:tt)*] $(,)?
-    ) => {{
+    ) => {
+        $crate::cuda_launch!(@infer_launch [$kernel], $stream, $module, $config, [$($cluster)?], [$($args)*])
+    };
+    (@infer_launch [$($k:tt)*], $stream:expr, $module:expr, $config:expr, [$($cluster:expr)?], [$($args:tt)*]) => {{
         // Naming the instance puts it among this crate's mono items, so it is compiled.
-        let _ = ::core::hint::black_box($kernel as *const ());
-        let __key = $crate::__private::kernel_key(&$kernel);
-        $crate::cuda_launch!(@launch (::core::option::Option::Some(__key), ::core::stringify!($kernel)),
+        let __kernel = $($k)*;
+        let _ = ::core::hint::black_box(__kernel as *const ());
+        let __key = $crate::__private::kernel_key(&__kernel);
+        $crate::cuda_launch!(@launch (::core::option::Option::Some(__key), ::core::stringify!($($k)*)), [__kernel],
             $stream, $module, $config, [$($cluster)?], [$($args)*])
     }};
-    (@launch ($key:expr, $path:expr), $stream:expr, $module:expr, $config:expr, [$($cluster:expr)?], [$($args:tt)*]) => {{
+    (@launch ($key:expr, $path:expr), $infer:tt, $stream:expr, $module:expr, $config:expr, [$($cluster:expr)?], [$($args:tt)*]) => {{
         let __stream = &$stream;
         let __module = &$module;
         let __config: $crate::__private::LaunchConfig = $config;
@@ -299,7 +321,10 @@ macro_rules! cuda_launch {
             ::core::result::Result::Err(__e) => ::core::result::Result::Err(__e),
             ::core::result::Result::Ok(__function) => {
                 let mut __params = $crate::__private::KernelParams::new();
-                $crate::cuda_launch!(@push __params; $($args)*);
+                $crate::cuda_launch!(@args __params, $infer, [
+                    __a0 __a1 __a2 __a3 __a4 __a5 __a6 __a7 __a8 __a9 __a10 __a11 __a12 __a13 __a14 __a15
+                    __a16 __a17 __a18 __a19 __a20 __a21 __a22 __a23 __a24 __a25 __a26 __a27 __a28 __a29 __a30 __a31
+                ], [], [], [], $($args)*);
                 // SAFETY: the packet follows the kernel ABI (contract §4) and is checked against
                 // the kernel's manifest entry when the module has one.
                 unsafe {
@@ -314,26 +339,36 @@ macro_rules! cuda_launch {
             }
         }
     }};
-    (@push $p:ident;) => {};
-    (@push $p:ident; slice($e:expr) $(, $($rest:tt)*)?) => {
-        let __arg = {
-            use $crate::__private::SliceArg as _;
-            ($e).as_buffer()
-        };
-        $p.push_slice(__arg);
-        $crate::cuda_launch!(@push $p; $($($rest)*)?);
+    // Each argument is bound to the next name of the list, in order: all bindings, then (for a
+    // kernel by path) a call of the kernel that is never made, then the pushes onto the packet.
+    (@args $p:ident, $infer:tt, [$($names:ident)*], [$($lets:tt)*], [$($pushes:tt)*], [$($call:tt)*] $(,)?) => {
+        $($lets)*
+        $crate::__infer_kernel_call!($infer, [$($call)*]);
+        $($pushes)*
     };
-    (@push $p:ident; slice_mut($e:expr) $(, $($rest:tt)*)?) => {
-        let __arg = {
-            use $crate::__private::SliceMutArg as _;
-            ($e).as_buffer_mut()
-        };
-        $p.push_slice_mut(__arg);
-        $crate::cuda_launch!(@push $p; $($($rest)*)?);
+    (@args $p:ident, $infer:tt, [$n:ident $($names:ident)*], [$($lets:tt)*], [$($pushes:tt)*], [$($call:tt)*],
+        slice($e:expr) $(, $($rest:tt)*)?) => {
+        $crate::cuda_launch!(@args $p, $infer, [$($names)*],
+            [$($lets)* let $n = { use $crate::__private::SliceArg as _; ($e).as_buffer() };],
+            [$($pushes)* $p.push_slice($n);],
+            [$($call)* ::core::unreachable!(),],
+            $($($rest)*)?)
     };
-    (@push $p:ident; $e:expr $(, $($rest:tt)*)?) => {
-        let __arg = &$e;
-        $p.push_value(__arg);
-        $crate::cuda_launch!(@push $p; $($($rest)*)?);
+    (@args $p:ident, $infer:tt, [$n:ident $($names:ident)*], [$($lets:tt)*], [$($pushes:tt)*], [$($call:tt)*],
+        slice_mut($e:expr) $(, $($rest:tt)*)?) => {
+        $crate::cuda_launch!(@args $p, $infer, [$($names)*],
+            [$($lets)* let $n = { use $crate::__private::SliceMutArg as _; ($e).as_buffer_mut() };],
+            [$($pushes)* $p.push_slice_mut($n);],
+            [$($call)* ::core::unreachable!(),],
+            $($($rest)*)?)
+    };
+    (@args $p:ident, $infer:tt, [$n:ident $($names:ident)*], [$($lets:tt)*], [$($pushes:tt)*], [$($call:tt)*],
+        $e:expr $(, $($rest:tt)*)?) => {
+        $crate::cuda_launch!(@args $p, $infer, [$($names)*],
+            [$($lets)* let $n = &$e;],
+            [$($pushes)* $p.push_value($n);],
+            // SAFETY (of the call that is never made): it only gives the argument's type.
+            [$($call)* unsafe { ::core::ptr::read($n) },],
+            $($($rest)*)?)
     };
 }

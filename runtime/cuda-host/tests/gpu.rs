@@ -114,6 +114,7 @@ fn manifest() -> Manifest {
         params: vec![slice("a", ParamKind::Slice), slice("b", ParamKind::Slice), slice("c", ParamKind::DisjointSlice)],
         launch_bounds: Some(LaunchBounds { max_threads: 512, min_blocks: None }),
         cluster_dims: None,
+        cooperative: false,
         launch_contract: None,
     });
     m.kernels.push(KernelInfo {
@@ -127,6 +128,7 @@ fn manifest() -> Manifest {
         ],
         launch_bounds: None,
         cluster_dims: None,
+        cooperative: false,
         launch_contract: None,
     });
     m.payloads.push(PayloadInfo {

@@ -13,8 +13,9 @@ struct Params {
     _scale: f32,
 }
 
-/// A generic kernel stand-in: a launch by path names (and so needs) the function.
-fn map<T, U>(_: T, _: U) {}
+/// A generic kernel stand-in: a launch by path names (and so needs) the function; its
+/// arguments are checked against the parameters and `_` is inferred from them.
+fn map<T, F: Fn(f32) -> f32>(_: F, _: u32, _: Params, _: &mut [T], _: ()) {}
 
 #[allow(dead_code)]
 fn forms(module: &Arc<Module>, bundle: &LoadedBundle, a: &DeviceBuffer<f32>, c: &mut DeviceBuffer<f32>) {
@@ -33,7 +34,7 @@ fn forms(module: &Arc<Module>, bundle: &LoadedBundle, a: &DeviceBuffer<f32>, c: 
     // SAFETY: compile-only; nothing runs.
     let op = unsafe {
         cuda_launch_async! {
-            kernel: map::<f32, u8>,
+            kernel: map::<f32, _>,
             module: bundle,
             config: LaunchConfig::for_num_elems(8),
             cluster_dim: (2, 1, 1),

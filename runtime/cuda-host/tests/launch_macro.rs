@@ -35,9 +35,10 @@ fn seed_example(ctx: &Arc<CudaContext>) -> Result<(), DriverError> {
 }
 
 /// Stands for a generic kernel: `cuda_launch!` with type arguments names the kernel itself (to
-/// find the instance by its key), so it must be in scope.
-#[allow(dead_code)]
-fn map<T, U>(_: T, _: U) {}
+/// find the instance by its key), so it must be in scope; its arguments are checked against the
+/// kernel's parameters (slices against any slice parameter), and `_` is inferred from them.
+#[allow(dead_code, clippy::too_many_arguments)]
+fn map<T, U, F: Fn(f32) -> f32>(_: F, _: u32, _: Params, _: &[T], _: &[T], _: &mut [U], _: (), _: *const f32) {}
 
 #[allow(dead_code)]
 fn other_forms(
@@ -59,7 +60,7 @@ fn other_forms(
     };
     let _ = r;
     let _ = cuda_launch! {
-        kernel: map::<f32, u8>,
+        kernel: map::<f32, u32, _>,
         stream: **stream,
         module: module,
         config: config,

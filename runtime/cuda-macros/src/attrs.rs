@@ -16,6 +16,7 @@ pub enum Marker {
     Device,
     LaunchBounds,
     ClusterLaunch,
+    CooperativeLaunch,
     LaunchContract,
 }
 
@@ -28,9 +29,16 @@ impl Marker {
         }
         let last = attr.path().segments.last()?;
         let name = last.ident.to_string();
-        [Marker::Kernel, Marker::Device, Marker::LaunchBounds, Marker::ClusterLaunch, Marker::LaunchContract]
-            .into_iter()
-            .find(|m| m.tool_name() == name)
+        [
+            Marker::Kernel,
+            Marker::Device,
+            Marker::LaunchBounds,
+            Marker::ClusterLaunch,
+            Marker::CooperativeLaunch,
+            Marker::LaunchContract,
+        ]
+        .into_iter()
+        .find(|m| m.tool_name() == name)
     }
 
     /// The name of the tool attribute this marker becomes (`oxide::<name>`).
@@ -40,6 +48,7 @@ impl Marker {
             Marker::Device => attrs::DEVICE,
             Marker::LaunchBounds => attrs::LAUNCH_BOUNDS,
             Marker::ClusterLaunch => attrs::CLUSTER_LAUNCH,
+            Marker::CooperativeLaunch => attrs::COOPERATIVE_LAUNCH,
             Marker::LaunchContract => attrs::LAUNCH_CONTRACT,
         }
     }

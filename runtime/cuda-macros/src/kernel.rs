@@ -195,11 +195,24 @@ pub fn expand_kernel(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
         bind_launch_context(&mut f, name, contract.as_ref().map(|c| &c.contract));
     }
     for attr in &mut f.attrs {
-        if matches!(Marker::of(attr), Some(Marker::LaunchBounds | Marker::ClusterLaunch | Marker::LaunchContract))
-            && let syn::Meta::List(list) = &mut attr.meta
-        {
-            let flag = syn::Ident::new(AFTER_KERNEL, Span::call_site());
-            list.tokens.extend(quote!(; #flag));
+        if !matches!(
+            Marker::of(attr),
+            Some(Marker::LaunchBounds | Marker::ClusterLaunch | Marker::CooperativeLaunch | Marker::LaunchContract)
+        ) {
+            continue;
+        }
+        let flag = syn::Ident::new(AFTER_KERNEL, Span::call_site());
+        match &mut attr.meta {
+            syn::Meta::List(list) => list.tokens.extend(quote!(; #flag)),
+            // `#[cooperative_launch]` takes no arguments: it gets a list to carry the flag.
+            syn::Meta::Path(path) => {
+                attr.meta = syn::Meta::List(syn::MetaList {
+                    path: path.clone(),
+                    delimiter: syn::MacroDelimiter::Paren(Default::default()),
+                    tokens: quote!(; #flag),
+                })
+            }
+            syn::Meta::NameValue(_) => {}
         }
     }
     if !args.instances.is_empty() {
@@ -217,7 +230,7 @@ pub fn expand_kernel(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
 
 /// `#[launch_bounds]`, `#[cluster_launch]`, `#[launch_contract]`, or the tool attribute of one.
 fn is_kernel_option(attr: &syn::Attribute) -> bool {
-    let markers = [Marker::LaunchBounds, Marker::ClusterLaunch, Marker::LaunchContract];
+    let markers = [Marker::LaunchBounds, Marker::ClusterLaunch, Marker::CooperativeLaunch, Marker::LaunchContract];
     markers.iter().any(|&m| Marker::of(attr) == Some(m) || crate::attrs::is_tool_attr(attr, m.tool_name()))
 }
 
@@ -429,14 +442,15 @@ fn expand_device_imports(block: syn::ItemForeignMod) -> syn::Result<TokenStream>
     Ok(out)
 }
 
-/// `#[launch_bounds(..)]` or `#[cluster_launch(..)]` on a kernel.
+/// `#[launch_bounds(..)]`, `#[cluster_launch(..)]` or `#[cooperative_launch]` on a kernel.
 pub fn expand_kernel_option(marker: Marker, attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
     let (attr, after_kernel) = strip_after_kernel(attr);
     let span = if attr.is_empty() { Span::call_site() } else { attr.span() };
     let name = format!("#[{}]", marker.tool_name());
     let args = match marker {
-        Marker::LaunchBounds => LaunchBounds::parse(attr, span).map(|b| b.tokens()),
-        _ => parse_cluster(attr, span).map(cluster_tokens),
+        Marker::LaunchBounds => LaunchBounds::parse(attr, span).map(|b| Some(b.tokens())),
+        Marker::CooperativeLaunch => no_args(attr, "#[cooperative_launch]").map(|()| None),
+        _ => parse_cluster(attr, span).map(|c| Some(cluster_tokens(c))),
     };
     let f = parse_fn(item, &name)?;
     let args = args?;
@@ -446,7 +460,7 @@ pub fn expand_kernel_option(marker: Marker, attr: TokenStream, item: TokenStream
     if marker.present_in(&f.attrs) {
         return Err(syn::Error::new(f.sig.ident.span(), format!("{name} is given more than once")));
     }
-    Ok(with_tool_attr_last(f, tool_attr(marker.tool_name(), Some(args))))
+    Ok(with_tool_attr_last(f, tool_attr(marker.tool_name(), args)))
 }
 
 /// Flag `#[kernel]` appends (as `; __oxide_after_kernel`) to the `#[launch_bounds]` and

@@ -76,6 +76,9 @@ pub fn contract_marker(k: &KernelDef) -> TokenStream {
     if let Some([x, y, z]) = k.cluster {
         spec = quote!(#spec.with_cluster((#x, #y, #z)));
     }
+    if k.cooperative {
+        spec = quote!(#spec.with_cooperative());
+    }
     if let Some([major, minor]) = c.min_compute_capability {
         spec = quote!(#spec.with_min_compute_capability(#major, #minor));
     }
@@ -254,15 +257,18 @@ impl<'k> LaunchSig<'k> {
         })
     }
 
-    /// The `#[cluster_launch]` dimensions as an `Option<(u32, u32, u32)>` expression.
-    fn cluster(&self) -> TokenStream {
-        match self.k.cluster {
+    /// The `#[cluster_launch]` dimensions and `#[cooperative_launch]` as a `LaunchOptions` expression.
+    fn launch_options(&self) -> TokenStream {
+        let rt = rt();
+        let cluster = match self.k.cluster {
             Some(c) => {
                 let c = cluster_tokens(c);
                 quote!(::core::option::Option::Some((#c)))
             }
             None => quote!(::core::option::Option::None),
-        }
+        };
+        let cooperative = self.k.cooperative;
+        quote!(#rt::LaunchOptions { cluster: #cluster, cooperative: #cooperative })
     }
 
     /// A statement that names the kernel instance, which puts it among this crate's mono items,
@@ -274,18 +280,18 @@ impl<'k> LaunchSig<'k> {
     }
 
     /// An expression that marshals the kernel's arguments (`pushes`) into a parameter packet and
-    /// launches `function` on `stream` with `config` and the `#[cluster_launch]` dimensions; its
+    /// launches `function` on `stream` with `config` and the launch options (cluster, cooperative); its
     /// value is the launch's `Result<(), DriverError>`. Every launch method builds its packet here.
     fn launch_packet(&self, pushes: &[TokenStream], function: TokenStream, stream: TokenStream) -> TokenStream {
         let rt = rt();
-        let cluster = self.cluster();
+        let options = self.launch_options();
         quote! {{
             let mut __params = #rt::KernelParams::new();
             #(#pushes)*
             // SAFETY: the packet follows the kernel's signature by construction (contract §4) and
             // is checked against the kernel's manifest entry (and its launch contract) as well; the
             // buffers are borrowed, or owned by the operation, until the launch has completed.
-            unsafe { #rt::launch_with(#function, #stream, &config, #cluster, &mut __params) }
+            unsafe { #rt::launch_with_options(#function, #stream, &config, #options, &mut __params) }
         }}
     }
 

@@ -99,6 +99,16 @@ pub fn cluster_launch(attr: TokenStream, item: TokenStream) -> TokenStream {
     output(kernel::expand_kernel_option(attrs::Marker::ClusterLaunch, attr.into(), item.into()))
 }
 
+/// `#[cooperative_launch]` on a `#[kernel]`: every launch of it is cooperative (all blocks
+/// resident at once), which `grid::sync()` needs. The launch checks that the grid fits on the
+/// GPU at once (else an error saying how many blocks fit) and launches with
+/// `CU_LAUNCH_ATTRIBUTE_COOPERATIVE`; with `#[cluster_launch]` both go into one launch.
+/// Nothing changes in the PTX.
+#[proc_macro_attribute]
+pub fn cooperative_launch(attr: TokenStream, item: TokenStream) -> TokenStream {
+    output(kernel::expand_kernel_option(attrs::Marker::CooperativeLaunch, attr.into(), item.into()))
+}
+
 /// `#[constant]` on a `static NAME: ConstantMemory<T>` (NVIDIA cuda-oxide's spelling): checks
 /// that it is one, and inside a `#[cuda_module]` asks for the host methods
 /// `set_<name>(&stream, &value)` and `set_<name>_blocking(&value)` on the loaded module. The

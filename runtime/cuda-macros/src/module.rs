@@ -18,6 +18,8 @@ pub struct KernelDef {
     pub params: Vec<Param>,
     pub launch_bounds: Option<LaunchBounds>,
     pub cluster: Option<[u32; 3]>,
+    /// `#[cooperative_launch]`: every launch method launches cooperatively.
+    pub cooperative: bool,
     /// `#[launch_contract(..)]`: launched through `prepare_<kernel>`.
     pub contract: Option<ContractArgs>,
 }
@@ -110,6 +112,7 @@ fn process_fn(f: &ItemFn) -> syn::Result<Option<KernelDef>> {
     let mut device = None;
     let mut bounds: Option<(LaunchBounds, Span)> = None;
     let mut cluster: Option<([u32; 3], Span)> = None;
+    let mut cooperative: Option<Span> = None;
     let mut contract: Option<(ContractArgs, Span)> = None;
     let mut errors = Errors::default();
     for attr in &f.attrs {
@@ -152,6 +155,17 @@ fn process_fn(f: &ItemFn) -> syn::Result<Option<KernelDef>> {
                 Ok(_) => errors.push(duplicate()),
                 Err(e) => errors.push(e),
             },
+            Marker::CooperativeLaunch => {
+                if !args.is_empty() {
+                    errors.push(syn::Error::new(
+                        args.span(),
+                        "#[cooperative_launch] takes no arguments: write a bare #[cooperative_launch]",
+                    ));
+                }
+                if cooperative.replace(span).is_some() {
+                    errors.push(duplicate());
+                }
+            }
             Marker::ClusterLaunch => match parse_cluster(args, span) {
                 Ok(c) if cluster.is_none() => cluster = Some((c, span)),
                 Ok(_) => errors.push(duplicate()),
@@ -164,6 +178,7 @@ fn process_fn(f: &ItemFn) -> syn::Result<Option<KernelDef>> {
         for (what, span) in [
             ("launch_bounds", bounds.map(|b| b.1)),
             ("cluster_launch", cluster.map(|c| c.1)),
+            ("cooperative_launch", cooperative),
             ("launch_contract", contract_span),
         ] {
             if let Some(span) = span {
@@ -183,6 +198,7 @@ fn process_fn(f: &ItemFn) -> syn::Result<Option<KernelDef>> {
         params,
         launch_bounds: bounds.map(|b| b.0),
         cluster: cluster.map(|c| c.0),
+        cooperative: cooperative.is_some(),
         contract: contract.map(|c| c.0),
     }))
 }

@@ -52,7 +52,20 @@ pub fn define_device_intrinsic<'tcx>(cx: &CodegenCx<'tcx>, instance: Instance<'t
     let name = name.as_str();
     if let Some(need) = oxide_contract::arch::intrinsic_need(name) {
         cx.ptx_isa_floor.set(cx.ptx_isa_floor.get().max(need.min_ptx_isa()));
-        let lacking: Vec<String> = cx.archs.iter().filter(|a| !need.met_by(**a)).map(|a| a.to_string()).collect();
+        let mut lacking: Vec<String> = Vec::new();
+        for &arch in cx.archs.iter().filter(|a| !need.met_by(**a)) {
+            // A plain arch whose arch-specific variant has the instruction is built as that
+            // variant (NVIDIA's toolchain picks `sm_90a` for wgmma the same way); the build says so.
+            match arch.arch_specific_variant().filter(|v| need.met_by(*v)) {
+                Some(variant) => {
+                    let mut upgrades = cx.arch_upgrades.borrow_mut();
+                    if !upgrades.iter().any(|(from, _, _)| *from == arch) {
+                        upgrades.push((arch, variant, name.to_string()));
+                    }
+                }
+                None => lacking.push(arch.to_string()),
+            }
+        }
         if !lacking.is_empty() {
             let op = name.to_string();
             super::errors::report(cx, DeviceError::NeedsArch { op, need: need.to_string(), archs: lacking.join(", ") });

@@ -1,7 +1,7 @@
 //! Attribute arguments out of range, not literals, or on the wrong item.
 #![allow(unexpected_cfgs)]
 
-use cuda_device::{cluster_launch, device, kernel, launch_bounds};
+use cuda_device::{cluster_launch, cooperative_launch, device, kernel, launch_bounds};
 
 const N: u32 = 256;
 
@@ -39,6 +39,18 @@ pub fn two_dims() {}
 
 #[launch_bounds(128)]
 pub fn not_a_kernel() {}
+
+#[kernel]
+#[cooperative_launch(2)]
+pub fn cooperative_with_args() {}
+
+#[cooperative_launch]
+pub fn cooperative_not_a_kernel() {}
+
+#[kernel]
+#[cooperative_launch]
+#[cooperative_launch]
+pub fn cooperative_twice() {}
 
 #[device]
 pub static NOT_A_FN: u32 = 0;

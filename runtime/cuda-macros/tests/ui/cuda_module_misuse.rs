@@ -1,7 +1,7 @@
 //! #[cuda_module] on a non-module, and the errors of the kernels inside one.
 #![allow(unused_imports)]
 
-use cuda_device::{cuda_module, kernel, launch_bounds, DisjointSlice};
+use cuda_device::{cooperative_launch, cuda_module, kernel, launch_bounds, DisjointSlice};
 
 #[cuda_module]
 fn not_a_module() {}
@@ -23,6 +23,13 @@ mod kernels {
 
     #[launch_bounds(64)]
     pub fn helper() {}
+
+    #[kernel]
+    #[cooperative_launch(1)]
+    pub fn cooperative_with_args() {}
+
+    #[cooperative_launch]
+    pub fn cooperative_helper() {}
 }
 
 fn main() {}

@@ -6,18 +6,21 @@
 //! - `barrier::*` on a `Barrier` static: token waits (`mbarrier_wait`, `mbarrier_try_wait`)
 //!   guarding shared-memory data; `cp_async_mbarrier_arrive` (and `_noinc`) completing a phase
 //!   only once each thread's `cp.async` copies have landed.
+//! - `ManagedBarrier<Uninit, GeneralBarrier>` / `<_, TmaBarrier, 1>` (NVIDIA's typestate
+//!   handles): a guarded neighbour read, then two barriers alternating over several rounds.
 //! - `mbarrier_arrive_cluster` on block 0's barrier from every block of a 4-block cluster, with
 //!   block 0 waiting by parity, round after round.
 #![allow(static_mut_refs)]
 use cuda_core::{DeviceBuffer, LaunchConfig};
 use cuda_device::async_copy::{cp_async_ca_4, cp_async_mbarrier_arrive, cp_async_mbarrier_arrive_noinc};
 use cuda_device::barrier::{
-    Barrier, mbarrier_arrive, mbarrier_arrive_cluster, mbarrier_init, mbarrier_inval, mbarrier_try_wait,
+    mbarrier_arrive, mbarrier_arrive_cluster, mbarrier_init, mbarrier_inval, mbarrier_try_wait,
     mbarrier_try_wait_parity, mbarrier_wait, nanosleep,
 };
 use cuda_device::shared::cvta_generic_to_shared_offset;
 use cuda_device::{
-    ConstantMemory, DisjointSlice, SharedArray, cluster, cluster_launch, constant, cuda_module, kernel, thread,
+    Barrier, ConstantMemory, DisjointSlice, GeneralBarrier, ManagedBarrier, SharedArray, TmaBarrier, Uninit, cluster,
+    cluster_launch, constant, cuda_module, kernel, thread,
 };
 
 #[path = "../../harness.rs"]
@@ -110,6 +113,44 @@ mod kernels {
         thread::sync_threads();
         if tid == 0 {
             unsafe { mbarrier_inval(&raw mut BAR) };
+        }
+    }
+
+    /// NVIDIA's typestate barrier handles: a `GeneralBarrier` guards a neighbour read, then two
+    /// `TmaBarrier`s alternate (double buffering) over `rounds` rounds, each round rewriting the
+    /// shared data; `out[i]` = neighbour's value + the last round's neighbour value.
+    #[kernel]
+    pub fn managed_neighbour(x: &[u32], mut out: DisjointSlice<u32>, rounds: u32) {
+        static mut BAR: Barrier = Barrier::UNINIT;
+        static mut BUF0: Barrier = Barrier::UNINIT;
+        static mut BUF1: Barrier = Barrier::UNINIT;
+        static mut DATA: SharedArray<u32, THREADS> = SharedArray::UNINIT;
+        let tid = thread::threadIdx_x() as usize;
+        let idx = thread::index_1d();
+        let n = thread::blockDim_x();
+        let bar = unsafe { ManagedBarrier::<Uninit, GeneralBarrier>::from_static(&raw mut BAR).init(n) };
+        let b0 = unsafe { ManagedBarrier::<Uninit, TmaBarrier>::from_static(&raw mut BUF0).init(n) };
+        let b1 = unsafe { ManagedBarrier::<Uninit, TmaBarrier, 1>::from_static(&raw mut BUF1).init(n) };
+        unsafe { DATA[tid] = x[idx.get()] };
+        bar.wait(bar.arrive());
+        let first = unsafe { DATA[(tid + 1) % THREADS] };
+        let mut last = 0u32;
+        let mut k = 0u32;
+        while k < rounds {
+            // Everyone has read the previous round's values before they are overwritten.
+            if k % 2 == 0 { b0.wait(b0.arrive()) } else { b1.wait(b1.arrive()) }
+            unsafe { DATA[tid] = x[idx.get()].wrapping_add(k) };
+            if k % 2 == 0 { b1.wait(b1.arrive()) } else { b0.wait(b0.arrive()) }
+            last = unsafe { DATA[(tid + 1) % THREADS] };
+            k += 1;
+        }
+        if let Some(o) = out.get_mut(idx) {
+            *o = first.wrapping_add(last);
+        }
+        unsafe {
+            let _ = bar.inval();
+            let _ = b0.inval();
+            let _ = b1.inval();
         }
     }
 
@@ -230,6 +271,24 @@ fn main() {
             compare(name, &ck(out.to_host_vec(&stream), "out back")?, &neighbour_cpu(&x), PartialEq::eq)
         });
     }
+
+    report.check("managed_barrier_typestate", || {
+        let cfg =
+            LaunchConfig { grid_dim: (BLOCKS as u32, 1, 1), block_dim: (kernels::THREADS as u32, 1, 1), shared_mem_bytes: 0 };
+        let t = kernels::THREADS;
+        for rounds in [0u32, 1, 6] {
+            let mut out = ck(DeviceBuffer::from_host(&stream, &poison), "poison out")?;
+            ck(module.managed_neighbour(&stream, cfg, &x_dev, &mut out, rounds), "launch managed_neighbour")?;
+            let want: Vec<u32> = (0..N)
+                .map(|i| {
+                    let j = i - i % t + (i % t + 1) % t;
+                    x[j].wrapping_add(if rounds == 0 { 0 } else { x[j].wrapping_add(rounds - 1) })
+                })
+                .collect();
+            compare(&format!("managed_neighbour({rounds})"), &ck(out.to_host_vec(&stream), "out back")?, &want, PartialEq::eq)?;
+        }
+        Ok(())
+    });
 
     report.check("mbarrier_arrive_cluster_rounds", || {
         const CLUSTERS: usize = 33;

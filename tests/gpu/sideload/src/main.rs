@@ -1,9 +1,9 @@
 //! GPU test: `load_kernel_module(&ctx, "gpu_sideload")` loads this crate's device code from the
 //! build artifacts (`$CUDA_OXIDE_ARTIFACT_DIR`, which the GPU bundle's run.sh sets, else the
 //! `target/oxide` above the executable) and `cuda_launch!` launches it with every argument form:
-//! `slice`, `slice_mut`, scalars, a by-value struct, a closure, a generic kernel and a cluster
-//! launch. The module and stream stay usable after each macro call; an unknown module name lists
-//! the modules that exist.
+//! `slice`, `slice_mut`, scalars, a by-value struct, a closure (also as `apply::<_>`, its type
+//! inferred), a generic kernel and a cluster launch. The module and stream stay usable after each
+//! macro call; an unknown module name lists the modules that exist.
 use cuda_core::{CudaContext, DeviceBuffer, LaunchConfig};
 use cuda_device::{DisjointSlice, cluster_launch, cuda_module, kernel, thread};
 use cuda_host::{cuda_launch, load_kernel_module};
@@ -174,8 +174,20 @@ fn main() {
             },
             "cuda_launch! scale::<f32>",
         )?;
-        ck(stream.synchronize(), "synchronize after apply + scale")?;
-        let want: Vec<f32> = h.iter().map(|x| f(*x) * 2.0).collect();
+        // NVIDIA's spelling: the closure's type as `_`, inferred from the argument.
+        let c = rng.next_f32();
+        ck(
+            cuda_launch! {
+                kernel: kernels::apply::<_>,
+                stream: stream,
+                module: module,
+                config: LaunchConfig::for_num_elems(N as u32),
+                args: [move |x: f32| x - c, slice_mut(d)]
+            },
+            "cuda_launch! apply::<_>",
+        )?;
+        ck(stream.synchronize(), "synchronize after apply + scale + apply::<_>")?;
+        let want: Vec<f32> = h.iter().map(|x| f(*x) * 2.0 - c).collect();
         compare("apply then scale", &ck(d.to_host_vec(&stream), "copy back")?, &want, |g, w| {
             (g - w).abs() <= 1e-3 * w.abs().max(1.0)
         })?;
