@@ -8,6 +8,7 @@ mod deferred_traps;
 mod link;
 pub mod llvm;
 pub mod object;
+mod offset_checks;
 mod ptxas_quirks;
 mod tools;
 mod workdir;
