@@ -9,6 +9,7 @@ use oxide_contract::limits;
 use oxide_contract::naming::files;
 
 use super::deferred_traps;
+use super::narrow_counters;
 use super::offset_checks;
 use super::ptxas_quirks;
 use super::tools::{ToolError, require, run};
@@ -179,7 +180,8 @@ pub fn optimize(
     }
     // Accesses of a slice at constant offsets from one index share one check (one address
     // register, immediate offsets): after the second `opt`, whose instcombine would split them again.
-    let merged = offset_checks::merge(&text);
+    // Then loop counters with constant ranges become 32-bit, as nvcc's `int` counters.
+    let merged = narrow_counters::narrow(&offset_checks::merge(&text));
     if merged != text {
         text = merged;
         std::fs::write(&opt_ll, &text).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;

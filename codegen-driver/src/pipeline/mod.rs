@@ -7,6 +7,7 @@ mod cuda;
 mod deferred_traps;
 mod link;
 pub mod llvm;
+mod narrow_counters;
 pub mod object;
 mod offset_checks;
 mod ptxas_quirks;
