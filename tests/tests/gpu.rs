@@ -154,6 +154,12 @@ fn bounds_traps() {
     build_and_run("bounds-traps");
 }
 
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn offset_traps() {
+    build_and_run("offset-traps");
+}
+
 /// The clean run of the debugging crate; its planted bugs are for compute-sanitizer and cuda-gdb
 /// (`tests/gpu/debugging/check.sh`, from the GPU bundle).
 #[test]

@@ -29,6 +29,7 @@ use rustc_codegen_ssa::traits::*;
 use rustc_middle::ty::{Instance, InstanceKind, TyCtxt};
 
 pub use bounds::FAIL_IF as BOUNDS_FAIL_MARKER;
+pub use bounds::POISON_OFFSET as BOUNDS_POISON_OFFSET;
 use builder::Builder;
 pub use context::CodegenCx;
 pub use entry::HIDDEN_FROM_OPT as LAUNCH_ATTRS_HIDDEN_FROM_OPT;

@@ -9,6 +9,8 @@ use oxide_contract::limits;
 use oxide_contract::naming::files;
 
 use super::deferred_traps;
+use super::narrow_counters;
+use super::offset_checks;
 use super::ptxas_quirks;
 use super::tools::{ToolError, require, run};
 use super::workdir::WorkDir;
@@ -174,6 +176,14 @@ pub fn optimize(
         let _ = std::fs::remove_file(&placed);
         let placed = std::fs::read_to_string(&opt_ll).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;
         text = deferred_traps::drop_dead_traps(&placed);
+        std::fs::write(&opt_ll, &text).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;
+    }
+    // Accesses of a slice at constant offsets from one index share one check (one address
+    // register, immediate offsets): after the second `opt`, whose instcombine would split them again.
+    // Then loop counters with constant ranges become 32-bit, as nvcc's `int` counters.
+    let merged = narrow_counters::narrow(&offset_checks::merge(&text));
+    if merged != text {
+        text = merged;
         std::fs::write(&opt_ll, &text).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;
     }
     if let Some(fixed) = ptxas_quirks::avoid_bool_to_float(&text) {
