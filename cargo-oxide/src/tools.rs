@@ -9,13 +9,15 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 use oxide_contract::config::{Emit, ToolPaths};
+use oxide_contract::toolkit::{COMPILER_BANNER, CudaRelease};
 
 /// The nightly the driver is built against; `rust-toolchain.toml` at the checkout root says the same.
 pub const PINNED_TOOLCHAIN: &str = "nightly-2026-05-20";
 /// Components of the pinned toolchain that cuda-oxide needs.
 pub const COMPONENTS: [&str; 3] = ["rust-src", "rustc-dev", "llvm-tools"];
-/// Version of NVIDIA's CUDA wheels that `cargo oxide setup` installs.
-pub const CUDA_VERSION: &str = "13.5.37";
+/// Where the managed CUDA install lives: oxide-contract owns it, for the runtime's nvJitLink
+/// search reads it too.
+pub use oxide_contract::toolkit::{CUDA_VERSION, managed_cuda_dir, managed_cuda_root, oxide_home};
 /// The wheels `cargo oxide setup` installs (all at [`CUDA_VERSION`]).
 /// `cuobjdump` lists what a built cubin holds (the interop tests check linked code with it).
 pub const CUDA_WHEELS: [&str; 6] = [
@@ -132,25 +134,6 @@ fn has_file_starting_with(dir: &Path, prefix: &str) -> bool {
     std::fs::read_dir(dir)
         .map(|entries| entries.flatten().any(|e| e.file_name().to_string_lossy().starts_with(prefix)))
         .unwrap_or(false)
-}
-
-/// The managed home: `${CUDA_OXIDE_HOME:-$HOME/.cuda-oxide}`.
-pub fn oxide_home() -> PathBuf {
-    if let Some(dir) = std::env::var_os("CUDA_OXIDE_HOME").filter(|d| !d.is_empty()) {
-        return PathBuf::from(dir);
-    }
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
-    home.join(".cuda-oxide")
-}
-
-/// Where `cargo oxide setup` installs the CUDA wheels.
-pub fn managed_cuda_dir() -> PathBuf {
-    oxide_home().join(format!("cuda-{CUDA_VERSION}"))
-}
-
-/// The CUDA root inside the managed install (the wheels' `nvidia/cu13`).
-pub fn managed_cuda_root() -> PathBuf {
-    managed_cuda_dir().join("nvidia/cu13")
 }
 
 /// The CUDA tools found on this machine.
@@ -296,8 +279,37 @@ impl Tools {
             libnvvm: self.cuda.libnvvm.clone(),
             nvjitlink: self.cuda.nvjitlink.clone(),
             nvcc: self.cuda.nvcc.clone(),
+            // Read (from large files) only by builds that make LTOIR: see `build::device_config`.
+            libnvvm_release: None,
+            nvcc_release: None,
         }
     }
+}
+
+/// The CUDA release of a compiler binary (libNVVM, `nvcc`), read from the banner it carries and
+/// remembered per file: finding it in a 70 MB libNVVM takes a tenth of a second (seconds in a
+/// debug build), too much for every build.
+pub fn cuda_release(tool: &Path) -> Option<CudaRelease> {
+    #[derive(serde::Serialize, serde::Deserialize)]
+    struct Cached {
+        tool: PathBuf,
+        stamp: crate::cache::Stamp,
+        release: Option<CudaRelease>,
+    }
+    let stamp = crate::cache::Stamp::of(tool)?;
+    let key = crate::project::fnv1a(&tool.to_string_lossy());
+    let path = oxide_home().join("cache").join(format!("cuda-release-{key:016x}.json"));
+    if let Some(cached) = crate::cache::read::<Cached>(&path)
+        && cached.tool == tool
+        && cached.stamp == stamp
+    {
+        return cached.release;
+    }
+    let bytes = std::fs::read(tool).ok()?;
+    let at = memchr::memmem::find(&bytes, COMPILER_BANNER)?;
+    let release = CudaRelease::after_banner(&bytes[at + COMPILER_BANNER.len()..]);
+    crate::cache::write(&path, &Cached { tool: tool.to_path_buf(), stamp, release });
+    release
 }
 
 /// The last non-empty line a tool prints for `arg` (`ptxas --version` → `Cuda compilation tools, …`).
@@ -333,12 +345,6 @@ mod tests {
         for c in COMPONENTS {
             assert!(text.contains(&format!("\"{c}\"")), "{c} missing from {text}");
         }
-    }
-
-    #[test]
-    fn managed_home_follows_cuda_oxide_home() {
-        // Read-only check of the default: the managed root ends in the wheel layout.
-        assert!(managed_cuda_root().ends_with(format!("cuda-{CUDA_VERSION}/nvidia/cu13")));
     }
 
     #[test]

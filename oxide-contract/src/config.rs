@@ -109,6 +109,12 @@ pub struct ToolPaths {
     /// `nvcc`: compiles the CUDA C++ sources a crate names ([`PackageSources`]).
     #[serde(default)]
     pub nvcc: Option<PathBuf>,
+    /// The CUDA release of `libnvvm` and of `nvcc`, recorded with the LTOIR each makes (the
+    /// nvJitLink that links it at load time must be as new); set when LTOIR is emitted.
+    #[serde(default)]
+    pub libnvvm_release: Option<crate::toolkit::CudaRelease>,
+    #[serde(default)]
+    pub nvcc_release: Option<crate::toolkit::CudaRelease>,
 }
 
 /// The CUDA C++ sources (and prebuilt device code) one package links into its device code, read

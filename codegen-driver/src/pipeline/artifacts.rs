@@ -11,6 +11,7 @@ use oxide_contract::manifest::{
     DeviceFunction, KernelInfo, MANIFEST_FORMAT_VERSION, Manifest, PayloadInfo, PayloadKind,
 };
 use oxide_contract::naming::files;
+use oxide_contract::toolkit::CudaRelease;
 
 use super::tools::{ToolError, read, version_line};
 use super::workdir::WorkDir;
@@ -22,11 +23,12 @@ pub struct Built {
     pub cubins: Vec<(Arch, PathBuf)>,
     /// The fatbin and the lowest arch it holds.
     pub fatbin: Option<(Arch, PathBuf)>,
-    /// The crate's LTOIR per arch (`--emit ltoir`).
-    pub ltoir: Vec<(Arch, PathBuf)>,
+    /// The crate's LTOIR per arch (`--emit ltoir`), with the CUDA release of the libNVVM that
+    /// made it.
+    pub ltoir: Vec<(Arch, PathBuf, Option<CudaRelease>)>,
     /// The LTOIR of the package's CUDA C++ sources, bundled with the crate's so that a program
-    /// can link both for a GPU that has no cubin.
-    pub source_ltoir: Vec<(Arch, PathBuf)>,
+    /// can link both for a GPU that has no cubin; with the release of the nvcc that made it.
+    pub source_ltoir: Vec<(Arch, PathBuf, Option<CudaRelease>)>,
 }
 
 /// What the crate shares with CUDA C++, for the manifest and the C header.
@@ -43,6 +45,14 @@ impl Built {
     }
 }
 
+/// One payload file, as the manifest describes it.
+struct Owned<'a> {
+    kind: PayloadKind,
+    arch: Arch,
+    path: &'a PathBuf,
+    release: Option<CudaRelease>,
+}
+
 /// Writes `manifest.json` and returns the bundle bytes; publishes the payloads, then the
 /// manifest that names them, and removes payload files of earlier builds it does not name.
 pub fn write(
@@ -55,19 +65,23 @@ pub fn write(
     interop: &Interop,
 ) -> Result<Vec<u8>, ToolError> {
     // Exact cubins first, then the fatbin, then PTX for JIT (see `bundle::select`).
-    let mut owned: Vec<(PayloadKind, Arch, &PathBuf, Vec<u8>)> = Vec::new();
+    let mut owned: Vec<(Owned<'_>, Vec<u8>)> = Vec::new();
+    let mut add = |kind, arch, path, release| -> Result<(), ToolError> {
+        owned.push((Owned { kind, arch, path, release }, read(path)?));
+        Ok(())
+    };
     for (a, p) in &built.cubins {
-        owned.push((PayloadKind::Cubin, *a, p, read(p)?));
+        add(PayloadKind::Cubin, *a, p, None)?;
     }
     if let Some((a, p)) = &built.fatbin {
-        owned.push((PayloadKind::Fatbin, *a, p, read(p)?));
+        add(PayloadKind::Fatbin, *a, p, None)?;
     }
     for (a, p) in &built.ptx {
-        owned.push((PayloadKind::Ptx, *a, p, read(p)?));
+        add(PayloadKind::Ptx, *a, p, None)?;
     }
     // LTOIR last: the loader links it only when nothing else runs on the GPU.
-    for (a, p) in built.ltoir.iter().chain(&built.source_ltoir) {
-        owned.push((PayloadKind::Ltoir, *a, p, read(p)?));
+    for (a, p, release) in built.ltoir.iter().chain(&built.source_ltoir) {
+        add(PayloadKind::Ltoir, *a, p, *release)?;
     }
 
     let mut tool_versions = BTreeMap::new();
@@ -84,12 +98,13 @@ pub fn write(
         kernels,
         payloads: owned
             .iter()
-            .map(|(kind, arch, path, bytes)| PayloadInfo {
-                arch: arch.to_string(),
-                kind: *kind,
-                file: path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+            .map(|(o, bytes)| PayloadInfo {
+                arch: o.arch.to_string(),
+                kind: o.kind,
+                file: o.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
                 sha256: oxide_contract::sha256_hex(bytes),
                 bytes: bytes.len() as u64,
+                cuda_release: o.release,
             })
             .collect(),
         tools: tool_versions,
@@ -98,13 +113,13 @@ pub fn write(
         imports: interop.imports.clone(),
     };
     let payloads: Vec<Payload<'_>> =
-        owned.iter().map(|(kind, arch, _, bytes)| Payload { kind: *kind, sm: arch.code(), bytes }).collect();
+        owned.iter().map(|(o, bytes)| Payload { kind: o.kind, sm: o.arch.code(), bytes }).collect();
     let bundle = write_bundle(&manifest, &payloads);
     let manifest_path = work.path(files::MANIFEST);
     let json = serde_json::to_string_pretty(&manifest).unwrap_or_default();
     std::fs::write(&manifest_path, json).map_err(|e| ToolError::Io(manifest_path.clone(), e))?;
-    for (_, _, path, _) in &owned {
-        work.publish(path)?;
+    for (o, _) in &owned {
+        work.publish(o.path)?;
     }
     if !interop.exports.is_empty() {
         // The C declarations CUDA C++ includes to call the exports.

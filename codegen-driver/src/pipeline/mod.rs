@@ -18,6 +18,7 @@ use std::time::Instant;
 use oxide_contract::arch::Arch;
 use oxide_contract::config::{CONFIG_ENV, DeviceConfig, DeviceDebugInfo, Emit};
 use oxide_contract::progress::{ProgressEvent, Step};
+use oxide_contract::toolkit::CudaRelease;
 use rustc_middle::ty::TyCtxt;
 
 use crate::lower::errors::{DeviceError, report_at};
@@ -279,7 +280,7 @@ fn run<'tcx>(
     let mut built = Built::default();
     let mut bundle = Vec::new();
     let nvvm_ir = tasks.iter().any(|t| matches!(t, Task::Ltoir(_))).then(|| link::nvvm_ir(&optimized.text));
-    let mut source_ltoir: Vec<PathBuf> = Vec::new();
+    let mut source_ltoir: Vec<(PathBuf, Option<CudaRelease>)> = Vec::new();
     for &task in tasks.iter().filter(|t| **t != Task::Lower) {
         progress.run(task, || -> Result<(), Stop> {
             match task {
@@ -293,7 +294,8 @@ fn run<'tcx>(
                 }
                 Task::Ltoir(arch) => {
                     let ir = nvvm_ir.as_deref().unwrap_or_default();
-                    built.ltoir.push((arch, link::ltoir(tools, &work, crate_name, ir, arch, config.fmad)?));
+                    let ltoir = link::ltoir(tools, &work, crate_name, ir, arch, config.fmad)?;
+                    built.ltoir.push((arch, ltoir, tools.libnvvm_release));
                 }
                 Task::Nvcc(arch) => {
                     source_ltoir.clear();
@@ -302,16 +304,18 @@ fn run<'tcx>(
                     }
                 }
                 Task::Link(arch) => {
-                    let own = built.ltoir.iter().find(|(a, _)| *a == arch).map(|(_, p)| p.clone()).unwrap_or_default();
-                    let (cubin, ptx) = link::link(tools, &work, crate_name, &own, &source_ltoir, arch, config.fmad)?;
+                    let own =
+                        built.ltoir.iter().find(|(a, ..)| *a == arch).map(|(_, p, _)| p.clone()).unwrap_or_default();
+                    let inputs: Vec<PathBuf> = source_ltoir.iter().map(|(p, _)| p.clone()).collect();
+                    let (cubin, ptx) = link::link(tools, &work, crate_name, &own, &inputs, arch, config.fmad)?;
                     built.cubins.push((arch, cubin));
                     built.ptx.push((arch, ptx));
                     if config.emits().contains(&Emit::Ltoir) {
                         // With the crate's LTOIR, the sources' LTOIR: a load-time link needs both.
-                        let ltoir = source_ltoir.iter().filter(|p| p.extension().is_some_and(|e| e == "ltoir"));
-                        built.source_ltoir.extend(ltoir.map(|p| (arch, p.clone())));
+                        let ltoir = source_ltoir.iter().filter(|(p, _)| p.extension().is_some_and(|e| e == "ltoir"));
+                        built.source_ltoir.extend(ltoir.map(|(p, release)| (arch, p.clone(), *release)));
                     } else {
-                        built.ltoir.retain(|(a, _)| *a != arch);
+                        built.ltoir.retain(|(a, ..)| *a != arch);
                     }
                 }
                 Task::Fatbin => {
