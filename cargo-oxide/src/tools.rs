@@ -282,34 +282,65 @@ impl Tools {
             // Read (from large files) only by builds that make LTOIR: see `build::device_config`.
             libnvvm_release: None,
             nvcc_release: None,
+            versions: [("llc", Some(bin.join("llc"))), ("ptxas", self.cuda.ptxas.clone())]
+                .into_iter()
+                .filter_map(|(name, path)| Some((name.to_string(), tool_version(&path?)?)))
+                .collect(),
         }
     }
 }
 
-/// The CUDA release of a compiler binary (libNVVM, `nvcc`), read from the banner it carries and
-/// remembered per file: finding it in a 70 MB libNVVM takes a tenth of a second (seconds in a
-/// debug build), too much for every build.
-pub fn cuda_release(tool: &Path) -> Option<CudaRelease> {
+/// What `compute` says of the file `tool`, remembered (under `what`) while the file is the same:
+/// facts read from large tool binaries or by starting them cost more than a build may spend.
+fn remembered<T>(what: &str, tool: &Path, compute: impl FnOnce(&Path) -> Option<T>) -> Option<T>
+where
+    T: Clone + serde::Serialize + serde::de::DeserializeOwned,
+{
     #[derive(serde::Serialize, serde::Deserialize)]
-    struct Cached {
+    struct Cached<T> {
         tool: PathBuf,
         stamp: crate::cache::Stamp,
-        release: Option<CudaRelease>,
+        value: Option<T>,
     }
     let stamp = crate::cache::Stamp::of(tool)?;
     let key = crate::project::fnv1a(&tool.to_string_lossy());
-    let path = oxide_home().join("cache").join(format!("cuda-release-{key:016x}.json"));
-    if let Some(cached) = crate::cache::read::<Cached>(&path)
+    let path = oxide_home().join("cache").join(format!("{what}-{key:016x}.json"));
+    if let Some(cached) = crate::cache::read::<Cached<T>>(&path)
         && cached.tool == tool
         && cached.stamp == stamp
     {
-        return cached.release;
+        return cached.value;
     }
-    let bytes = std::fs::read(tool).ok()?;
-    let at = memchr::memmem::find(&bytes, COMPILER_BANNER)?;
-    let release = CudaRelease::after_banner(&bytes[at + COMPILER_BANNER.len()..]);
-    crate::cache::write(&path, &Cached { tool: tool.to_path_buf(), stamp, release });
-    release
+    let value = compute(tool);
+    crate::cache::write(&path, &Cached { tool: tool.to_path_buf(), stamp, value: value.clone() });
+    value
+}
+
+/// The CUDA release of a compiler binary (libNVVM, `nvcc`), read from the banner it carries:
+/// finding it in a 70 MB libNVVM takes a tenth of a second (seconds in a debug build).
+pub fn cuda_release(tool: &Path) -> Option<CudaRelease> {
+    remembered("cuda-release", tool, |tool| {
+        let bytes = std::fs::read(tool).ok()?;
+        let at = memchr::memmem::find(&bytes, COMPILER_BANNER)?;
+        CudaRelease::after_banner(&bytes[at + COMPILER_BANNER.len()..])
+    })
+}
+
+/// The line of `tool --version` that names its version (`LLVM version 22.1.4…`, `Cuda
+/// compilation tools, release 13.5, V13.5.37`), for the manifest; remembered, because starting
+/// `llc` and `ptxas` costs tens of milliseconds each, on every crate's device build otherwise.
+pub fn tool_version(tool: &Path) -> Option<String> {
+    remembered("tool-version", tool, |tool| {
+        let out = Command::new(tool).arg("--version").output().ok()?;
+        version_in(&String::from_utf8_lossy(&out.stdout)).map(str::to_string)
+    })
+}
+
+/// The line of a `--version` text that says the version (else its last line: `llc` lists its
+/// targets after the version, `ptxas` its build after it).
+fn version_in(text: &str) -> Option<&str> {
+    let lines = || text.lines().map(str::trim).filter(|l| !l.is_empty());
+    lines().find(|l| l.contains(" version ") || l.contains(", release ")).or_else(|| lines().next_back())
 }
 
 /// The last non-empty line a tool prints for `arg` (`ptxas --version` → `Cuda compilation tools, …`).
@@ -345,6 +376,16 @@ mod tests {
         for c in COMPONENTS {
             assert!(text.contains(&format!("\"{c}\"")), "{c} missing from {text}");
         }
+    }
+
+    #[test]
+    fn the_version_line_of_llc_and_ptxas() {
+        let llc = "LLVM (http://llvm.org/):\n  LLVM version 22.1.4-rust-1.97.0-nightly\n  Optimized build.\n\n  Registered Targets:\n    xtensa      - Xtensa 32\n";
+        assert_eq!(version_in(llc), Some("LLVM version 22.1.4-rust-1.97.0-nightly"));
+        let ptxas = "ptxas: NVIDIA (R) Ptx optimizing assembler\nCopyright (c) 2005-2026 NVIDIA Corporation\nCuda compilation tools, release 13.5, V13.5.37\nBuild cuda_13.5.r13.5/compiler.39125733_0\n";
+        assert_eq!(version_in(ptxas), Some("Cuda compilation tools, release 13.5, V13.5.37"));
+        assert_eq!(version_in("tool 1.0\n\n"), Some("tool 1.0"));
+        assert_eq!(version_in(""), None);
     }
 
     #[test]

@@ -115,6 +115,10 @@ pub struct ToolPaths {
     pub libnvvm_release: Option<crate::toolkit::CudaRelease>,
     #[serde(default)]
     pub nvcc_release: Option<crate::toolkit::CudaRelease>,
+    /// Tool name → the line of its `--version` that names its version (`llc`, `ptxas`), for the
+    /// manifest: read once per tool by `cargo oxide`, not by every crate's device build.
+    #[serde(default)]
+    pub versions: std::collections::BTreeMap<String, String>,
 }
 
 /// The CUDA C++ sources (and prebuilt device code) one package links into its device code, read

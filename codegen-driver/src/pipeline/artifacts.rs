@@ -1,7 +1,6 @@
 //! The crate's artifacts as the runtime sees them: the manifest, the bundle bytes embedded in
 //! the binary, and the files published under `<artifact_dir>/<crate>/` (contract §6, §7).
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use oxide_contract::arch::Arch;
@@ -13,7 +12,7 @@ use oxide_contract::manifest::{
 use oxide_contract::naming::files;
 use oxide_contract::toolkit::CudaRelease;
 
-use super::tools::{ToolError, read, version_line};
+use super::tools::{ToolError, read};
 use super::workdir::WorkDir;
 
 /// The device files one build produced, in the work directory.
@@ -84,11 +83,6 @@ pub fn write(
         add(PayloadKind::Ltoir, *a, p, *release)?;
     }
 
-    let mut tool_versions = BTreeMap::new();
-    tool_versions.insert("llc".to_string(), version_line(&tools.llc));
-    if let Some(ptxas) = &tools.ptxas {
-        tool_versions.insert("ptxas".to_string(), version_line(ptxas));
-    }
     let manifest = Manifest {
         format_version: MANIFEST_FORMAT_VERSION,
         crate_name: crate_name.to_string(),
@@ -107,7 +101,7 @@ pub fn write(
                 cuda_release: o.release,
             })
             .collect(),
-        tools: tool_versions,
+        tools: tools.versions.clone(),
         fmad: interop.fmad,
         exports: interop.exports.clone(),
         imports: interop.imports.clone(),
