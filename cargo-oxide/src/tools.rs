@@ -297,9 +297,13 @@ where
     T: Clone + serde::Serialize + serde::de::DeserializeOwned,
 {
     #[derive(serde::Serialize, serde::Deserialize)]
+    #[serde(bound(deserialize = "T: serde::de::DeserializeOwned"))]
     struct Cached<T> {
         tool: PathBuf,
         stamp: crate::cache::Stamp,
+        // Required (serde would read a missing `Option` as `None`): an entry of another layout
+        // is recomputed, not taken for "not found".
+        #[serde(deserialize_with = "Option::deserialize")]
         value: Option<T>,
     }
     let stamp = crate::cache::Stamp::of(tool)?;
