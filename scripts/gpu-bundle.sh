@@ -117,6 +117,27 @@ for template in vecadd lib async workspace; do
     add "$RELEASE/template-$template" "template-$template"
 done
 
+# Optional: an nvJitLink as new as the libNVVM that made the bundle's LTOIR, for a GPU host whose
+# own is older (the H200's driver 580 ships nvJitLink 13.0; our LTOIR is CUDA 13.5's). Set
+# GPU_BUNDLE_NVJITLINK=1 for the one `cargo oxide setup` installed, or to a libnvJitLink.so.13.
+# It travels xz-compressed (117 MB → 33 MB; compressed once, kept in the target dir) and run.sh
+# unpacks it and points CUDA_OXIDE_NVJITLINK at it unless that is set already.
+if [ -n "${GPU_BUNDLE_NVJITLINK:-}" ]; then
+    lib="$GPU_BUNDLE_NVJITLINK"
+    if [ "$lib" = 1 ]; then # the newest managed install (oxide_contract::toolkit::managed_cuda_root)
+        lib="$(ls -d "${CUDA_OXIDE_HOME:-$HOME/.cuda-oxide}"/cuda-*/nvidia/cu13/lib/libnvJitLink.so.13 2>/dev/null | sort -V | tail -n 1)"
+    fi
+    [ -f "$lib" ] || { echo "GPU_BUNDLE_NVJITLINK: no $lib (run \`cargo oxide setup\`, or give its path)" >&2; exit 1; }
+    xz_cache="$CARGO_TARGET_DIR/gpu-bundle-nvjitlink/libnvJitLink.so.13.xz"
+    if [ ! -f "$xz_cache" ] || [ "$lib" -nt "$xz_cache" ]; then
+        echo "==> xz $lib (a few minutes, once)" >&2
+        mkdir -p "$(dirname "$xz_cache")"
+        xz -6 -T0 -c "$lib" > "$xz_cache.partial" && mv "$xz_cache.partial" "$xz_cache"
+    fi
+    mkdir -p "$OUT/lib"
+    cp "$xz_cache" "$OUT/lib/"
+fi
+
 cat > "$OUT/run.sh" <<'RUN'
 #!/usr/bin/env bash
 # Runs every binary of this bundle; prints PASS/FAIL per binary and `N passed, N failed`.
@@ -125,6 +146,13 @@ cat > "$OUT/run.sh" <<'RUN'
 cd "$(dirname "${BASH_SOURCE[0]}")"
 # Sideloaded modules (load_kernel_module) are found here, not next to the binaries.
 export CUDA_OXIDE_ARTIFACT_DIR="$PWD/artifacts"
+# The nvJitLink the bundle brought (GPU_BUNDLE_NVJITLINK), for linking LTOIR at load time.
+if [ -f lib/libnvJitLink.so.13.xz ] && [ -z "${CUDA_OXIDE_NVJITLINK:-}" ]; then
+    unpacked="${TMPDIR:-/tmp}/cuda-oxide-bundle-lib"
+    mkdir -p "$unpacked"
+    [ -f "$unpacked/libnvJitLink.so.13" ] || xz -dc lib/libnvJitLink.so.13.xz > "$unpacked/libnvJitLink.so.13"
+    export CUDA_OXIDE_NVJITLINK="$unpacked/libnvJitLink.so.13"
+fi
 LOGS="${LOGS:-logs}"
 mkdir -p "$LOGS"
 passed=0

@@ -125,6 +125,7 @@ mod tests {
             file: "app.sm_90.ptx".into(),
             sha256: oxide_contract::sha256_hex(ptx),
             bytes: ptx.len() as u64,
+            cuda_release: None,
         });
         write_bundle(&m, &[Payload { kind: PayloadKind::Ptx, sm: 90, bytes: ptx }])
     }

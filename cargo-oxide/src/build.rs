@@ -161,6 +161,13 @@ fn device_config(
     if !config.cuda_sources.is_empty() {
         tools.require_linking()?;
     }
+    if config.emits().contains(&Emit::Ltoir) {
+        // Recorded with each LTOIR payload: the loader links it only with an nvJitLink as new.
+        config.tools.libnvvm_release = tools.cuda.libnvvm.as_deref().and_then(tools::cuda_release);
+        if !config.cuda_sources.is_empty() {
+            config.tools.nvcc_release = tools.cuda.nvcc.as_deref().and_then(tools::cuda_release);
+        }
+    }
     Ok(config)
 }
 

@@ -164,6 +164,8 @@ impl Tail {
     pub fn stop(mut self) {
         self.stop.store(true, Ordering::SeqCst);
         if let Some(handle) = self.handle.take() {
+            // Wakes it from its wait, so that the build does not end up to one poll later.
+            handle.thread().unpark();
             let _ = handle.join();
         }
     }
@@ -191,6 +193,7 @@ fn follow(path: &Path, progress: &Progress, stop: &AtomicBool) {
         if stopping {
             return;
         }
-        std::thread::sleep(Duration::from_millis(100));
+        // Woken early by `Tail::stop` (a sleep here made every build end up to 100 ms late).
+        std::thread::park_timeout(Duration::from_millis(100));
     }
 }

@@ -187,7 +187,7 @@ impl Project {
 }
 
 /// FNV-1a of `text`: a short file name for a cache key (the key itself is stored and compared).
-fn fnv1a(text: &str) -> u64 {
+pub(crate) fn fnv1a(text: &str) -> u64 {
     text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }
 

@@ -28,6 +28,7 @@ pub struct PtxFile {
 /// use oxide_contract::manifest::{Manifest, PayloadInfo, PayloadKind};
 /// let ptx = |arch: &str| PayloadInfo {
 ///     arch: arch.into(), kind: PayloadKind::Ptx, file: format!("app.{arch}.ptx"), sha256: String::new(), bytes: 1,
+///     cuda_release: None,
 /// };
 /// let mut m = Manifest::new("app");
 /// m.payloads = vec![ptx("sm_90a"), ptx("sm_90"), ptx("sm_80")];
@@ -82,6 +83,7 @@ mod tests {
             file: format!("x.{arch}.{}", kind.name()),
             sha256: String::new(),
             bytes: 1,
+            cuda_release: None,
         }
     }
 

@@ -80,7 +80,14 @@ mod tests {
     use oxide_contract::manifest::{ParamInfo, ParamKind, PayloadInfo};
 
     fn payload(arch: &str, kind: PayloadKind) -> PayloadInfo {
-        PayloadInfo { arch: arch.into(), kind, file: String::new(), sha256: String::new(), bytes: 1 }
+        PayloadInfo {
+            arch: arch.into(),
+            kind,
+            file: String::new(),
+            sha256: String::new(),
+            bytes: 1,
+            cuda_release: None,
+        }
     }
 
     #[test]

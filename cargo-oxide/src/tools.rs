@@ -9,13 +9,15 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 use oxide_contract::config::{Emit, ToolPaths};
+use oxide_contract::toolkit::{COMPILER_BANNER, CudaRelease};
 
 /// The nightly the driver is built against; `rust-toolchain.toml` at the checkout root says the same.
 pub const PINNED_TOOLCHAIN: &str = "nightly-2026-05-20";
 /// Components of the pinned toolchain that cuda-oxide needs.
 pub const COMPONENTS: [&str; 3] = ["rust-src", "rustc-dev", "llvm-tools"];
-/// Version of NVIDIA's CUDA wheels that `cargo oxide setup` installs.
-pub const CUDA_VERSION: &str = "13.5.37";
+/// Where the managed CUDA install lives: oxide-contract owns it, for the runtime's nvJitLink
+/// search reads it too.
+pub use oxide_contract::toolkit::{CUDA_VERSION, managed_cuda_dir, managed_cuda_root, oxide_home};
 /// The wheels `cargo oxide setup` installs (all at [`CUDA_VERSION`]).
 /// `cuobjdump` lists what a built cubin holds (the interop tests check linked code with it).
 pub const CUDA_WHEELS: [&str; 6] = [
@@ -132,25 +134,6 @@ fn has_file_starting_with(dir: &Path, prefix: &str) -> bool {
     std::fs::read_dir(dir)
         .map(|entries| entries.flatten().any(|e| e.file_name().to_string_lossy().starts_with(prefix)))
         .unwrap_or(false)
-}
-
-/// The managed home: `${CUDA_OXIDE_HOME:-$HOME/.cuda-oxide}`.
-pub fn oxide_home() -> PathBuf {
-    if let Some(dir) = std::env::var_os("CUDA_OXIDE_HOME").filter(|d| !d.is_empty()) {
-        return PathBuf::from(dir);
-    }
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
-    home.join(".cuda-oxide")
-}
-
-/// Where `cargo oxide setup` installs the CUDA wheels.
-pub fn managed_cuda_dir() -> PathBuf {
-    oxide_home().join(format!("cuda-{CUDA_VERSION}"))
-}
-
-/// The CUDA root inside the managed install (the wheels' `nvidia/cu13`).
-pub fn managed_cuda_root() -> PathBuf {
-    managed_cuda_dir().join("nvidia/cu13")
 }
 
 /// The CUDA tools found on this machine.
@@ -296,8 +279,72 @@ impl Tools {
             libnvvm: self.cuda.libnvvm.clone(),
             nvjitlink: self.cuda.nvjitlink.clone(),
             nvcc: self.cuda.nvcc.clone(),
+            // Read (from large files) only by builds that make LTOIR: see `build::device_config`.
+            libnvvm_release: None,
+            nvcc_release: None,
+            versions: [("llc", Some(bin.join("llc"))), ("ptxas", self.cuda.ptxas.clone())]
+                .into_iter()
+                .filter_map(|(name, path)| Some((name.to_string(), tool_version(&path?)?)))
+                .collect(),
         }
     }
+}
+
+/// What `compute` says of the file `tool`, remembered (under `what`) while the file is the same:
+/// facts read from large tool binaries or by starting them cost more than a build may spend.
+fn remembered<T>(what: &str, tool: &Path, compute: impl FnOnce(&Path) -> Option<T>) -> Option<T>
+where
+    T: Clone + serde::Serialize + serde::de::DeserializeOwned,
+{
+    #[derive(serde::Serialize, serde::Deserialize)]
+    #[serde(bound(deserialize = "T: serde::de::DeserializeOwned"))]
+    struct Cached<T> {
+        tool: PathBuf,
+        stamp: crate::cache::Stamp,
+        // Required (serde would read a missing `Option` as `None`): an entry of another layout
+        // is recomputed, not taken for "not found".
+        #[serde(deserialize_with = "Option::deserialize")]
+        value: Option<T>,
+    }
+    let stamp = crate::cache::Stamp::of(tool)?;
+    let key = crate::project::fnv1a(&tool.to_string_lossy());
+    let path = oxide_home().join("cache").join(format!("{what}-{key:016x}.json"));
+    if let Some(cached) = crate::cache::read::<Cached<T>>(&path)
+        && cached.tool == tool
+        && cached.stamp == stamp
+    {
+        return cached.value;
+    }
+    let value = compute(tool);
+    crate::cache::write(&path, &Cached { tool: tool.to_path_buf(), stamp, value: value.clone() });
+    value
+}
+
+/// The CUDA release of a compiler binary (libNVVM, `nvcc`), read from the banner it carries:
+/// finding it in a 70 MB libNVVM takes a tenth of a second (seconds in a debug build).
+pub fn cuda_release(tool: &Path) -> Option<CudaRelease> {
+    remembered("cuda-release", tool, |tool| {
+        let bytes = std::fs::read(tool).ok()?;
+        let at = memchr::memmem::find(&bytes, COMPILER_BANNER)?;
+        CudaRelease::after_banner(&bytes[at + COMPILER_BANNER.len()..])
+    })
+}
+
+/// The line of `tool --version` that names its version (`LLVM version 22.1.4…`, `Cuda
+/// compilation tools, release 13.5, V13.5.37`), for the manifest; remembered, because starting
+/// `llc` and `ptxas` costs tens of milliseconds each, on every crate's device build otherwise.
+pub fn tool_version(tool: &Path) -> Option<String> {
+    remembered("tool-version", tool, |tool| {
+        let out = Command::new(tool).arg("--version").output().ok()?;
+        version_in(&String::from_utf8_lossy(&out.stdout)).map(str::to_string)
+    })
+}
+
+/// The line of a `--version` text that says the version (else its last line: `llc` lists its
+/// targets after the version, `ptxas` its build after it).
+fn version_in(text: &str) -> Option<&str> {
+    let lines = || text.lines().map(str::trim).filter(|l| !l.is_empty());
+    lines().find(|l| l.contains(" version ") || l.contains(", release ")).or_else(|| lines().next_back())
 }
 
 /// The last non-empty line a tool prints for `arg` (`ptxas --version` → `Cuda compilation tools, …`).
@@ -336,9 +383,13 @@ mod tests {
     }
 
     #[test]
-    fn managed_home_follows_cuda_oxide_home() {
-        // Read-only check of the default: the managed root ends in the wheel layout.
-        assert!(managed_cuda_root().ends_with(format!("cuda-{CUDA_VERSION}/nvidia/cu13")));
+    fn the_version_line_of_llc_and_ptxas() {
+        let llc = "LLVM (http://llvm.org/):\n  LLVM version 22.1.4-rust-1.97.0-nightly\n  Optimized build.\n\n  Registered Targets:\n    xtensa      - Xtensa 32\n";
+        assert_eq!(version_in(llc), Some("LLVM version 22.1.4-rust-1.97.0-nightly"));
+        let ptxas = "ptxas: NVIDIA (R) Ptx optimizing assembler\nCopyright (c) 2005-2026 NVIDIA Corporation\nCuda compilation tools, release 13.5, V13.5.37\nBuild cuda_13.5.r13.5/compiler.39125733_0\n";
+        assert_eq!(version_in(ptxas), Some("Cuda compilation tools, release 13.5, V13.5.37"));
+        assert_eq!(version_in("tool 1.0\n\n"), Some("tool 1.0"));
+        assert_eq!(version_in(""), None);
     }
 
     #[test]

@@ -13,16 +13,16 @@ use rustc_session::Session;
 use rustc_session::config::{OutputFilenames, PrintRequest};
 use rustc_span::Symbol;
 
-use crate::pipeline::object::DeviceOutput;
+use crate::pipeline::PendingDevice;
 
 pub struct OxideBackend {
     llvm: Box<dyn CodegenBackend>,
 }
 
-/// What `codegen_crate` hands to `join_codegen`: the host's ongoing codegen and our bundle.
+/// What `codegen_crate` hands to `join_codegen`: the host's ongoing codegen and our device build.
 struct Ongoing {
     host: Box<dyn Any>,
-    device: Option<DeviceOutput>,
+    device: Option<PendingDevice>,
 }
 
 impl OxideBackend {
@@ -77,7 +77,8 @@ impl CodegenBackend for OxideBackend {
     }
 
     fn codegen_crate<'tcx>(&self, tcx: TyCtxt<'tcx>) -> Box<dyn Any> {
-        // Device first: its errors should stop the build before LLVM spends time on the host.
+        // Device lowering first: its errors should stop the build before LLVM spends time on the
+        // host. Its external tools then run while LLVM generates the host code.
         let device = crate::pipeline::compile_crate(tcx);
         let host = self.llvm.codegen_crate(tcx);
         Box::new(Ongoing { host, device })
@@ -92,7 +93,11 @@ impl CodegenBackend for OxideBackend {
     ) -> (CompiledModules, FxIndexMap<WorkProductId, WorkProduct>) {
         let ongoing = *ongoing.downcast::<Ongoing>().expect("OxideBackend's own Ongoing");
         let (mut modules, work_products) = self.llvm.join_codegen(ongoing.host, sess, outputs, crate_info);
-        if let Some(device) = ongoing.device {
+        if let Some(pending) = ongoing.device {
+            let device = match pending.join() {
+                Ok(device) => device,
+                Err(message) => sess.dcx().fatal(message),
+            };
             match device.into_compiled_module(outputs) {
                 Ok(module) => modules.modules.push(module),
                 Err(e) => sess.dcx().fatal(format!("cuda-oxide: could not write the device bundle: {e}")),

@@ -109,6 +109,16 @@ pub struct ToolPaths {
     /// `nvcc`: compiles the CUDA C++ sources a crate names ([`PackageSources`]).
     #[serde(default)]
     pub nvcc: Option<PathBuf>,
+    /// The CUDA release of `libnvvm` and of `nvcc`, recorded with the LTOIR each makes (the
+    /// nvJitLink that links it at load time must be as new); set when LTOIR is emitted.
+    #[serde(default)]
+    pub libnvvm_release: Option<crate::toolkit::CudaRelease>,
+    #[serde(default)]
+    pub nvcc_release: Option<crate::toolkit::CudaRelease>,
+    /// Tool name → the line of its `--version` that names its version (`llc`, `ptxas`), for the
+    /// manifest: read once per tool by `cargo oxide`, not by every crate's device build.
+    #[serde(default)]
+    pub versions: std::collections::BTreeMap<String, String>,
 }
 
 /// The CUDA C++ sources (and prebuilt device code) one package links into its device code, read

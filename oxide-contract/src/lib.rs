@@ -13,6 +13,7 @@
 //! | [`naming`] | kernel entry names, the bundle symbol and section, artifact file names |
 //! | [`manifest`] | `manifest.json`: kernels, parameters, payloads |
 //! | [`bundle`] | the binary bundle in host binaries: parsing and payload choice (writing: `build`) |
+//! | [`toolkit`] | the CUDA tools `cargo oxide setup` installs (where), CUDA releases of tools and LTOIR |
 //! | `config`, `progress` | `build` feature only: the device build config (incl. debug info levels) and progress events |
 //!
 //! User binaries link this crate through the runtime without the `build` feature, so the build
@@ -32,6 +33,7 @@ pub mod manifest;
 pub mod naming;
 #[cfg(feature = "build")]
 pub mod progress;
+pub mod toolkit;
 
 pub use abi::{LaunchArg, ParamKind};
 pub use arch::{Arch, ArchError};

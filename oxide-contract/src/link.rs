@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use crate::arch::Arch;
+use crate::toolkit::CudaRelease;
 
 /// `!nvvmir.version` of the LTOIR we make: libNVVM 13 reads NVVM IR 2.0 (debug info 3.2) and
 /// rejects a module without this metadata.
@@ -21,6 +22,13 @@ i128:128:128-f32:32:32-f64:64:64-f128:128:128-v16:16:16-v32:32:32-v64:64:64-v128
 /// LLVM 22, which the older NVVM dialect that libNVVM 13 assumes for sm_75..sm_90 cannot parse.
 /// nvJitLink needs it too when it links such LTOIR, so LTOIR from us needs nvJitLink 13.5 or later.
 pub const NVVM_LATEST: &str = "-nvvm-latest";
+
+/// Whether nvJitLink of CUDA release `linker` can link LTOIR made by a compiler of release
+/// `producer`: NVIDIA keeps LTOIR compatible within a major release, for a linker of the producer's
+/// release or newer (an older one rejects it: nvJitLink 13.0 fails on LTOIR of libNVVM 13.5).
+pub fn nvjitlink_can_link(linker: CudaRelease, producer: CudaRelease) -> bool {
+    linker.major == producer.major && linker >= producer
+}
 
 /// The libNVVM options that compile the device module to LTOIR for `arch`.
 pub fn nvvm_ltoir_options(arch: Arch, fmad: bool) -> Vec<String> {
@@ -122,6 +130,16 @@ mod tests {
         assert_eq!(nvjitlink_options(sm90, true, LinkOutput::Ptx).last().map(String::as_str), Some("-ptx"));
         assert_eq!(lto_name(sm90), "lto_90a");
         assert_eq!(lto_name(Arch::parse("sm_80").unwrap()), "lto_80");
+    }
+
+    #[test]
+    fn nvjitlink_links_ltoir_of_its_release_or_older_in_its_major() {
+        let r = CudaRelease::new;
+        assert!(nvjitlink_can_link(r(13, 5), r(13, 5)));
+        assert!(nvjitlink_can_link(r(13, 6), r(13, 5)));
+        assert!(!nvjitlink_can_link(r(13, 0), r(13, 5)));
+        assert!(!nvjitlink_can_link(r(14, 0), r(13, 5)));
+        assert!(!nvjitlink_can_link(r(12, 9), r(13, 0)));
     }
 
     #[test]

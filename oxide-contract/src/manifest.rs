@@ -114,6 +114,11 @@ pub struct PayloadInfo {
     /// Lower-case hex SHA-256 of the file ([`crate::sha256_hex`]).
     pub sha256: String,
     pub bytes: u64,
+    /// LTOIR only: the CUDA release of the compiler that made it (libNVVM, `nvcc`). Linking it
+    /// needs an nvJitLink of that release or newer ([`crate::link::nvjitlink_can_link`]); absent
+    /// when unknown (LTOIR a crate names as a file, bundles of older cuda-oxide versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cuda_release: Option<crate::toolkit::CudaRelease>,
 }
 
 /// What a payload holds; the discriminant is the `kind` field of a bundle payload entry.
@@ -277,6 +282,15 @@ mod tests {
             file: "hello.sm_90.cubin".into(),
             sha256: "00".into(),
             bytes: 1,
+            cuda_release: None,
+        });
+        m.payloads.push(PayloadInfo {
+            arch: "sm_90".into(),
+            kind: PayloadKind::Ltoir,
+            file: "hello.sm_90.ltoir".into(),
+            sha256: "00".into(),
+            bytes: 1,
+            cuda_release: Some(crate::toolkit::CudaRelease::new(13, 5)),
         });
         m.tools.insert("llc".into(), "LLVM version 22.1.4".into());
         m.exports.push(DeviceFunction {
@@ -298,6 +312,9 @@ mod tests {
         }
         assert_eq!(Manifest::from_json(&json).unwrap(), m);
         assert!(json.contains("\"c_decl\": \"float scale(float x)\""), "{json}");
+        // The producer's release is written for LTOIR, and left out where unknown.
+        assert_eq!(json.matches("\"cuda_release\": \"13.5\"").count(), 1, "{json}");
+        assert_eq!(json.matches("cuda_release").count(), 1, "{json}");
         assert_eq!(m.kernels[0].launch_slots(), 5);
         assert_eq!(m.entries(), ["vecadd"]);
         assert!(m.kernel("vecadd").is_some() && m.kernel("nope").is_none());
@@ -308,6 +325,9 @@ mod tests {
         let json = r#"{"format_version":2,"crate_name":"x","kernels":[],"payloads":[]}"#;
         let m = Manifest::from_json(json).unwrap();
         assert!(m.fmad && m.exports.is_empty() && m.imports.is_empty());
+        let json = r#"{"format_version":2,"crate_name":"x","kernels":[],"payloads":[
+            {"arch":"sm_90","kind":"ltoir","file":"x.ltoir","sha256":"00","bytes":1}]}"#;
+        assert_eq!(Manifest::from_json(json).unwrap().payloads[0].cuda_release, None);
     }
 
     #[test]

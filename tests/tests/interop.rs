@@ -127,6 +127,21 @@ fn rust_kernel_calls_a_cuda_cpp_device_function() {
             .map(|p| p.file.as_str())
             .collect();
         assert_eq!(ltoir, [format!("{name}.{arch}.ltoir"), format!("{name}.ops.{arch}.ltoir")], "{arch}");
+        // Each records the CUDA release that made it (libNVVM's, nvcc's): the loader links it only
+        // with an nvJitLink as new.
+        let tools = cargo_oxide::tools::CudaTools::find();
+        let libnvvm = cargo_oxide::tools::cuda_release(&tools.libnvvm.unwrap());
+        let nvcc = cargo_oxide::tools::cuda_release(&tools.nvcc.unwrap());
+        assert!(libnvvm.is_some_and(|r| r.major >= 13) && nvcc.is_some(), "{libnvvm:?} {nvcc:?}");
+        let releases: Vec<_> = manifest
+            .payloads
+            .iter()
+            .filter(|p| p.kind == PayloadKind::Ltoir && p.arch == arch)
+            .map(|p| p.cuda_release)
+            .collect();
+        assert_eq!(releases, [libnvvm, nvcc], "{arch}");
+        let others = manifest.payloads.iter().filter(|p| p.kind != PayloadKind::Ltoir);
+        assert!(others.clone().all(|p| p.cuda_release.is_none()), "{:?}", others.collect::<Vec<_>>());
         for file in &ltoir {
             assert!(dir.join(file).is_file(), "{file} missing");
         }

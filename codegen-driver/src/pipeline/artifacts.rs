@@ -1,7 +1,6 @@
 //! The crate's artifacts as the runtime sees them: the manifest, the bundle bytes embedded in
 //! the binary, and the files published under `<artifact_dir>/<crate>/` (contract §6, §7).
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use oxide_contract::arch::Arch;
@@ -11,8 +10,9 @@ use oxide_contract::manifest::{
     DeviceFunction, KernelInfo, MANIFEST_FORMAT_VERSION, Manifest, PayloadInfo, PayloadKind,
 };
 use oxide_contract::naming::files;
+use oxide_contract::toolkit::CudaRelease;
 
-use super::tools::{ToolError, read, version_line};
+use super::tools::{ToolError, read};
 use super::workdir::WorkDir;
 
 /// The device files one build produced, in the work directory.
@@ -22,11 +22,12 @@ pub struct Built {
     pub cubins: Vec<(Arch, PathBuf)>,
     /// The fatbin and the lowest arch it holds.
     pub fatbin: Option<(Arch, PathBuf)>,
-    /// The crate's LTOIR per arch (`--emit ltoir`).
-    pub ltoir: Vec<(Arch, PathBuf)>,
+    /// The crate's LTOIR per arch (`--emit ltoir`), with the CUDA release of the libNVVM that
+    /// made it.
+    pub ltoir: Vec<(Arch, PathBuf, Option<CudaRelease>)>,
     /// The LTOIR of the package's CUDA C++ sources, bundled with the crate's so that a program
-    /// can link both for a GPU that has no cubin.
-    pub source_ltoir: Vec<(Arch, PathBuf)>,
+    /// can link both for a GPU that has no cubin; with the release of the nvcc that made it.
+    pub source_ltoir: Vec<(Arch, PathBuf, Option<CudaRelease>)>,
 }
 
 /// What the crate shares with CUDA C++, for the manifest and the C header.
@@ -43,6 +44,14 @@ impl Built {
     }
 }
 
+/// One payload file, as the manifest describes it.
+struct Owned<'a> {
+    kind: PayloadKind,
+    arch: Arch,
+    path: &'a PathBuf,
+    release: Option<CudaRelease>,
+}
+
 /// Writes `manifest.json` and returns the bundle bytes; publishes the payloads, then the
 /// manifest that names them, and removes payload files of earlier builds it does not name.
 pub fn write(
@@ -55,26 +64,25 @@ pub fn write(
     interop: &Interop,
 ) -> Result<Vec<u8>, ToolError> {
     // Exact cubins first, then the fatbin, then PTX for JIT (see `bundle::select`).
-    let mut owned: Vec<(PayloadKind, Arch, &PathBuf, Vec<u8>)> = Vec::new();
+    let mut owned: Vec<(Owned<'_>, Vec<u8>)> = Vec::new();
+    let mut add = |kind, arch, path, release| -> Result<(), ToolError> {
+        owned.push((Owned { kind, arch, path, release }, read(path)?));
+        Ok(())
+    };
     for (a, p) in &built.cubins {
-        owned.push((PayloadKind::Cubin, *a, p, read(p)?));
+        add(PayloadKind::Cubin, *a, p, None)?;
     }
     if let Some((a, p)) = &built.fatbin {
-        owned.push((PayloadKind::Fatbin, *a, p, read(p)?));
+        add(PayloadKind::Fatbin, *a, p, None)?;
     }
     for (a, p) in &built.ptx {
-        owned.push((PayloadKind::Ptx, *a, p, read(p)?));
+        add(PayloadKind::Ptx, *a, p, None)?;
     }
     // LTOIR last: the loader links it only when nothing else runs on the GPU.
-    for (a, p) in built.ltoir.iter().chain(&built.source_ltoir) {
-        owned.push((PayloadKind::Ltoir, *a, p, read(p)?));
+    for (a, p, release) in built.ltoir.iter().chain(&built.source_ltoir) {
+        add(PayloadKind::Ltoir, *a, p, *release)?;
     }
 
-    let mut tool_versions = BTreeMap::new();
-    tool_versions.insert("llc".to_string(), version_line(&tools.llc));
-    if let Some(ptxas) = &tools.ptxas {
-        tool_versions.insert("ptxas".to_string(), version_line(ptxas));
-    }
     let manifest = Manifest {
         format_version: MANIFEST_FORMAT_VERSION,
         crate_name: crate_name.to_string(),
@@ -84,27 +92,28 @@ pub fn write(
         kernels,
         payloads: owned
             .iter()
-            .map(|(kind, arch, path, bytes)| PayloadInfo {
-                arch: arch.to_string(),
-                kind: *kind,
-                file: path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+            .map(|(o, bytes)| PayloadInfo {
+                arch: o.arch.to_string(),
+                kind: o.kind,
+                file: o.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
                 sha256: oxide_contract::sha256_hex(bytes),
                 bytes: bytes.len() as u64,
+                cuda_release: o.release,
             })
             .collect(),
-        tools: tool_versions,
+        tools: tools.versions.clone(),
         fmad: interop.fmad,
         exports: interop.exports.clone(),
         imports: interop.imports.clone(),
     };
     let payloads: Vec<Payload<'_>> =
-        owned.iter().map(|(kind, arch, _, bytes)| Payload { kind: *kind, sm: arch.code(), bytes }).collect();
+        owned.iter().map(|(o, bytes)| Payload { kind: o.kind, sm: o.arch.code(), bytes }).collect();
     let bundle = write_bundle(&manifest, &payloads);
     let manifest_path = work.path(files::MANIFEST);
     let json = serde_json::to_string_pretty(&manifest).unwrap_or_default();
     std::fs::write(&manifest_path, json).map_err(|e| ToolError::Io(manifest_path.clone(), e))?;
-    for (_, _, path, _) in &owned {
-        work.publish(path)?;
+    for (o, _) in &owned {
+        work.publish(o.path)?;
     }
     if !interop.exports.is_empty() {
         // The C declarations CUDA C++ includes to call the exports.

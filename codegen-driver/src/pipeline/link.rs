@@ -10,6 +10,7 @@ use oxide_contract::arch::Arch;
 use oxide_contract::config::{PackageSources, ToolPaths};
 use oxide_contract::link::{self, LinkInput, LinkOutput};
 use oxide_contract::naming::files;
+use oxide_contract::toolkit::CudaRelease;
 
 use super::tools::{ToolError, read, require, run_nvcc};
 use super::workdir::WorkDir;
@@ -70,18 +71,19 @@ pub fn ltoir(
 }
 
 /// The package's link inputs for `arch`: each `.cu` compiled by `nvcc -dc -dlto -ltoir` to
-/// `<crate>.<stem>.<arch>.ltoir`, every other file as it is.
+/// `<crate>.<stem>.<arch>.ltoir`, every other file as it is; with the CUDA release that made
+/// each (nvcc's for those it compiled, unknown for files the crate names).
 pub fn cuda_sources(
     tools: &ToolPaths,
     work: &WorkDir,
     crate_name: &str,
     sources: &PackageSources,
     arch: Arch,
-) -> Result<Vec<PathBuf>, ToolError> {
+) -> Result<Vec<(PathBuf, Option<CudaRelease>)>, ToolError> {
     let mut out = Vec::new();
     for file in &sources.files {
         if LinkInput::of(file) != Some(LinkInput::CudaSource) {
-            out.push(file.clone());
+            out.push((file.clone(), None));
             continue;
         }
         let nvcc = require(&tools.nvcc, "nvcc", "to compile the CUDA C++ sources named in Cargo.toml")?;
@@ -92,7 +94,7 @@ pub fn cuda_sources(
         args.extend(sources.nvcc_flags.iter().map(OsStr::new));
         args.extend([file.as_os_str(), "-o".as_ref(), ltoir.as_os_str()]);
         run_nvcc(nvcc, &args, file)?;
-        out.push(ltoir);
+        out.push((ltoir, tools.nvcc_release));
     }
     Ok(out)
 }

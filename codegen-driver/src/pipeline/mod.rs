@@ -20,6 +20,7 @@ use std::time::Instant;
 use oxide_contract::arch::Arch;
 use oxide_contract::config::{CONFIG_ENV, DeviceConfig, DeviceDebugInfo, Emit};
 use oxide_contract::progress::{ProgressEvent, Step};
+use oxide_contract::toolkit::CudaRelease;
 use rustc_middle::ty::TyCtxt;
 
 use crate::lower::errors::{DeviceError, report_at};
@@ -95,21 +96,22 @@ fn plan(config: &DeviceConfig, linking: bool) -> Vec<Task> {
 }
 
 /// Progress events for `cargo oxide`'s bars, appended to the config's progress file.
-struct Progress<'a> {
-    crate_name: &'a str,
-    file: Option<&'a PathBuf>,
+#[derive(Clone)]
+struct Progress {
+    crate_name: String,
+    file: Option<PathBuf>,
 }
 
-impl Progress<'_> {
+impl Progress {
     fn send(&self, event: ProgressEvent) {
-        if let Some(path) = self.file {
+        if let Some(path) = &self.file {
             let _ = event.append_to(path);
         }
     }
 
     /// Runs `task`'s work between its `StepStarted` and `StepFinished` events.
     fn run<T, E>(&self, task: Task, work: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
-        let crate_name = self.crate_name.to_string();
+        let crate_name = self.crate_name.clone();
         let (step, arch) = (task.step(), task.arch().map(|a| a.to_string()));
         let t = Instant::now();
         self.send(ProgressEvent::StepStarted { crate_name: crate_name.clone(), step, arch: arch.clone() });
@@ -132,9 +134,28 @@ impl From<ToolError> for Stop {
     }
 }
 
-/// Compiles this crate's kernels, if it has any. Errors are reported through rustc's diagnostics
-/// (and stop the compilation).
-pub fn compile_crate(tcx: TyCtxt<'_>) -> Option<DeviceOutput> {
+/// A crate's device build after lowering: the external tools (llc, ptxas, fatbinary, libNVVM,
+/// nvJitLink) run on a thread of their own while rustc generates the host code, so a cold build
+/// waits for the longer of the two instead of their sum.
+pub struct PendingDevice {
+    crate_name: String,
+    thread: std::thread::JoinHandle<Result<DeviceOutput, ToolError>>,
+}
+
+impl PendingDevice {
+    /// Waits for the device build; the error is the message for rustc to report.
+    pub fn join(self) -> Result<DeviceOutput, String> {
+        let result = match self.thread.join() {
+            Ok(result) => result.map_err(|e| e.to_string()),
+            Err(_) => Err("the device build's thread panicked".to_string()),
+        };
+        result.map_err(|message| DeviceError::BuildFailed { crate_name: self.crate_name, message }.message())
+    }
+}
+
+/// Compiles this crate's kernels, if it has any: lowers them here (errors are reported through
+/// rustc's diagnostics and stop the compilation), and starts the rest (see [`PendingDevice`]).
+pub fn compile_crate(tcx: TyCtxt<'_>) -> Option<PendingDevice> {
     let kernels = lower::collect::kernels(tcx);
     let exports = lower::exports(tcx, &kernels);
     if kernels.is_empty() && exports.is_empty() {
@@ -164,7 +185,7 @@ pub fn compile_crate(tcx: TyCtxt<'_>) -> Option<DeviceOutput> {
         // carries no debug information yet (docs/interop.md).
         config.debuginfo = DeviceDebugInfo::None;
     }
-    let progress = Progress { crate_name: &crate_name, file: config.progress_file.as_ref() };
+    let progress = Progress { crate_name: crate_name.clone(), file: config.progress_file.clone() };
     let started = Instant::now();
     progress.send(ProgressEvent::CrateStarted {
         crate_name: crate_name.clone(),
@@ -177,27 +198,42 @@ pub fn compile_crate(tcx: TyCtxt<'_>) -> Option<DeviceOutput> {
     cx.fast_math = config.fast_math;
     cx.archs = config.archs.clone();
     let crate_in = CrateIn { name: &crate_name, kernels: &kernels, exports: &exports, sources: &sources };
-    match run(&cx, &config, &crate_in, &tasks, &progress) {
-        Ok((bundle, bitcode)) => {
-            let millis = started.elapsed().as_millis() as u64;
-            progress.send(ProgressEvent::CrateFinished { crate_name: crate_name.clone(), millis });
-            Some(DeviceOutput {
-                symbol: object::bundle_symbol(tcx),
-                bundle,
-                bitcode,
-                stand_ins: object::host_stand_ins(tcx),
-            })
+    let failed = |stop: Stop| {
+        let message = match stop {
+            Stop::Unsupported => "device code uses unsupported Rust (see the errors above)".to_string(),
+            Stop::Tool(e) => e.to_string(),
+        };
+        progress.send(ProgressEvent::CrateFailed { crate_name: crate_name.clone(), message: message.clone() });
+        if tcx.dcx().has_errors().is_none() {
+            report_at(tcx, None, DeviceError::BuildFailed { crate_name: crate_name.clone(), message });
         }
+        tcx.dcx().abort_if_errors();
+    };
+    let external = match lower_crate(&cx, config, &crate_in, tasks, &progress) {
+        Ok(external) => external,
         Err(stop) => {
-            let message = match stop {
-                Stop::Unsupported => "device code uses unsupported Rust (see the errors above)".to_string(),
-                Stop::Tool(e) => e.to_string(),
-            };
-            progress.send(ProgressEvent::CrateFailed { crate_name: crate_name.clone(), message: message.clone() });
-            if tcx.dcx().has_errors().is_none() {
-                report_at(tcx, None, DeviceError::BuildFailed { crate_name, message });
+            failed(stop);
+            return None;
+        }
+    };
+    let thread_progress = progress.clone();
+    let spawned = std::thread::Builder::new().name(format!("device build of {crate_name}")).spawn(move || {
+        let progress = thread_progress;
+        let result = external.run(&progress);
+        match &result {
+            Ok(_) => {
+                let millis = started.elapsed().as_millis() as u64;
+                progress.send(ProgressEvent::CrateFinished { crate_name: progress.crate_name.clone(), millis });
             }
-            tcx.dcx().abort_if_errors();
+            Err(e) => progress
+                .send(ProgressEvent::CrateFailed { crate_name: progress.crate_name.clone(), message: e.to_string() }),
+        }
+        result
+    });
+    match spawned {
+        Ok(thread) => Some(PendingDevice { crate_name, thread }),
+        Err(e) => {
+            failed(Stop::Tool(ToolError::Io("a thread for the device build".into(), e)));
             None
         }
     }
@@ -228,26 +264,48 @@ struct CrateIn<'a, 'tcx> {
     sources: &'a [oxide_contract::config::PackageSources],
 }
 
-/// Runs the planned tasks; returns the bundle bytes and, for a crate that may be an rlib, the
-/// bitcode of the bundle for LTO (`object::host_ir`).
-fn run<'tcx>(
+/// The part of a device build that needs no `TyCtxt`: everything after lowering and `opt`.
+struct External {
+    config: DeviceConfig,
+    tasks: Vec<Task>,
+    /// The lowest arch the tasks build for (after `arch_upgrades`): the fatbinary's.
+    lowest_arch: Arch,
+    crate_name: String,
+    sources: Vec<oxide_contract::config::PackageSources>,
+    optimized: llvm::Optimized,
+    infos: Vec<oxide_contract::manifest::KernelInfo>,
+    work: WorkDir,
+    isa_floor: (u32, u32),
+    /// The artifact folder's name for the crate ([`object::crate_dir`]).
+    crate_dir: String,
+    interop: artifacts::Interop,
+    symbol: String,
+    stand_ins: Vec<String>,
+    /// For a crate that may be an rlib: the host target's triple and data layout, for the
+    /// bitcode of the bundle (`object::host_ir`).
+    rlib_target: Option<(String, String)>,
+}
+
+/// Lowers the crate's device code (in rustc's thread, with its `TyCtxt`) and gathers what the
+/// rest of the build needs.
+fn lower_crate<'tcx>(
     cx: &CodegenCx<'tcx>,
-    config: &DeviceConfig,
+    config: DeviceConfig,
     crate_in: &CrateIn<'_, 'tcx>,
-    tasks: &[Task],
-    progress: &Progress<'_>,
-) -> Result<(Vec<u8>, Option<Vec<u8>>), Stop> {
+    tasks: Vec<Task>,
+    progress: &Progress,
+) -> Result<External, Stop> {
     let (crate_name, kernels) = (crate_in.name, crate_in.kernels);
     let tools = &config.tools;
     let large_params = kernels
         .iter()
         .any(|k| lower::check::param_bytes(cx.tcx, k) > oxide_contract::limits::CLASSIC_KERNEL_PARAM_BYTES);
-    let (optimized, mut infos, work) = progress.run(Task::Lower, || {
+    let (optimized, infos, work) = progress.run(Task::Lower, || {
         let infos = lower::lower(cx, kernels, crate_in.exports);
         if cx.failed() {
             return Err(Stop::Unsupported);
         }
-        let work = WorkDir::create(config, &object::crate_dir(cx.tcx))?;
+        let work = WorkDir::create(&config, &object::crate_dir(cx.tcx))?;
         let mut optimized = llvm::optimize(
             tools,
             &work,
@@ -275,79 +333,115 @@ fn run<'tcx>(
         }
         Ok((optimized, infos, work))
     })?;
-    let tasks = arch_upgrades(cx, tasks);
+    let tasks = arch_upgrades(cx, &tasks);
     let lowest_arch = tasks.iter().filter_map(|t| t.arch()).min().unwrap_or(config.lowest_arch());
     // Large parameter spaces, hand-written PTX and some instructions (sm_90's TMA and mbarrier
     // forms) need a newer PTX ISA than the lowest that targets the arch.
     let isa_floor = llvm::isa_floor(large_params, cx.user_ptx.get()).max(cx.ptx_isa_floor.get());
-    let mut built = Built::default();
-    let mut bundle = Vec::new();
-    let nvvm_ir = tasks.iter().any(|t| matches!(t, Task::Ltoir(_))).then(|| link::nvvm_ir(&optimized.text));
-    let mut source_ltoir: Vec<PathBuf> = Vec::new();
-    for &task in tasks.iter().filter(|t| **t != Task::Lower) {
-        progress.run(task, || -> Result<(), Stop> {
-            match task {
-                Task::Lower => {}
-                Task::Ptx(arch) => built
-                    .ptx
-                    .push((arch, llvm::llc(tools, &work, crate_name, &optimized, arch, isa_floor, config.debuginfo)?)),
-                Task::Cubin(arch) => {
-                    let ptx = built.ptx_for(arch).cloned().unwrap_or_default();
-                    built.cubins.push((arch, cuda::ptxas(tools, &work, crate_name, &ptx, arch, config.debuginfo)?));
-                }
-                Task::Ltoir(arch) => {
-                    let ir = nvvm_ir.as_deref().unwrap_or_default();
-                    built.ltoir.push((arch, link::ltoir(tools, &work, crate_name, ir, arch, config.fmad)?));
-                }
-                Task::Nvcc(arch) => {
-                    source_ltoir.clear();
-                    for sources in crate_in.sources {
-                        source_ltoir.extend(link::cuda_sources(tools, &work, crate_name, sources, arch)?);
-                    }
-                }
-                Task::Link(arch) => {
-                    let own = built.ltoir.iter().find(|(a, _)| *a == arch).map(|(_, p)| p.clone()).unwrap_or_default();
-                    let (cubin, ptx) = link::link(tools, &work, crate_name, &own, &source_ltoir, arch, config.fmad)?;
-                    built.cubins.push((arch, cubin));
-                    built.ptx.push((arch, ptx));
-                    if config.emits().contains(&Emit::Ltoir) {
-                        // With the crate's LTOIR, the sources' LTOIR: a load-time link needs both.
-                        let ltoir = source_ltoir.iter().filter(|p| p.extension().is_some_and(|e| e == "ltoir"));
-                        built.source_ltoir.extend(ltoir.map(|p| (arch, p.clone())));
-                    } else {
-                        built.ltoir.retain(|(a, _)| *a != arch);
-                    }
-                }
-                Task::Fatbin => {
-                    let fatbin = cuda::fatbinary(tools, &work, crate_name, &built.cubins, &built.ptx)?;
-                    built.fatbin = Some((lowest_arch, fatbin));
-                }
-                Task::Bundle => {
-                    let dir = object::crate_dir(cx.tcx);
-                    let interop = artifacts::Interop {
-                        fmad: config.fmad,
-                        exports: crate_in.exports.iter().map(|e| e.record(cx.tcx)).collect(),
-                        imports: lower::live_imports(cx, &optimized.text).into_iter().map(|(_, f)| f).collect(),
-                    };
-                    let kernels = std::mem::take(&mut infos);
-                    bundle = artifacts::write(tools, &work, crate_name, &dir, kernels, &built, &interop)?
-                }
-            }
-            Ok(())
-        })?;
-    }
     let tcx = cx.tcx;
-    let bitcode = if tcx.crate_types().contains(&rustc_session::config::CrateType::Rlib) {
-        let target = &tcx.sess.target;
-        let stand_ins = object::host_stand_ins(tcx);
-        let ir =
-            object::host_ir(&object::bundle_symbol(tcx), &bundle, &stand_ins, &target.llvm_target, &target.data_layout);
-        Some(llvm::assemble(tools, &work, crate_name, &ir)?)
-    } else {
-        None
+    let interop = artifacts::Interop {
+        fmad: config.fmad,
+        exports: crate_in.exports.iter().map(|e| e.record(tcx)).collect(),
+        imports: lower::live_imports(cx, &optimized.text).into_iter().map(|(_, f)| f).collect(),
     };
-    work.remove();
-    Ok((bundle, bitcode))
+    let rlib = tcx.crate_types().contains(&rustc_session::config::CrateType::Rlib);
+    let target = &tcx.sess.target;
+    Ok(External {
+        tasks,
+        lowest_arch,
+        crate_name: crate_name.to_string(),
+        sources: crate_in.sources.to_vec(),
+        optimized,
+        infos,
+        work,
+        isa_floor,
+        crate_dir: object::crate_dir(tcx),
+        interop,
+        symbol: object::bundle_symbol(tcx),
+        stand_ins: object::host_stand_ins(tcx),
+        rlib_target: rlib.then(|| (target.llvm_target.to_string(), target.data_layout.to_string())),
+        config,
+    })
+}
+
+impl External {
+    /// Runs the planned tasks after lowering: the bundle, and for a crate that may be an rlib the
+    /// bitcode of the bundle for LTO (`object::host_ir`).
+    fn run(mut self, progress: &Progress) -> Result<DeviceOutput, ToolError> {
+        let (config, work, crate_name) = (&self.config, &self.work, self.crate_name.as_str());
+        let tools = &config.tools;
+        let optimized = &self.optimized;
+        let mut built = Built::default();
+        let mut bundle = Vec::new();
+        let nvvm_ir = self.tasks.iter().any(|t| matches!(t, Task::Ltoir(_))).then(|| link::nvvm_ir(&optimized.text));
+        let mut source_ltoir: Vec<(PathBuf, Option<CudaRelease>)> = Vec::new();
+        for &task in self.tasks.iter().filter(|t| **t != Task::Lower) {
+            progress.run(task, || -> Result<(), ToolError> {
+                match task {
+                    Task::Lower => {}
+                    Task::Ptx(arch) => built.ptx.push((
+                        arch,
+                        llvm::llc(tools, work, crate_name, optimized, arch, self.isa_floor, config.debuginfo)?,
+                    )),
+                    Task::Cubin(arch) => {
+                        let ptx = built.ptx_for(arch).cloned().unwrap_or_default();
+                        built.cubins.push((arch, cuda::ptxas(tools, work, crate_name, &ptx, arch, config.debuginfo)?));
+                    }
+                    Task::Ltoir(arch) => {
+                        let ir = nvvm_ir.as_deref().unwrap_or_default();
+                        let ltoir = link::ltoir(tools, work, crate_name, ir, arch, config.fmad)?;
+                        built.ltoir.push((arch, ltoir, tools.libnvvm_release));
+                    }
+                    Task::Nvcc(arch) => {
+                        source_ltoir.clear();
+                        for sources in &self.sources {
+                            source_ltoir.extend(link::cuda_sources(tools, work, crate_name, sources, arch)?);
+                        }
+                    }
+                    Task::Link(arch) => {
+                        let own = built
+                            .ltoir
+                            .iter()
+                            .find(|(a, ..)| *a == arch)
+                            .map(|(_, p, _)| p.clone())
+                            .unwrap_or_default();
+                        let inputs: Vec<PathBuf> = source_ltoir.iter().map(|(p, _)| p.clone()).collect();
+                        let (cubin, ptx) = link::link(tools, work, crate_name, &own, &inputs, arch, config.fmad)?;
+                        built.cubins.push((arch, cubin));
+                        built.ptx.push((arch, ptx));
+                        if config.emits().contains(&Emit::Ltoir) {
+                            // With the crate's LTOIR, the sources' LTOIR: a load-time link needs both.
+                            let ltoir =
+                                source_ltoir.iter().filter(|(p, _)| p.extension().is_some_and(|e| e == "ltoir"));
+                            built.source_ltoir.extend(ltoir.map(|(p, release)| (arch, p.clone(), *release)));
+                        } else {
+                            built.ltoir.retain(|(a, ..)| *a != arch);
+                        }
+                    }
+                    Task::Fatbin => {
+                        let fatbin = cuda::fatbinary(tools, work, crate_name, &built.cubins, &built.ptx)?;
+                        built.fatbin = Some((self.lowest_arch, fatbin));
+                    }
+                    Task::Bundle => {
+                        let kernels = std::mem::take(&mut self.infos);
+                        bundle =
+                            artifacts::write(tools, work, crate_name, &self.crate_dir, kernels, &built, &self.interop)?
+                    }
+                }
+                Ok(())
+            })?;
+        }
+        let bitcode = match &self.rlib_target {
+            Some((triple, datalayout)) => {
+                let ir = object::host_ir(&self.symbol, &bundle, &self.stand_ins, triple, datalayout);
+                Some(llvm::assemble(tools, work, crate_name, &ir)?)
+            }
+            None => None,
+        };
+        let External { work, symbol, stand_ins, .. } = self;
+        work.remove();
+        Ok(DeviceOutput { symbol, bundle, bitcode, stand_ins })
+    }
 }
 
 /// `tasks` with every plain arch that lowering upgraded (`CodegenCx::arch_upgrades`) replaced by

@@ -80,18 +80,6 @@ pub fn run_nvcc(nvcc: &Path, args: &[&OsStr], source: &Path) -> Result<(), ToolE
     Ok(())
 }
 
-/// The last non-empty line of `tool --version`, for the manifest.
-pub fn version_line(tool: &Path) -> String {
-    Command::new(tool)
-        .arg("--version")
-        .output()
-        .ok()
-        .map(|o| {
-            String::from_utf8_lossy(&o.stdout).lines().rfind(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string()
-        })
-        .unwrap_or_default()
-}
-
 pub fn read(path: &Path) -> Result<Vec<u8>, ToolError> {
     std::fs::read(path).map_err(|e| ToolError::Io(path.to_path_buf(), e))
 }

@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use oxide_contract::bundle::Bundle;
 use oxide_contract::manifest::{Manifest, PayloadKind};
+use oxide_contract::toolkit::CudaRelease;
 
 use crate::context::CudaContext;
 use crate::error::DriverError;
@@ -137,7 +138,8 @@ impl LoadedBundle {
 }
 
 /// Links the LTOIR payloads of `choice` into a cubin for the GPU of compute capability
-/// `device_sm`, with the nvJitLink found by `cuda_link::NvJitLink::open_default`.
+/// `device_sm`, with the first nvJitLink found whose CUDA release can link LTOIR of the newest
+/// release that made them (the manifest records it per payload).
 fn link_ltoir(
     bundle: &Bundle<'_>,
     choice: &oxide_contract::bundle::Choice,
@@ -147,8 +149,14 @@ fn link_ltoir(
     let arch_name = format!("sm_{}{}", device_sm.0, device_sm.1);
     let arch = oxide_contract::Arch::parse(&arch_name)
         .map_err(|e| DriverError::Bundle { message: format!("linking LTOIR for this GPU: {e}") })?;
-    let nvjitlink = cuda_link::NvJitLink::open_default()
-        .map_err(|e| DriverError::Bundle { message: format!("linking LTOIR for {arch_name}: {e}") })?;
+    let need = ltoir_release(&bundle.manifest, &choice.payloads);
+    let nvjitlink = cuda_link::NvJitLink::find(need).map_err(|e| DriverError::Bundle {
+        message: format!(
+            "linking the LTOIR of crate `{}` for {arch_name}: {e}, or rebuild with a cubin or PTX for this GPU \
+             (`cargo oxide build --arch {arch_name}`)",
+            bundle.manifest.crate_name
+        ),
+    })?;
     let names: Vec<String> = choice.payloads.iter().map(|i| format!("ltoir payload {i}")).collect();
     let inputs: Vec<cuda_link::Input<'_>> = choice
         .payloads
@@ -160,8 +168,42 @@ fn link_ltoir(
     nvjitlink.link(&options, &inputs).map_err(|e| {
         let (major, minor) = nvjitlink.version();
         let at = nvjitlink.path().display();
+        let made_by = match need {
+            Some(release) => format!("LTOIR of CUDA {release}"),
+            None => "LTOIR of an unrecorded CUDA release (a bundle of an older cuda-oxide: rebuild it)".into(),
+        };
         DriverError::Bundle {
-            message: format!("linking LTOIR for {arch_name} with nvJitLink {major}.{minor} ({at}): {e}"),
+            message: format!("linking {made_by} for {arch_name} with nvJitLink {major}.{minor} ({at}): {e}"),
         }
     })
+}
+
+/// The newest CUDA release that made one of the LTOIR payloads `indices` (bundle payload `i`
+/// is manifest payload `i`); `None` when none records it.
+fn ltoir_release(manifest: &Manifest, indices: &[usize]) -> Option<CudaRelease> {
+    indices.iter().filter_map(|&i| manifest.payloads.get(i)?.cuda_release).max()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oxide_contract::manifest::PayloadInfo;
+
+    #[test]
+    fn the_newest_recorded_release_of_the_linked_payloads_is_needed() {
+        let payload = |release: Option<(u32, u32)>| PayloadInfo {
+            arch: "sm_80".into(),
+            kind: PayloadKind::Ltoir,
+            file: String::new(),
+            sha256: String::new(),
+            bytes: 1,
+            cuda_release: release.map(|(major, minor)| CudaRelease::new(major, minor)),
+        };
+        let mut m = Manifest::new("x");
+        m.payloads = vec![payload(Some((13, 5))), payload(None), payload(Some((13, 2))), payload(Some((13, 9)))];
+        assert_eq!(ltoir_release(&m, &[0, 1, 2]), Some(CudaRelease::new(13, 5)));
+        assert_eq!(ltoir_release(&m, &[1]), None);
+        assert_eq!(ltoir_release(&m, &[2, 3]), Some(CudaRelease::new(13, 9)));
+        assert_eq!(ltoir_release(&m, &[7]), None);
+    }
 }

@@ -137,6 +137,7 @@ fn manifest() -> Manifest {
         file: "gputest.sm_80.ptx".into(),
         sha256: sha256_hex(KERNELS_PTX.as_bytes()),
         bytes: KERNELS_PTX.len() as u64,
+        cuda_release: None,
     });
     m
 }

@@ -4,6 +4,7 @@
 
 mod nvjitlink;
 mod nvvm;
+pub mod search;
 
 use std::ffi::{CString, c_char};
 use std::fmt;
@@ -21,6 +22,8 @@ pub enum LinkError {
     Failed { library: &'static str, call: &'static str, code: i32, log: String },
     /// An argument the C API cannot take (a NUL byte inside a name or option).
     BadArgument(String),
+    /// No nvJitLink found can link the LTOIR (none at all, or each too old for it).
+    NoneFits(search::NoneFits),
 }
 
 impl fmt::Display for LinkError {
@@ -35,6 +38,7 @@ impl fmt::Display for LinkError {
                 Ok(())
             }
             LinkError::BadArgument(what) => write!(f, "invalid argument: {what}"),
+            LinkError::NoneFits(none) => none.fmt(f),
         }
     }
 }
@@ -103,6 +107,31 @@ mod tests {
         assert!(CStrings::new(&["-arch=sm_90".into()]).is_ok());
         assert!(matches!(CStrings::new(&["a\0b".into()]), Err(LinkError::BadArgument(_))));
         assert_eq!(c_text(b"log\0\0".to_vec()), "log");
+    }
+
+    /// The search with the real probe, on the CUDA tools `cargo oxide setup` installs (CI runs
+    /// it before the tests): a file that is no library is reported and passed over, the library
+    /// is chosen with its release, and a need it cannot meet lists it as too old.
+    #[test]
+    fn the_managed_nvjitlink_is_found_with_its_release() {
+        let managed = search::places().into_iter().find(|p| p.source.contains("cargo oxide setup")).unwrap();
+        if !managed.path.exists() {
+            eprintln!("skipped: no CUDA tools of `cargo oxide setup` at {}", managed.path.display());
+            return;
+        }
+        let not_a_library =
+            search::Place { path: Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"), source: "test" };
+        let places = [not_a_library, managed.clone()];
+        let need = oxide_contract::toolkit::CudaRelease::new(13, 0);
+        let (lib, path, release) = search::choose(&places, Some(need), nvjitlink::probe).unwrap();
+        assert_eq!(path, std::fs::canonicalize(&managed.path).unwrap());
+        assert_eq!(lib.version(), (release.major, release.minor));
+        assert!(release >= need);
+
+        let too_new = oxide_contract::toolkit::CudaRelease::new(13, 99);
+        let text = search::choose(&places, Some(too_new), nvjitlink::probe).map(|_| ()).unwrap_err().to_string();
+        assert!(text.contains(&format!("nvJitLink {release} at {}", path.display())), "{text}");
+        assert!(text.contains("Cargo.toml (test): unusable"), "{text}");
     }
 
     #[test]

@@ -3,7 +3,11 @@
 use std::ffi::{c_char, c_int, c_void};
 use std::path::{Path, PathBuf};
 
-use crate::{CStrings, LinkError, c_text, open_library, symbol};
+use std::os::unix::ffi::OsStrExt;
+
+use oxide_contract::toolkit::CudaRelease;
+
+use crate::{CStrings, LinkError, c_text, open_library, search, symbol};
 
 /// Set to the path of a `libnvJitLink.so` to use that one (the runtime's load-time linking).
 pub const NVJITLINK_ENV: &str = "CUDA_OXIDE_NVJITLINK";
@@ -85,8 +89,26 @@ impl Drop for HandleGuard<'_> {
 
 const LIB: &str = "nvJitLink";
 
-/// Names and places `open_default` tries, after [`NVJITLINK_ENV`].
-const DEFAULT_NAMES: [&str; 2] = ["libnvJitLink.so.13", "libnvJitLink.so"];
+/// Opens the nvJitLink at `place`, where it is and its release (for [`search::choose`]).
+pub(crate) fn probe(place: &search::Place) -> search::Probe<NvJitLink> {
+    let bare = place.path.components().count() == 1;
+    if !bare && !place.path.exists() {
+        return search::Probe::Missing;
+    }
+    let lib = match NvJitLink::open(&place.path) {
+        Ok(lib) => lib,
+        // A bare name that does not open is one the loader has not got.
+        Err(_) if bare => return search::Probe::Missing,
+        Err(e) => return search::Probe::Unusable(e.to_string()),
+    };
+    let (major, minor) = lib.version();
+    if major == 0 {
+        return search::Probe::Unusable("nvJitLinkVersion gave no version".into());
+    }
+    let path = lib.loaded_from().unwrap_or_else(|| place.path.clone());
+    let path = std::fs::canonicalize(&path).unwrap_or(path);
+    search::Probe::Found { release: CudaRelease::new(major, minor), path, lib }
+}
 
 impl std::fmt::Debug for NvJitLink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -118,31 +140,16 @@ impl NvJitLink {
         Ok(NvJitLink { api, path: path.to_path_buf(), _lib: lib })
     }
 
-    /// The library the runtime links with: [`NVJITLINK_ENV`] if set, else `libnvJitLink.so.13`
-    /// from the loader's search path, else the one of `CUDA_HOME`, `CUDA_PATH` or
-    /// `/usr/local/cuda`. The error lists every place tried.
-    pub fn open_default() -> Result<NvJitLink, LinkError> {
-        if let Some(path) = std::env::var_os(NVJITLINK_ENV).filter(|p| !p.is_empty()) {
-            return NvJitLink::open(Path::new(&path));
+    /// The library the runtime links LTOIR made by CUDA `need` with: the first of
+    /// [`search::places`] whose release can link it ([`NVJITLINK_ENV`], the CUDA tools of `cargo
+    /// oxide setup`, `CUDA_HOME`, `CUDA_PATH`, the loader's search path, `/usr/local/cuda`),
+    /// skipping older ones; with `need` unknown, the first that opens. The error names the
+    /// need, every library found with its release and path, and the fixes.
+    pub fn find(need: Option<CudaRelease>) -> Result<NvJitLink, LinkError> {
+        match search::choose(&search::places(), need, probe) {
+            Ok((lib, ..)) => Ok(lib),
+            Err(none) => Err(LinkError::NoneFits(none)),
         }
-        let mut tried = Vec::new();
-        let mut places: Vec<PathBuf> = DEFAULT_NAMES.iter().map(PathBuf::from).collect();
-        for var in ["CUDA_HOME", "CUDA_PATH"] {
-            if let Some(root) = std::env::var_os(var).filter(|d| !d.is_empty()) {
-                places.push(Path::new(&root).join("lib64").join(DEFAULT_NAMES[0]));
-            }
-        }
-        places.push(Path::new("/usr/local/cuda/lib64").join(DEFAULT_NAMES[0]));
-        for place in places {
-            match NvJitLink::open(&place) {
-                Ok(lib) => return Ok(lib),
-                Err(_) => tried.push(place.display().to_string()),
-            }
-        }
-        Err(LinkError::Load {
-            library: LIB.to_string(),
-            detail: format!("tried {} (set {NVJITLINK_ENV} to its path)", tried.join(", ")),
-        })
     }
 
     /// Where it was opened from.
@@ -150,7 +157,20 @@ impl NvJitLink {
         &self.path
     }
 
-    /// The library's version `(major, minor)`, e.g. `(13, 5)`.
+    /// The file the dynamic loader mapped for it (for a bare name, the one its search found).
+    fn loaded_from(&self) -> Option<PathBuf> {
+        let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+        // SAFETY: the address is a function of the loaded library; `info` is a live out-pointer.
+        let found = unsafe { libc::dladdr(self.api.version as *const c_void, &mut info) };
+        if found == 0 || info.dli_fname.is_null() {
+            return None;
+        }
+        // SAFETY: dladdr returned a NUL-terminated name that lives while the library is loaded.
+        let name = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) };
+        Some(PathBuf::from(std::ffi::OsStr::from_bytes(name.to_bytes())))
+    }
+
+    /// The library's version `(major, minor)`, e.g. `(13, 5)`; `(0, 0)` if it cannot say.
     pub fn version(&self) -> (u32, u32) {
         let (mut major, mut minor) = (0, 0);
         // SAFETY: two live out-pointers.
