@@ -138,9 +138,17 @@ mod kernels {
         let mut k = 0u32;
         while k < rounds {
             // Everyone has read the previous round's values before they are overwritten.
-            if k % 2 == 0 { b0.wait(b0.arrive()) } else { b1.wait(b1.arrive()) }
+            if k % 2 == 0 {
+                b0.wait(b0.arrive())
+            } else {
+                b1.wait(b1.arrive())
+            }
             unsafe { DATA[tid] = x[idx.get()].wrapping_add(k) };
-            if k % 2 == 0 { b1.wait(b1.arrive()) } else { b0.wait(b0.arrive()) }
+            if k % 2 == 0 {
+                b1.wait(b1.arrive())
+            } else {
+                b0.wait(b0.arrive())
+            }
             last = unsafe { DATA[(tid + 1) % THREADS] };
             k += 1;
         }
@@ -273,8 +281,11 @@ fn main() {
     }
 
     report.check("managed_barrier_typestate", || {
-        let cfg =
-            LaunchConfig { grid_dim: (BLOCKS as u32, 1, 1), block_dim: (kernels::THREADS as u32, 1, 1), shared_mem_bytes: 0 };
+        let cfg = LaunchConfig {
+            grid_dim: (BLOCKS as u32, 1, 1),
+            block_dim: (kernels::THREADS as u32, 1, 1),
+            shared_mem_bytes: 0,
+        };
         let t = kernels::THREADS;
         for rounds in [0u32, 1, 6] {
             let mut out = ck(DeviceBuffer::from_host(&stream, &poison), "poison out")?;
@@ -285,7 +296,12 @@ fn main() {
                     x[j].wrapping_add(if rounds == 0 { 0 } else { x[j].wrapping_add(rounds - 1) })
                 })
                 .collect();
-            compare(&format!("managed_neighbour({rounds})"), &ck(out.to_host_vec(&stream), "out back")?, &want, PartialEq::eq)?;
+            compare(
+                &format!("managed_neighbour({rounds})"),
+                &ck(out.to_host_vec(&stream), "out back")?,
+                &want,
+                PartialEq::eq,
+            )?;
         }
         Ok(())
     });

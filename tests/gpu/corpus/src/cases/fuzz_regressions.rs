@@ -68,7 +68,7 @@ pub const INPUT: [u64; 64] = [
     0x003829c3352d493a,
     0x3dfafd29d7a4f68a,
     0xbfd57627fe350937,
-    0x0000000000000058
+    0x0000000000000058,
 ];
 
 /// mismatch ptxas folded a bool-to-f32 conversion into the integer 1 (pipeline/ptxas_quirks.rs)
