@@ -18,7 +18,7 @@ fn header() -> String {
          //! the program as shrunk; its case runs it for one seed on the fuzz input.\n\
          #![allow(warnings)]\n\n\
          /// The input every fuzz program reads (tools/fuzz/template/common.rs `input()`).\n\
-         pub const INPUT: [u64; 64] = [\n    {}\n];\n",
+         pub const INPUT: [u64; 64] = [\n    {},\n];\n",
         words.join(",\n    ")
     )
 }
