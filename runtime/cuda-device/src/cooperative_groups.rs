@@ -299,7 +299,8 @@ impl<const N: u32> ThreadGroup for WarpTile<N> {
 }
 
 // The `_width` shuffles confine sources to segments of N lanes (PTX's `c` operand): a source
-// outside the caller's segment gives its own value, which is the tile semantics.
+// past the caller's segment gives its own value, which is the tile semantics (`shfl_xor` also
+// keeps a source below the segment from being read).
 impl<const N: u32> WarpCollective for WarpTile<N> {
     #[inline(always)]
     fn ballot(&self, predicate: bool) -> u32 {
@@ -324,6 +325,9 @@ impl<const N: u32> WarpCollective for WarpTile<N> {
 
     #[inline(always)]
     fn shfl_xor(&self, var: u32, lane_mask: u32) -> u32 {
+        // PTX's `bfly` clamps only at the segment's end: a mask bit at or above N would read the
+        // tile below. Such a source is outside the tile, so the caller keeps its own value.
+        let lane_mask = if lane_mask & 31 & !(N - 1) == 0 { lane_mask } else { 0 };
         warp::shfl_xor_sync_width(self.mask(), var, lane_mask, N)
     }
 

@@ -192,12 +192,9 @@ pub fn run() -> ! {
                 } else {
                     0
                 };
-                // `shfl_xor(v, 16)` in a 16-lane tile, as PTX's `shfl.bfly` (and CUDA's
-                // `__shfl_xor_sync(.., 16, 16)`) define it: a source lane in an earlier segment
-                // is read, one past the segment's last lane gives the caller's own value.
-                let lane = i - w;
-                let source = lane ^ 16;
-                let xor16 = if source <= (lane & !15) | 15 { x[w + source] } else { x[i] };
+                // `shfl_xor(v, 16)` in a 16-lane tile: the source is outside the tile (above or
+                // below it), so every thread keeps its own value.
+                let xor16 = x[i];
                 want[i] = [sum16, scan8, ballot16, x[t16 + 3], xor16, bmax, prefix, coalesced];
                 fwant[i] = [fsum, imin as f32];
             }
