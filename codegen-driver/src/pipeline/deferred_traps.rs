@@ -28,38 +28,14 @@ pub fn needed(module: &str) -> bool {
 
 /// The module with every function's markers replaced (see the module docs).
 pub fn place(module: &str) -> String {
-    let mut out = String::with_capacity(module.len() + 4096);
-    let mut lines = module.lines().peekable();
     let mut counter = 0usize;
-    while let Some(line) = lines.next() {
-        if line.starts_with("define ") && line.trim_end().ends_with('{') {
-            let mut body = Vec::new();
-            for l in lines.by_ref() {
-                if l == "}" {
-                    break;
-                }
-                body.push(l);
-            }
-            out.push_str(line);
-            out.push('\n');
-            if body.iter().any(|l| is_marker_call(l)) {
-                for l in rewrite_function(&body, &mut counter) {
-                    out.push_str(&l);
-                    out.push('\n');
-                }
-            } else {
-                for l in body {
-                    out.push_str(l);
-                    out.push('\n');
-                }
-            }
-            out.push_str("}\n");
+    super::ir_functions::rewrite_bodies(module, |body| {
+        if body.iter().any(|l| is_marker_call(l)) {
+            rewrite_function(body, &mut counter)
         } else {
-            out.push_str(line);
-            out.push('\n');
+            body.iter().map(|l| l.to_string()).collect()
         }
-    }
-    out
+    })
 }
 
 /// After the second `opt`: drops the traps whose flag folded to `false` (every check before them

@@ -5,6 +5,7 @@
 mod artifacts;
 mod cuda;
 mod deferred_traps;
+mod ir_functions;
 mod link;
 pub mod llvm;
 mod narrow_counters;

@@ -14,30 +14,7 @@ use std::collections::HashMap;
 
 /// The module with each such counter narrowed (see the module docs).
 pub fn narrow(module: &str) -> String {
-    let lines: Vec<&str> = module.lines().collect();
-    let mut out = String::with_capacity(module.len() + 256);
-    let mut i = 0;
-    while i < lines.len() {
-        let line = lines[i];
-        if line.starts_with("define ") && line.trim_end().ends_with('{') {
-            let end = lines[i..].iter().position(|l| *l == "}").map_or(lines.len(), |p| i + p);
-            out.push_str(line);
-            out.push('\n');
-            for l in rewrite_function(&lines[i + 1..end]) {
-                out.push_str(&l);
-                out.push('\n');
-            }
-            if end < lines.len() {
-                out.push_str("}\n");
-            }
-            i = end + 1;
-        } else {
-            out.push_str(line);
-            out.push('\n');
-            i += 1;
-        }
-    }
-    out
+    super::ir_functions::rewrite_bodies(module, rewrite_function)
 }
 
 /// A counter found in a function: the lines to change and how.

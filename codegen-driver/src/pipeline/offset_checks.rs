@@ -35,31 +35,8 @@ const MAX_FOLDED_BYTES: u64 = 1 << 24;
 
 /// The module with the checks of each group of accesses merged (see the module docs).
 pub fn merge(module: &str) -> String {
-    let lines: Vec<&str> = module.lines().collect();
-    let mut out = String::with_capacity(module.len() + 1024);
     let mut counter = 0usize;
-    let mut i = 0;
-    while i < lines.len() {
-        let line = lines[i];
-        if line.starts_with("define ") && line.trim_end().ends_with('{') {
-            let end = lines[i..].iter().position(|l| *l == "}").map_or(lines.len(), |p| i + p);
-            out.push_str(line);
-            out.push('\n');
-            for l in rewrite_function(&lines[i + 1..end], &mut counter) {
-                out.push_str(&l);
-                out.push('\n');
-            }
-            if end < lines.len() {
-                out.push_str("}\n");
-            }
-            i = end + 1;
-        } else {
-            out.push_str(line);
-            out.push('\n');
-            i += 1;
-        }
-    }
-    out
+    super::ir_functions::rewrite_bodies(module, |body| rewrite_function(body, &mut counter))
 }
 
 /// One poisoned index: `select(i + c < len, i + c, poison)`.
