@@ -114,25 +114,8 @@ pub fn residency(
             Basis::Blocks { per_sm: per_sm.max(0) as u32, sms: ctx.sm_count() }
         }
         Some((cx, cy, cz)) => {
-            // SAFETY: an all-zero attribute is valid plain data; we set the fields we use.
-            let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
-            attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-            attr.value.clusterDim.x = cx;
-            attr.value.clusterDim.y = cy;
-            attr.value.clusterDim.z = cz;
-            let (bx, by, bz) = config.block_dim;
-            let launch = sys::CUlaunchConfig {
-                gridDimX: gx,
-                gridDimY: gy,
-                gridDimZ: gz,
-                blockDimX: bx,
-                blockDimY: by,
-                blockDimZ: bz,
-                sharedMemBytes: config.shared_mem_bytes,
-                hStream: std::ptr::null_mut(),
-                attrs: &mut attr,
-                numAttrs: 1,
-            };
+            let mut attr = [crate::launch::cluster_attribute((cx, cy, cz))];
+            let launch = crate::launch::launch_config_ex(config, std::ptr::null_mut(), &mut attr);
             let mut clusters: c_int = 0;
             // SAFETY: as above; `attr` outlives the call.
             let r = unsafe { sys::cuOccupancyMaxActiveClusters(&mut clusters, f.raw(), &launch) };

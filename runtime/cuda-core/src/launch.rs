@@ -381,11 +381,7 @@ pub unsafe fn launch_options(
         if cx * cy * cz > MAX_PORTABLE_CLUSTER_SIZE {
             f.set_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)?;
         }
-        let attr = &mut attrs[num_attrs];
-        attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-        attr.value.clusterDim.x = cx;
-        attr.value.clusterDim.y = cy;
-        attr.value.clusterDim.z = cz;
+        attrs[num_attrs] = cluster_attribute((cx, cy, cz));
         num_attrs += 1;
     }
     if cooperative {
@@ -414,7 +410,32 @@ pub unsafe fn launch_options(
         };
         return check(r, "cuLaunchKernel").map_err(|e| resources::explain(f, config, e.context(what())));
     }
-    let launch_config = sys::CUlaunchConfig {
+    let launch_config = launch_config_ex(config, stream.raw(), &mut attrs[..num_attrs]);
+    // SAFETY: as above; `attrs` outlives the call.
+    let r = unsafe { sys::cuLaunchKernelEx(&launch_config, f.raw(), params_ptr, std::ptr::null_mut()) };
+    check(r, "cuLaunchKernelEx").map_err(|e| resources::explain(f, config, e.context(what())))
+}
+
+/// The launch attribute that asks for clusters of `dims` blocks.
+pub(crate) fn cluster_attribute((x, y, z): (u32, u32, u32)) -> sys::CUlaunchAttribute {
+    // SAFETY: an all-zero attribute is valid plain data; we set the fields we use.
+    let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+    attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = x;
+    attr.value.clusterDim.y = y;
+    attr.value.clusterDim.z = z;
+    attr
+}
+
+/// `cuLaunchKernelEx`'s configuration: `config`'s shape on `stream` with `attrs`, which must
+/// outlive every use of the result.
+pub(crate) fn launch_config_ex(
+    config: &LaunchConfig,
+    stream: sys::CUstream,
+    attrs: &mut [sys::CUlaunchAttribute],
+) -> sys::CUlaunchConfig {
+    let ((gx, gy, gz), (bx, by, bz)) = (config.grid_dim, config.block_dim);
+    sys::CUlaunchConfig {
         gridDimX: gx,
         gridDimY: gy,
         gridDimZ: gz,
@@ -422,13 +443,10 @@ pub unsafe fn launch_options(
         blockDimY: by,
         blockDimZ: bz,
         sharedMemBytes: config.shared_mem_bytes,
-        hStream: stream.raw(),
+        hStream: stream,
         attrs: attrs.as_mut_ptr(),
-        numAttrs: num_attrs as u32,
-    };
-    // SAFETY: as above; `attrs` outlives the call.
-    let r = unsafe { sys::cuLaunchKernelEx(&launch_config, f.raw(), params_ptr, std::ptr::null_mut()) };
-    check(r, "cuLaunchKernelEx").map_err(|e| resources::explain(f, config, e.context(what())))
+        numAttrs: attrs.len() as u32,
+    }
 }
 
 #[cfg(test)]
