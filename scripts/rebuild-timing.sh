@@ -54,23 +54,26 @@ echo "warming both sides (first builds compile the dependencies)…" >&2
 build oxide
 build cargo
 
-measure() { # measure <side> <case> -> median seconds
-    local side=$1 case=$2 i times=()
+# One round runs the case on both sides back to back, so drift in the machine's load (other
+# jobs on a shared machine) falls on both sides alike instead of on whichever ran later.
+measure() { # measure <case> -> "cargo-median oxide-median"
+    local case=$1 i side c=() o=()
     for ((i = 1; i <= RUNS; i++)); do
-        case "$case" in
-            noop) build "$side" ;;
-            edit) edit "$side" "$i" ;;
-            cold) clean_own "$side" ;;
-        esac
-        times+=("$(seconds build "$side")")
+        for side in cargo oxide; do
+            case "$case" in
+                noop) build "$side" ;;
+                edit) edit "$side" "$i" ;;
+                cold) clean_own "$side" ;;
+            esac
+            if [ "$side" = cargo ]; then c+=("$(seconds build cargo)"); else o+=("$(seconds build oxide)"); fi
+        done
     done
-    printf '%s\n' "${times[@]}" | median
+    echo "$(printf '%s\n' "${c[@]}" | median) $(printf '%s\n' "${o[@]}" | median)"
 }
 
 printf '%-12s %10s %10s %7s %7s\n' case "cargo s" "oxide s" ratio target
 for case in noop edit cold; do
     target=$(case $case in noop) echo 1.5 ;; edit) echo 2.0 ;; cold) echo 1.2 ;; esac)
-    c=$(measure cargo "$case")
-    o=$(measure oxide "$case")
+    read -r c o < <(measure "$case")
     printf '%-12s %10.3f %10.3f %7.2f %7s\n' "$case" "$c" "$o" "$(echo "$o / $c" | bc -l)" "≤ $target"
 done
