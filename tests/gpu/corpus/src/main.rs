@@ -126,7 +126,7 @@ corpus! {
         floats::f16_arith((u16, u16)) -> [u16; 7], 0;
 
         data::struct_methods(Point) -> (Point, u32, Point), 0;
-        data::particle_step(Particle) -> Particle, 0;
+        data::particle_step(Particle) -> Particle, 1;
         data::tuples_nested(((u8, i64), (bool, u16))) -> ((u16, bool), (i64, u8), u32), 0;
         data::local_arrays([u32; 8]) -> ([u32; 8], [u32; 8], u32), 0;
         data::const_tables((u64, u8)) -> (u32, usize, u32, i16, u8, u32), 0;

@@ -38,7 +38,9 @@ pub struct Particle {
 }
 data_struct!(Particle { pos, vel, id, alive });
 
-/// `vel * 0.5` is exact, so contraction into fma cannot change the result: compared exactly.
+/// `vel * 0.5` is exact unless it is subnormal (a normal `vel` below 2^-125 loses its last bit),
+/// so contraction into fma can change the sum by 1 ulp there (seen on the H200 at `vel` =
+/// -1.786e-38): a 1-ulp bound.
 pub fn particle_step(mut p: Particle) -> Particle {
     for k in 0..3 {
         p.pos[k] += p.vel[k] * 0.5;
