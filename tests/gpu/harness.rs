@@ -81,6 +81,25 @@ pub fn compare<G: std::fmt::Debug, W: std::fmt::Debug>(
     }
 }
 
+/// The result of synchronizing after a kernel that must stop at a failed bounds check: `Ok`
+/// when it stopped with one of the errors a stopped kernel gives (trap, or a poisoned address);
+/// `what_ran` says what should not have completed.
+#[allow(dead_code)] // not every GPU test crate plants an out-of-bounds access
+pub fn expect_bounds_stop(result: Result<(), cuda_core::DriverError>, what_ran: &str) -> Result<(), String> {
+    match result {
+        Ok(()) => Err(format!("synchronize succeeded after {what_ran}")),
+        Err(e) => {
+            let codes = ["CUDA_ERROR_ILLEGAL_INSTRUCTION", "CUDA_ERROR_LAUNCH_FAILED", "CUDA_ERROR_ILLEGAL_ADDRESS"];
+            if codes.contains(&e.name()) {
+                println!("    (stopped with {})", e.name());
+                Ok(())
+            } else {
+                Err(format!("expected one of {codes:?}, got {}", e.name()))
+            }
+        }
+    }
+}
+
 pub fn same_bits_f32(a: &f32, b: &f32) -> bool {
     a.to_bits() == b.to_bits()
 }
