@@ -7,39 +7,64 @@ use oxide_contract::naming::files;
 
 use crate::{TempProject, assert_success, cargo_oxide, device_dir, ptxas, remove_artifacts, stderr};
 
-/// A crate built for `archs`.
+/// A crate built for `archs` in one cargo profile.
 pub struct Built {
     pub project: TempProject,
     pub archs: &'static [&'static str],
+    /// `dev` or `release`: where its device artifacts are.
+    pub profile: &'static str,
 }
 
 impl Built {
-    /// Builds `src` as package `name` for `archs`; panics with the build's stderr on failure.
+    /// Builds `src` as package `name` for `archs` (dev profile); panics with the build's stderr on
+    /// failure.
     pub fn new(name: &str, src: &str, archs: &'static [&'static str]) -> Built {
+        Self::build(name, src, archs, "dev")
+    }
+
+    /// As [`Built::new`], with `--release` (the optimised code the perf checks read).
+    pub fn release(name: &str, src: &str, archs: &'static [&'static str]) -> Built {
+        Self::build(name, src, archs, "release")
+    }
+
+    fn build(name: &str, src: &str, archs: &'static [&'static str], profile: &'static str) -> Built {
         let project = TempProject::new(name, src);
-        remove_artifacts("dev", &project.crate_name());
-        let out = cargo_oxide(project.path(), &["build", "--arch", &archs.join(",")]);
-        assert_success(&out, &format!("cargo oxide build --arch {} ({name})", archs.join(",")));
-        Built { project, archs }
+        remove_artifacts(profile, &project.crate_name());
+        let arch_list = archs.join(",");
+        let mut args = vec!["build"];
+        if profile == "release" {
+            args.push("--release");
+        }
+        args.extend(["--arch", &arch_list]);
+        let out = cargo_oxide(project.path(), &args);
+        assert_success(&out, &format!("cargo oxide {} ({name})", args.join(" ")));
+        Built { project, archs, profile }
+    }
+
+    /// Path of the device artifact `file(crate_name)` (a name from `naming::files`).
+    pub fn artifact_path(&self, file: impl FnOnce(&str) -> String) -> PathBuf {
+        let crate_name = self.project.crate_name();
+        device_dir(self.profile).join(&crate_name).join(file(&crate_name))
     }
 
     /// Path of the PTX for `arch`.
     pub fn ptx_path(&self, arch: &str) -> PathBuf {
-        let crate_name = self.project.crate_name();
-        device_dir("dev").join(&crate_name).join(files::ptx(&crate_name, Arch::parse(arch).expect("known arch")))
+        self.artifact_path(|c| files::ptx(c, Arch::parse(arch).expect("known arch")))
+    }
+
+    /// Path of the cubin for `arch`.
+    pub fn cubin_path(&self, arch: &str) -> PathBuf {
+        self.artifact_path(|c| files::cubin(c, Arch::parse(arch).expect("known arch")))
     }
 
     /// The PTX for `arch`.
     pub fn ptx(&self, arch: &str) -> String {
-        let path = self.ptx_path(arch);
-        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+        read(&self.ptx_path(arch))
     }
 
     /// The LLVM IR the PTX was made from (`<crate>.ll`).
     pub fn ll(&self) -> String {
-        let crate_name = self.project.crate_name();
-        let path = device_dir("dev").join(&crate_name).join(format!("{crate_name}.ll"));
-        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+        read(&self.artifact_path(files::llvm_ir))
     }
 
     /// Asserts that entry `kernel` of every arch's PTX contains each of `needles`.
@@ -80,6 +105,10 @@ impl Built {
             assert!(out.status.success(), "ptxas -arch={arch} {} failed:\n{}", path.display(), stderr(&out));
         }
     }
+}
+
+fn read(path: &std::path::Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
 }
 
 /// The text of entry `name` in `ptx`: from its `.entry` line to the next entry.

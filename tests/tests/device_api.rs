@@ -4,8 +4,7 @@
 //! compile errors (cluster kernel for sm_80, bad `gpu_printf!` formats).
 use std::sync::OnceLock;
 
-use oxide_contract::arch::Arch;
-use oxide_contract::naming::files;
+use oxide_tests::ptx::{Built, entry};
 use oxide_tests::*;
 
 const ARCHS: [&str; 3] = ["sm_80", "sm_90", "sm_100a"];
@@ -102,89 +101,31 @@ fn cluster_src() -> String {
     format!("{CLUSTER_KERNELS}\nfn main() {{}}\n")
 }
 
-struct Built {
-    project: TempProject,
-    archs: &'static [&'static str],
-}
-
-fn build(name: &str, src: &str, archs: &'static [&'static str]) -> Built {
-    let project = TempProject::new(name, src);
-    remove_artifacts("dev", &project.crate_name());
-    let out = cargo_oxide(project.path(), &["build", "--arch", &archs.join(",")]);
-    assert_success(&out, &format!("cargo oxide build --arch {} ({name})", archs.join(",")));
-    Built { project, archs }
-}
-
 fn device_api() -> &'static Built {
     static BUILT: OnceLock<Built> = OnceLock::new();
-    BUILT.get_or_init(|| build("e2e-device-api", DEVICE_API, &ARCHS))
+    BUILT.get_or_init(|| Built::new("e2e-device-api", DEVICE_API, &ARCHS))
 }
 
 fn cluster() -> &'static Built {
     static BUILT: OnceLock<Built> = OnceLock::new();
-    BUILT.get_or_init(|| build("e2e-device-cluster", &cluster_src(), &CLUSTER_ARCHS))
-}
-
-fn ptx(built: &Built, arch: &str) -> String {
-    let crate_name = built.project.crate_name();
-    let path =
-        device_dir("dev").join(&crate_name).join(files::ptx(&crate_name, Arch::parse(arch).expect("known arch")));
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
-}
-
-/// The text of entry `name` in `ptx`: from its `.entry` line to the next entry.
-fn entry<'a>(ptx: &'a str, name: &str) -> &'a str {
-    let start = ptx.find(&format!(".entry {name}(")).unwrap_or_else(|| panic!("no `.entry {name}` in the PTX"));
-    let rest = &ptx[start..];
-    let end = rest[1..].find(".entry ").map_or(rest.len(), |e| e + 1);
-    &rest[..end]
-}
-
-/// Asserts that entry `kernel` of every arch's PTX contains each of `needles`.
-fn assert_entry_has(built: &Built, kernel: &str, needles: &[&str]) {
-    for arch in built.archs {
-        let text = ptx(built, arch);
-        let body = entry(&text, kernel);
-        for needle in needles {
-            assert!(body.contains(needle), "{arch}: `.entry {kernel}` has no `{needle}`:\n{body}");
-        }
-    }
-}
-
-fn assert_ptxas(built: &Built) {
-    let ptxas = ptxas();
-    let crate_name = built.project.crate_name();
-    for arch in built.archs {
-        let path =
-            device_dir("dev").join(&crate_name).join(files::ptx(&crate_name, Arch::parse(arch).expect("known arch")));
-        let cubin = built.project.path().join(format!("check.{arch}.cubin"));
-        let out = std::process::Command::new(&ptxas)
-            .arg(format!("-arch={arch}"))
-            .arg(&path)
-            .arg("-o")
-            .arg(&cubin)
-            .output()
-            .expect("run ptxas");
-        assert!(out.status.success(), "ptxas -arch={arch} {} failed:\n{}", path.display(), stderr(&out));
-    }
+    BUILT.get_or_init(|| Built::new("e2e-device-cluster", &cluster_src(), &CLUSTER_ARCHS))
 }
 
 #[test]
 fn device_api_ptx_passes_ptxas() {
-    assert_ptxas(device_api());
+    device_api().assert_ptxas();
 }
 
 #[test]
 fn shared_memory_barriers_and_launch_bounds() {
-    assert_entry_has(
-        device_api(),
+    device_api().assert_entry_has(
         "shared_reduce",
         &[".shared", "st.shared", "ld.shared", "bar.sync", ".maxntid 256", ".minnctapersm 2"],
     );
-    assert_entry_has(device_api(), "transpose", &["%dynamic_smem_size", "st.shared", "bar.sync"]);
+    device_api().assert_entry_has("transpose", &["%dynamic_smem_size", "st.shared", "bar.sync"]);
     for arch in ARCHS {
         assert!(
-            ptx(device_api(), arch).contains(".extern .shared .align 16 .b8 __oxide_dynamic_shared[]"),
+            device_api().ptx(arch).contains(".extern .shared .align 16 .b8 __oxide_dynamic_shared[]"),
             "{arch}: no dynamic shared memory declaration"
         );
     }
@@ -192,17 +133,13 @@ fn shared_memory_barriers_and_launch_bounds() {
 
 #[test]
 fn atomics_on_shared_and_global_memory() {
-    assert_entry_has(
-        device_api(),
-        "histogram",
-        &["atom.shared.add.u32", "atom.global.add.u32", "bar.sync", "fence.sc.gpu"],
-    );
+    device_api()
+        .assert_entry_has("histogram", &["atom.shared.add.u32", "atom.global.add.u32", "bar.sync", "fence.sc.gpu"]);
 }
 
 #[test]
 fn warp_shuffles_votes_and_match() {
-    assert_entry_has(
-        device_api(),
+    device_api().assert_entry_has(
         "warp_ops",
         &["shfl.sync.bfly.b32", "vote.sync.ballot.b32", "vote.sync.all.pred", "match.any.sync.b32", "popc.b32"],
     );
@@ -210,10 +147,10 @@ fn warp_shuffles_votes_and_match() {
 
 #[test]
 fn printf_assert_trap_and_clock64() {
-    assert_entry_has(device_api(), "debug", &["vprintf", "trap;", "%clock64"]);
+    device_api().assert_entry_has("debug", &["vprintf", "trap;", "%clock64"]);
     // A failed `gpu_assert!` reaches `__assertfail` in the entry or in the cold function it calls.
     for arch in device_api().archs {
-        let text = ptx(device_api(), arch);
+        let text = device_api().ptx(arch);
         let body = entry(&text, "debug");
         assert!(text.matches("__assertfail").count() >= 2, "{arch}: `__assertfail` is declared but never called");
         assert!(
@@ -225,13 +162,12 @@ fn printf_assert_trap_and_clock64() {
 
 #[test]
 fn cluster_ptx_passes_ptxas() {
-    assert_ptxas(cluster());
+    cluster().assert_ptxas();
 }
 
 #[test]
 fn cluster_barrier_mapa_and_attributes() {
-    assert_entry_has(
-        cluster(),
+    cluster().assert_entry_has(
         "neighbour",
         &[
             ".explicitcluster",
@@ -365,19 +301,11 @@ fn main() {}
 
 fn release_built() -> &'static Built {
     static BUILT: OnceLock<Built> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let project = TempProject::new("e2e-device-release", RELEASE);
-        remove_artifacts("release", &project.crate_name());
-        let out = cargo_oxide(project.path(), &["build", "--release", "--arch", "sm_90"]);
-        assert_success(&out, "cargo oxide build --release --arch sm_90 (e2e-device-release)");
-        Built { project, archs: &["sm_90"] }
-    })
+    BUILT.get_or_init(|| Built::release("e2e-device-release", RELEASE, &["sm_90"]))
 }
 
 fn release_ptx() -> String {
-    let crate_name = release_built().project.crate_name();
-    let path = device_dir("release").join(&crate_name).join(files::ptx(&crate_name, Arch::parse("sm_90").unwrap()));
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+    release_built().ptx("sm_90")
 }
 
 /// The NUL-terminated strings of the PTX's initialised byte arrays (`.b8 name[N] = {37, 117, …}`).

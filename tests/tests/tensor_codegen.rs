@@ -7,6 +7,7 @@ use std::sync::OnceLock;
 
 use oxide_contract::arch::Arch;
 use oxide_contract::naming::files;
+use oxide_tests::ptx::{Built, entry};
 use oxide_tests::*;
 
 const ARCH: &str = "sm_90a";
@@ -218,36 +219,18 @@ mod kernels {
 fn main() {}
 "#;
 
-struct Built {
-    project: TempProject,
-}
-
 fn built() -> &'static Built {
     static BUILT: OnceLock<Built> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let project = TempProject::new("e2e-tensor-codegen", TENSOR);
-        remove_artifacts("release", &project.crate_name());
-        let out = cargo_oxide(project.path(), &["build", "--release", "--arch", ARCH]);
-        assert_success(&out, "cargo oxide build --release --arch sm_90a (tensor codegen)");
-        Built { project }
-    })
-}
-
-fn ptx_path(crate_name: &str, arch: &str) -> std::path::PathBuf {
-    device_dir("release").join(crate_name).join(files::ptx(crate_name, Arch::parse(arch).expect("known arch")))
+    BUILT.get_or_init(|| Built::release("e2e-tensor-codegen", TENSOR, &[ARCH]))
 }
 
 fn ptx() -> String {
-    let path = ptx_path(&built().project.crate_name(), ARCH);
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+    built().ptx(ARCH)
 }
 
-/// The text of entry `name`: from its `.entry` line to the next entry.
-fn entry(ptx: &str, name: &str) -> String {
-    let start = ptx.find(&format!(".entry {name}(")).unwrap_or_else(|| panic!("no `.entry {name}` in the PTX"));
-    let rest = &ptx[start..];
-    let end = rest[1..].find(".entry ").map_or(rest.len(), |e| e + 1);
-    rest[..end].to_string()
+/// The PTX of an example crate built with `--release`.
+fn example_ptx_path(crate_name: &str, arch: &str) -> std::path::PathBuf {
+    device_dir("release").join(crate_name).join(files::ptx(crate_name, Arch::parse(arch).expect("known arch")))
 }
 
 fn assert_has(ptx: &str, kernel: &str, needles: &[&str]) {
@@ -273,10 +256,9 @@ fn ptxas_ok(path: &std::path::Path, arch: &str) {
 fn sm_90a_ptx_targets_sm_90a_and_passes_ptxas() {
     let text = ptx();
     assert!(text.contains(".target sm_90a"), "no `.target sm_90a`:\n{}", &text[..text.len().min(400)]);
-    ptxas_ok(&ptx_path(&built().project.crate_name(), ARCH), ARCH);
+    built().assert_ptxas();
     // The bundle carries the arch-specific cubin.
-    let crate_name = built().project.crate_name();
-    let cubin = device_dir("release").join(&crate_name).join(files::cubin(&crate_name, Arch::parse(ARCH).unwrap()));
+    let cubin = built().cubin_path(ARCH);
     assert!(cubin.exists(), "no {}", cubin.display());
 }
 
@@ -362,7 +344,7 @@ fn gemm_mma_example_uses_the_tensor_cores() {
     let out = cargo_oxide(&dir, &["build", "--release", "--arch", "sm_80,sm_90"]);
     assert_success(&out, "cargo oxide build --release examples/gemm-mma");
     for arch in ["sm_80", "sm_90"] {
-        let path = ptx_path("gemm_mma", arch);
+        let path = example_ptx_path("gemm_mma", arch);
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
         let body = entry(&text, "gemm_mma");
         // 2 k16 steps × 4×4 warp tiles; 2 × (4 A + 2 B) ldmatrix.x4; 4 cp.async per stage load.
@@ -381,7 +363,7 @@ fn gemm_wgmma_tma_example_uses_tma_and_wgmma() {
     let dir = checkout_root().join("examples/gemm-wgmma-tma");
     let out = cargo_oxide(&dir, &["build", "--release", "--arch", "sm_90a"]);
     assert_success(&out, "cargo oxide build --release --arch sm_90a examples/gemm-wgmma-tma");
-    let path = ptx_path("gemm_wgmma_tma", "sm_90a");
+    let path = example_ptx_path("gemm_wgmma_tma", "sm_90a");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
     let body = entry(&text, "gemm_wgmma");
     for needle in [
