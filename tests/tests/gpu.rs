@@ -175,6 +175,13 @@ fn interop_rust_calls_cpp() {
     build_and_run("interop-rust-calls-cpp");
 }
 
+/// Rust kernels calling CUB block and warp primitives (CCCL from `cargo oxide setup`).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn interop_cub() {
+    build_and_run("interop-cub");
+}
+
 /// A CUDA C++ kernel calling Rust device functions.
 #[test]
 #[ignore = "needs a CUDA GPU"]
