@@ -182,7 +182,8 @@ fn main() {
         let x = integer_floats(&mut rng, N);
         let nblocks = N.div_ceil(BLOCK);
         let want_sums: Vec<f32> = x.chunks(BLOCK).map(|c| c.iter().sum()).collect();
-        let want_maxs: Vec<f32> = x.chunks(BLOCK).map(|c| c.iter().copied().fold(f32::NEG_INFINITY, f32::max)).collect();
+        let want_maxs: Vec<f32> =
+            x.chunks(BLOCK).map(|c| c.iter().copied().fold(f32::NEG_INFINITY, f32::max)).collect();
         let x_dev = ck(DeviceBuffer::from_host(&stream, &x), "copy x")?;
         let mut sums = ck(DeviceBuffer::from_host(&stream, &nan(nblocks)), "poison sums")?;
         let mut maxs = ck(DeviceBuffer::from_host(&stream, &nan(nblocks)), "poison maxs")?;
