@@ -57,6 +57,14 @@ cp "$CARGO_TARGET_DIR/oxide/debug/gpu-debugging" "$OUT/debugging/gpu-debugging-G
 cp "$ROOT/tests/gpu/debugging/src/main.rs" "$ROOT/tests/gpu/debugging/check.sh" "$OUT/debugging/"
 cp "$(command -v "$CARGO_OXIDE")" "$OUT/debugging/cargo-oxide"
 
+# The Rust ⇄ CUDA C++ crates again as `cargo oxide debug` builds them (--device-debug full:
+# libNVVM -g -opt=0 and nvJitLink -g, unoptimised device code), run by run.sh as `gpu-<name>-G`.
+for name in interop-rust-calls-cpp interop-cub; do
+    echo "==> tests/gpu/$name (--device-debug full)" >&2
+    "$CARGO_OXIDE" oxide build --quiet --device-debug full --arch sm_90 --manifest-path "$ROOT/tests/gpu/$name/Cargo.toml"
+    add "$CARGO_TARGET_DIR/oxide/debug/gpu-$name" "gpu-$name-G"
+done
+
 for dir in "$ROOT"/examples/*/; do
     [ -f "$dir/Cargo.toml" ] || continue
     name="$(basename "$dir")"

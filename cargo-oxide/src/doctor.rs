@@ -82,6 +82,21 @@ pub fn doctor() -> Result<ExitCode> {
         });
     }
 
+    // CCCL only matters to CUDA C++ sources that include it: not needed to build Rust kernels.
+    if let Some(nvcc) = &cuda.nvcc {
+        let cccl = tools::cccl_for(nvcc);
+        checks.push(Check {
+            ok: cccl.is_some(),
+            needed_to_build: false,
+            what: "CCCL (CUB, Thrust) for nvcc".into(),
+            detail: match cccl {
+                Some(tools::Cccl::Toolkit(dir)) => format!("{} (nvcc's toolkit)", dir.display()),
+                Some(tools::Cccl::Managed(dir)) => dir.display().to_string(),
+                None => format!("not found: CUDA C++ sources cannot include <cub/…>; {SETUP_FIX}"),
+            },
+        });
+    }
+
     let driver = crate::gpu::load_driver();
     checks.push(Check {
         ok: driver.is_ok(),

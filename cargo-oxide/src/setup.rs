@@ -6,7 +6,10 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::tools::{self, COMPONENTS, CUDA_VERSION, CUDA_WHEELS, CudaTools, PINNED_TOOLCHAIN, Toolchain};
+use crate::tools::{
+    self, CCCL_SHA256, CCCL_VERSION, CCCL_WHEEL, COMPONENTS, CUDA_VERSION, CUDA_WHEELS, CudaTools, PINNED_TOOLCHAIN,
+    Toolchain,
+};
 
 /// Written into the managed CUDA directory once the wheels installed completely.
 pub const MARKER: &str = ".cuda-oxide-complete";
@@ -14,6 +17,7 @@ pub const MARKER: &str = ".cuda-oxide-complete";
 pub fn setup() -> Result<()> {
     install_toolchain()?;
     install_cuda()?;
+    install_cccl()?;
     eprintln!("{:>12} run `cargo oxide doctor` to check everything, `cargo oxide new hello` to start", "Done");
     Ok(())
 }
@@ -136,6 +140,57 @@ fn install_cuda() -> Result<()> {
         .with_context(|| format!("could not write {}", dir.join(MARKER).display()))?;
     eprintln!("{:>12} CUDA {CUDA_VERSION} tools into {}", "Installed", dir.display());
     check_cuda()
+}
+
+/// CCCL's headers for CUDA C++ sources (`tools::CCCL_VERSION`), into a directory of their own;
+/// pip checks the wheel against [`CCCL_SHA256`].
+fn install_cccl() -> Result<()> {
+    let dir = tools::managed_cccl_dir();
+    let requirement = format!(
+        "{CCCL_WHEEL}=={CCCL_VERSION} {}\n",
+        CCCL_SHA256.iter().map(|h| format!("--hash=sha256:{h}")).collect::<Vec<_>>().join(" ")
+    );
+    if std::fs::read_to_string(dir.join(MARKER)).is_ok_and(|m| m == requirement) {
+        eprintln!("{:>12} CCCL ({CCCL_WHEEL} {CCCL_VERSION}) in {} (already installed)", "Found", dir.display());
+        return Ok(());
+    }
+    if which::which("python3").is_err() {
+        bail!("`python3` not found; install Python 3 with pip (e.g. `apt-get install python3-pip`)");
+    }
+    let parent = dir.parent().context("the managed CCCL directory has no parent")?;
+    std::fs::create_dir_all(parent).with_context(|| format!("could not create {}", parent.display()))?;
+    let staging = parent.join(format!(".cccl-{CCCL_VERSION}.partial"));
+    let _ = std::fs::remove_dir_all(&staging);
+    let requirements = parent.join(format!(".cccl-{CCCL_VERSION}.requirements.txt"));
+    std::fs::write(&requirements, &requirement)
+        .with_context(|| format!("could not write {}", requirements.display()))?;
+    let mut cmd = Command::new("python3");
+    cmd.args([
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        "--no-deps",
+        "--require-hashes",
+        "--target",
+    ])
+    .arg(&staging)
+    .arg("-r")
+    .arg(&requirements)
+    .env("PIP_ROOT_USER_ACTION", "ignore");
+    let installed = run_quietly(&mut cmd, &format!("installing CCCL ({CCCL_WHEEL} {CCCL_VERSION}, about 4 MB)"));
+    let _ = std::fs::remove_file(&requirements);
+    installed?;
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::rename(&staging, &dir).with_context(|| format!("could not move CCCL into {}", dir.display()))?;
+    if !tools::managed_cccl_include().join("cub/cub.cuh").is_file() {
+        bail!("{CCCL_WHEEL} {CCCL_VERSION} has no cub/cub.cuh under {}", tools::managed_cccl_include().display());
+    }
+    std::fs::write(dir.join(MARKER), &requirement)
+        .with_context(|| format!("could not write {}", dir.join(MARKER).display()))?;
+    eprintln!("{:>12} CCCL ({CCCL_WHEEL} {CCCL_VERSION}) into {}", "Installed", dir.display());
+    Ok(())
 }
 
 /// The managed install must hold every tool the build looks for there.

@@ -28,6 +28,57 @@ pub const CUDA_WHEELS: [&str; 6] = [
     "nvidia-cuda-nvdisasm",
     "nvidia-cuda-cuobjdump",
 ];
+/// CCCL (CUB, Thrust, libcu++) for the CUDA C++ sources a crate names: CUDA 13's nvcc wheel has no
+/// CCCL headers, and NVIDIA publishes no `nvidia-cuda-cccl` wheel at [`CUDA_VERSION`]. CCCL is
+/// header-only and supports a range of toolkits; this wheel is CCCL 3.5.0, which nvcc 13.5
+/// compiles (CUB block/warp reductions and scans: `tests/gpu/interop-cub`).
+pub const CCCL_WHEEL: &str = "nvidia-cuda-cccl";
+pub const CCCL_VERSION: &str = "13.3.5.0.6";
+/// sha256 of the wheel's two builds (x86_64, aarch64): pip installs no other file.
+pub const CCCL_SHA256: [&str; 2] = [
+    "d5230098fa2df5021e1a00c0c4eee41797671a91119d31e892463e5ccf3ee326",
+    "6f30b8076b3e69951c459c94ae190bde51924b320076ebaec376d36848b4c76e",
+];
+
+/// Where `cargo oxide setup` installs CCCL: a directory of its own, beside the CUDA tools, so the
+/// CUDA install (and its marker) stays as it is.
+pub fn managed_cccl_dir() -> PathBuf {
+    oxide_home().join(format!("cccl-{CCCL_VERSION}"))
+}
+
+/// The include directory of the managed CCCL (`cub/`, `thrust/`, `cuda/std/`).
+pub fn managed_cccl_include() -> PathBuf {
+    managed_cccl_dir().join("nvidia/cu13/include/cccl")
+}
+
+/// Where the CCCL headers that `nvcc` compiles against are.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Cccl {
+    /// nvcc's own toolkit has them: its `nvcc.profile` adds `include/cccl` (CUDA 13), or they are
+    /// in `include/` (CUDA 12).
+    Toolkit(PathBuf),
+    /// The copy `cargo oxide setup` installs, which nvcc must be told about (`-isystem`).
+    Managed(PathBuf),
+}
+
+/// The CCCL of `nvcc`: its toolkit's, else the managed one; `None` when neither is there.
+pub fn cccl_for(nvcc: &Path) -> Option<Cccl> {
+    let has_cub = |include: &Path| include.join("cub/cub.cuh").is_file();
+    let root = nvcc.parent()?.parent()?;
+    if let Some(own) = [root.join("include/cccl"), root.join("include")].into_iter().find(|d| has_cub(d)) {
+        return Some(Cccl::Toolkit(own));
+    }
+    Some(managed_cccl_include()).filter(|d| has_cub(d)).map(Cccl::Managed)
+}
+
+/// The CCCL include directory to give `nvcc` (`ToolPaths::cccl_include`).
+pub fn cccl_include_for(nvcc: &Path) -> Option<PathBuf> {
+    match cccl_for(nvcc)? {
+        Cccl::Managed(dir) => Some(dir),
+        Cccl::Toolkit(_) => None,
+    }
+}
+
 /// The fix for anything `cargo oxide setup` installs.
 pub const SETUP_FIX: &str = "run `cargo oxide setup`";
 
@@ -279,6 +330,7 @@ impl Tools {
             libnvvm: self.cuda.libnvvm.clone(),
             nvjitlink: self.cuda.nvjitlink.clone(),
             nvcc: self.cuda.nvcc.clone(),
+            cccl_include: self.cuda.nvcc.as_deref().and_then(cccl_include_for),
             // Read (from large files) only by builds that make LTOIR: see `build::device_config`.
             libnvvm_release: None,
             nvcc_release: None,

@@ -79,6 +79,15 @@ impl DeviceDebugInfo {
         }
     }
 
+    /// The same level for libNVVM and nvJitLink.
+    pub fn link_debug(self) -> crate::link::LinkDebug {
+        match self {
+            DeviceDebugInfo::None => crate::link::LinkDebug::None,
+            DeviceDebugInfo::Lines => crate::link::LinkDebug::Lines,
+            DeviceDebugInfo::Full => crate::link::LinkDebug::Full,
+        }
+    }
+
     /// Parses `none`, `lines` or `full`.
     pub fn parse(text: &str) -> Result<DeviceDebugInfo, String> {
         DeviceDebugInfo::ALL
@@ -109,6 +118,10 @@ pub struct ToolPaths {
     /// `nvcc`: compiles the CUDA C++ sources a crate names ([`PackageSources`]).
     #[serde(default)]
     pub nvcc: Option<PathBuf>,
+    /// CCCL's include directory (`cub/`, `thrust/`, `cuda/std/`), given to `nvcc` as `-isystem`
+    /// when its toolkit has none (the CUDA wheels `cargo oxide setup` installs).
+    #[serde(default)]
+    pub cccl_include: Option<PathBuf>,
     /// The CUDA release of `libnvvm` and of `nvcc`, recorded with the LTOIR each makes (the
     /// nvJitLink that links it at load time must be as new); set when LTOIR is emitted.
     #[serde(default)]

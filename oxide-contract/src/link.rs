@@ -30,9 +30,32 @@ pub fn nvjitlink_can_link(linker: CudaRelease, producer: CudaRelease) -> bool {
     linker.major == producer.major && linker >= producer
 }
 
+/// The `!llvm.module.flags` entry for the debug metadata version in the IR we give libNVVM.
+/// LLVM marks it "warning on conflict" (behaviour 2), nvcc's LTOIR marks it "error on conflict"
+/// (1), and nvJitLink refuses to link two modules whose flag behaviours differ ("linking module
+/// flags 'Debug Info Version': IDs have conflicting behaviors"): ours is written as nvcc's.
+pub const NVVM_DEBUG_INFO_VERSION_FLAG: &str = "!{i32 1, !\"Debug Info Version\", i32 3}";
+
+/// How much debug information LTOIR and its link keep (the device build's debug level, which
+/// lives in the build-only `config`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkDebug {
+    /// No option: the code keeps what its modules' metadata describe (the loader's link).
+    None,
+    /// Source lines (nvJitLink's `-lineinfo`); libNVVM takes them from the module's metadata.
+    Lines,
+    /// Everything a debugger needs, unoptimised (libNVVM's `-g -opt=0`, nvJitLink's `-g`).
+    Full,
+}
+
 /// The libNVVM options that compile the device module to LTOIR for `arch`.
-pub fn nvvm_ltoir_options(arch: Arch, fmad: bool) -> Vec<String> {
-    vec![format!("-arch={}", arch.compute_name()), "-gen-lto".into(), NVVM_LATEST.into(), fma_option(fmad)]
+pub fn nvvm_ltoir_options(arch: Arch, fmad: bool, debug: LinkDebug) -> Vec<String> {
+    let mut options =
+        vec![format!("-arch={}", arch.compute_name()), "-gen-lto".into(), NVVM_LATEST.into(), fma_option(fmad)];
+    if debug == LinkDebug::Full {
+        options.extend(["-g".into(), "-opt=0".into()]);
+    }
+    options
 }
 
 /// nvcc's `-arch` for LTOIR of `arch`: `lto_90`, `lto_90a`.
@@ -50,8 +73,13 @@ pub enum LinkOutput {
 
 /// The nvJitLink options that link-time-optimise LTOIR (and whatever else is linked with it)
 /// into code for exactly `arch`.
-pub fn nvjitlink_options(arch: Arch, fmad: bool, output: LinkOutput) -> Vec<String> {
+pub fn nvjitlink_options(arch: Arch, fmad: bool, output: LinkOutput, debug: LinkDebug) -> Vec<String> {
     let mut options = vec![format!("-arch={arch}"), "-lto".into(), NVVM_LATEST.into(), fma_option(fmad)];
+    match debug {
+        LinkDebug::None => {}
+        LinkDebug::Lines => options.push("-lineinfo".into()),
+        LinkDebug::Full => options.push("-g".into()),
+    }
     if output == LinkOutput::Ptx {
         options.push("-ptx".into());
     }
@@ -122,12 +150,20 @@ mod tests {
     #[test]
     fn options_per_arch() {
         let sm90 = Arch::parse("sm_90a").unwrap();
-        assert_eq!(nvvm_ltoir_options(sm90, true), ["-arch=compute_90a", "-gen-lto", "-nvvm-latest", "-fma=1"]);
         assert_eq!(
-            nvjitlink_options(sm90, false, LinkOutput::Cubin),
+            nvvm_ltoir_options(sm90, true, LinkDebug::Lines),
+            ["-arch=compute_90a", "-gen-lto", "-nvvm-latest", "-fma=1"]
+        );
+        assert!(nvvm_ltoir_options(sm90, true, LinkDebug::Full).ends_with(&["-g".into(), "-opt=0".into()]));
+        assert_eq!(
+            nvjitlink_options(sm90, false, LinkOutput::Cubin, LinkDebug::None),
             ["-arch=sm_90a", "-lto", "-nvvm-latest", "-fma=0"]
         );
-        assert_eq!(nvjitlink_options(sm90, true, LinkOutput::Ptx).last().map(String::as_str), Some("-ptx"));
+        assert_eq!(
+            nvjitlink_options(sm90, true, LinkOutput::Ptx, LinkDebug::Lines)[4..],
+            ["-lineinfo".to_string(), "-ptx".into()]
+        );
+        assert_eq!(nvjitlink_options(sm90, true, LinkOutput::Cubin, LinkDebug::Full)[4..], ["-g".to_string()]);
         assert_eq!(lto_name(sm90), "lto_90a");
         assert_eq!(lto_name(Arch::parse("sm_80").unwrap()), "lto_80");
     }

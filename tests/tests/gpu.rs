@@ -6,7 +6,6 @@ use oxide_tests::*;
 /// Builds a crate of `tests/gpu/` with `cargo oxide build --release` and runs its binary.
 fn build_and_run(name: &str) {
     let dir = checkout_root().join("tests/gpu").join(name);
-    seed_lockfile(&dir);
     // A crate that needs particular archs (e.g. sm_90 for clusters) names them in `oxide-arch`.
     let arch = std::fs::read_to_string(dir.join("oxide-arch")).ok().map(|a| a.trim().to_string());
     // One that needs extra artifacts (LTOIR) names them in `oxide-emit`.
@@ -18,13 +17,21 @@ fn build_and_run(name: &str) {
     if let Some(emit) = &emit {
         args.extend(["--emit", emit.as_str()]);
     }
-    let out = cargo_oxide(&dir, &args);
+    build_with(name, &args, "release");
+}
+
+/// Builds a crate of `tests/gpu/` with `cargo oxide <args>` and runs its binary, which the build
+/// made in cargo profile `profile` (`dev`, `release`).
+fn build_with(name: &str, args: &[&str], profile: &str) {
+    let dir = checkout_root().join("tests/gpu").join(name);
+    seed_lockfile(&dir);
+    let out = cargo_oxide(&dir, args);
     assert_success(&out, &format!("cargo oxide {} in tests/gpu/{name}", args.join(" ")));
     let package = format!("gpu-{name}");
-    let exe = artifact_dir().join("release").join(&package);
-    // Sideloaded modules and LTOIR are read from the release artifacts (run.sh does the same).
+    let exe = artifact_dir().join(oxide_contract::naming::profile_dir(profile)).join(&package);
+    // Sideloaded modules and LTOIR are read from the build's artifacts (run.sh does the same).
     let run = std::process::Command::new(&exe)
-        .env("CUDA_OXIDE_ARTIFACT_DIR", device_dir("release"))
+        .env("CUDA_OXIDE_ARTIFACT_DIR", device_dir(profile))
         .output()
         .unwrap_or_else(|e| panic!("run {}: {e}", exe.display()));
     assert!(
@@ -173,6 +180,23 @@ fn debugging() {
 #[ignore = "needs a CUDA GPU"]
 fn interop_rust_calls_cpp() {
     build_and_run("interop-rust-calls-cpp");
+}
+
+/// Rust kernels calling CUB block and warp primitives (CCCL from `cargo oxide setup`).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn interop_cub() {
+    build_and_run("interop-cub");
+}
+
+/// The Rust ⇄ CUDA C++ crates as `cargo oxide debug` builds them: full debug information, so
+/// libNVVM's `-g -opt=0` and nvJitLink's `-g` (unoptimised device code) make the cubin.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn interop_full_debug() {
+    for name in ["interop-rust-calls-cpp", "interop-cub"] {
+        build_with(name, &["build", "--device-debug", "full", "--arch", "sm_90"], "dev");
+    }
 }
 
 /// A CUDA C++ kernel calling Rust device functions.

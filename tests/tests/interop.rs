@@ -94,6 +94,36 @@ fn sass(cubin: &Path) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// The source lines the line table of a cubin names, as `(file, line)` (`nvdisasm -g`).
+fn line_table(cubin: &Path) -> Vec<(String, u32)> {
+    let out = Command::new(cuda_tool("nvdisasm")).arg("-g").arg(cubin).output().expect("run nvdisasm");
+    assert!(out.status.success(), "nvdisasm -g {}: {}", cubin.display(), String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines: Vec<(String, u32)> = text
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("//## File \""))
+        .filter_map(|l| {
+            let (file, rest) = l.split_once("\", line ")?;
+            Some((file.to_string(), rest.split_whitespace().next()?.parse().ok()?))
+        })
+        .collect();
+    lines.sort();
+    lines.dedup();
+    lines
+}
+
+/// The names of a cubin's ELF sections (`cuobjdump -elf`).
+fn sections(cubin: &Path) -> String {
+    let out = Command::new(cuda_tool("cuobjdump")).arg("-elf").arg(cubin).output().expect("run cuobjdump");
+    assert!(out.status.success(), "cuobjdump -elf {}: {}", cubin.display(), String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The 1-based line of `src/main.rs` that contains `text`.
+fn line_of(main_rs: &str, text: &str) -> u32 {
+    main_rs.lines().position(|l| l.contains(text)).unwrap_or_else(|| panic!("no `{text}` in main.rs")) as u32 + 1
+}
+
 fn add_metadata(project: &TempProject, metadata: &str) {
     let path = project.path().join("Cargo.toml");
     let manifest = std::fs::read_to_string(&path).unwrap();
@@ -153,7 +183,75 @@ fn rust_kernel_calls_a_cuda_cpp_device_function() {
         let sass = sass(&dir.join(format!("{name}.{arch}.cubin")));
         assert!(sass.contains(&format!("code for {arch}")) && sass.contains("Function : scale"), "{sass}");
         assert!(sass.contains("FFMA"), "{sass}");
+        // A debug build's line info (the default `--device-debug lines`) survives libNVVM and
+        // nvJitLink: the linked cubin's line table names the kernel's call of the C++ function.
+        let cubin = dir.join(format!("{name}.{arch}.cubin"));
+        let main_rs = std::fs::read_to_string(project.path().join("src/main.rs")).unwrap();
+        let main_path = project.path().join("src/main.rs").display().to_string();
+        let table = line_table(&cubin);
+        let call = line_of(&main_rs, "cpp_scale(a[i], k)");
+        assert!(table.contains(&(main_path.clone(), call)), "no {main_path}:{call} in the line table {table:?}");
+        assert!(table.iter().any(|(file, _)| file.ends_with("src/ops.cu")), "{table:?}");
+        assert!(sections(&cubin).contains(".nv_debug_line_sass"), "{arch}");
     }
+}
+
+/// A kernel calling CUB's warp reduction through an `extern "C"` wrapper; CCCL comes from
+/// `cargo oxide setup` (CUDA 13's nvcc wheel has none).
+const RUST_CALLS_CUB: &str = r#"
+use cuda_device::{cuda_module, device, kernel, thread};
+
+#[device]
+unsafe extern "C" {
+    fn cub_warp_sum(x: i32) -> i32;
+}
+
+#[cuda_module]
+mod kernels {
+    use super::*;
+
+    #[kernel]
+    pub fn warp_sums(x: &[i32], sums: &mut [i32]) {
+        let i = thread::index_1d().get();
+        let total = unsafe { cub_warp_sum(x[i]) };
+        if thread::lane_id() == 0 {
+            sums[i / 32] = total;
+        }
+    }
+}
+
+fn main() {}
+"#;
+
+const CUB_CU: &str = r#"#include <cub/warp/warp_reduce.cuh>
+extern "C" __device__ int cub_warp_sum(int x) {
+    __shared__ cub::WarpReduce<int>::TempStorage temp[32];
+    return cub::WarpReduce<int>(temp[threadIdx.x / 32 % 32]).Sum(x);
+}
+"#;
+
+#[test]
+fn rust_kernel_calls_cub_with_full_debug_info() {
+    let project = TempProject::new("interop-cub", RUST_CALLS_CUB);
+    std::fs::write(project.path().join("src/cub.cu"), CUB_CU).unwrap();
+    add_metadata(&project, "[package.metadata.cuda-oxide]\ncuda-sources = [\"src/cub.cu\"]\n");
+    let name = project.crate_name();
+    remove_artifacts("dev", &name);
+    // What `cargo oxide debug` builds: full debug information, through LTOIR and nvJitLink's -g.
+    let out = cargo_oxide(project.path(), &["build", "--arch", "sm_90", "--device-debug", "full"]);
+    assert_success(&out, "cargo oxide build --device-debug full (Rust kernel calling CUB)");
+    let cubin = device_dir("dev").join(&name).join(format!("{name}.sm_90.cubin"));
+    let sass = sass(&cubin);
+    assert!(sass.contains("Function : warp_sums") && sass.contains("SHFL"), "{sass}");
+    let sections = sections(&cubin);
+    for section in [".debug_info", ".debug_line", ".nv_debug_line_sass"] {
+        assert!(sections.contains(section), "no {section} in the cubin:\n{sections}");
+    }
+    let main_rs = std::fs::read_to_string(project.path().join("src/main.rs")).unwrap();
+    let main_path = project.path().join("src/main.rs").display().to_string();
+    let call = line_of(&main_rs, "cub_warp_sum(x[i])");
+    let table = line_table(&cubin);
+    assert!(table.contains(&(main_path.clone(), call)), "no {main_path}:{call} in the line table {table:?}");
 }
 
 #[test]
@@ -201,7 +299,12 @@ fn cuda_cpp_kernel_calls_rust_device_functions() {
         cuda_link::Input { kind: cuda_link::InputKind::Ltoir, name: "rust_for_cpp.sm_90.ltoir", bytes: &rust },
     ];
     let arch = oxide_contract::Arch::parse("sm_90").unwrap();
-    let options = oxide_contract::link::nvjitlink_options(arch, true, oxide_contract::link::LinkOutput::Cubin);
+    let options = oxide_contract::link::nvjitlink_options(
+        arch,
+        true,
+        oxide_contract::link::LinkOutput::Cubin,
+        oxide_contract::link::LinkDebug::None,
+    );
     let cubin = nvjitlink.link(&options, &inputs).unwrap_or_else(|e| panic!("{e}"));
     let cubin_path = work.path().join("linked.cubin");
     std::fs::write(&cubin_path, cubin).unwrap();

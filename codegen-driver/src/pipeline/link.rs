@@ -7,44 +7,13 @@ use std::path::{Path, PathBuf};
 
 use cuda_link::{Input, InputKind, NvJitLink, Nvvm};
 use oxide_contract::arch::Arch;
-use oxide_contract::config::{PackageSources, ToolPaths};
-use oxide_contract::link::{self, LinkInput, LinkOutput};
+use oxide_contract::config::{DeviceConfig, PackageSources, ToolPaths};
+use oxide_contract::link::{self, LinkDebug, LinkInput, LinkOutput};
 use oxide_contract::naming::files;
 use oxide_contract::toolkit::CudaRelease;
 
 use super::tools::{ToolError, read, require, run_nvcc};
 use super::workdir::WorkDir;
-
-/// The optimised module as libNVVM takes it: NVVM's data layout and the NVVM IR version.
-pub fn nvvm_ir(optimized: &str) -> String {
-    let mut out = String::with_capacity(optimized.len() + 256);
-    for line in optimized.lines() {
-        if line.starts_with("target datalayout = ") {
-            out.push_str(&format!("target datalayout = \"{}\"\n", link::NVVM_DATALAYOUT));
-        } else {
-            out.push_str(line);
-            out.push('\n');
-        }
-    }
-    // A metadata id no node of the module uses.
-    let next = max_metadata_id(optimized).map_or(0, |n| n + 1);
-    let [a, b, c, d] = link::NVVM_IR_VERSION;
-    out.push_str(&format!("\n!nvvmir.version = !{{!{next}}}\n!{next} = !{{i32 {a}, i32 {b}, i32 {c}, i32 {d}}}\n"));
-    out
-}
-
-/// The highest numbered metadata node `!N` of an LLVM IR text.
-fn max_metadata_id(text: &str) -> Option<u64> {
-    let bytes = text.as_bytes();
-    let mut max = None;
-    for (i, _) in text.match_indices('!') {
-        let digits: String = bytes[i + 1..].iter().take_while(|b| b.is_ascii_digit()).map(|&b| b as char).collect();
-        if let Ok(n) = digits.parse::<u64>() {
-            max = max.max(Some(n));
-        }
-    }
-    max
-}
 
 fn link_error(what: String) -> impl FnOnce(cuda_link::LinkError) -> ToolError {
     move |e| ToolError::Link { what, error: e.to_string() }
@@ -58,10 +27,11 @@ pub fn ltoir(
     nvvm_ir: &str,
     arch: Arch,
     fmad: bool,
+    debug: LinkDebug,
 ) -> Result<PathBuf, ToolError> {
     let lib = require(&tools.libnvvm, "libNVVM (libnvvm.so)", "to make LTOIR")?;
     let nvvm = Nvvm::open(lib).map_err(link_error("libNVVM".into()))?;
-    let options = link::nvvm_ltoir_options(arch, fmad);
+    let options = link::nvvm_ltoir_options(arch, fmad, debug);
     let bytes = nvvm
         .compile(crate_name, nvvm_ir.as_bytes(), &options)
         .map_err(link_error(format!("libNVVM could not make LTOIR of `{crate_name}` for {arch}")))?;
@@ -91,6 +61,13 @@ pub fn cuda_sources(
         let ltoir = work.path(&files::source_ltoir(crate_name, &stem, arch));
         let lto_arch = format!("-arch={}", link::lto_name(arch));
         let mut args: Vec<&OsStr> = vec!["-dc".as_ref(), "-dlto".as_ref(), "-ltoir".as_ref(), lto_arch.as_ref()];
+        if let Some(cccl) = &tools.cccl_include {
+            // `<cub/…>`, and `<cccl/cub/…>` as a CUDA 13 toolkit's include directory also allows.
+            args.extend(["-isystem".as_ref(), cccl.as_os_str()]);
+            if let Some(parent) = cccl.parent() {
+                args.extend(["-isystem".as_ref(), parent.as_os_str()]);
+            }
+        }
         args.extend(sources.nvcc_flags.iter().map(OsStr::new));
         args.extend([file.as_os_str(), "-o".as_ref(), ltoir.as_os_str()]);
         run_nvcc(nvcc, &args, file)?;
@@ -100,16 +77,16 @@ pub fn cuda_sources(
 }
 
 /// nvJitLink: the crate's LTOIR and `inputs` → `<crate>.<arch>.cubin` and the link-time-optimised
-/// `<crate>.<arch>.ptx`.
+/// `<crate>.<arch>.ptx`, with the config's tools, `--no-fmad` and debug level.
 pub fn link(
-    tools: &ToolPaths,
+    config: &DeviceConfig,
     work: &WorkDir,
     crate_name: &str,
     crate_ltoir: &Path,
     inputs: &[PathBuf],
     arch: Arch,
-    fmad: bool,
 ) -> Result<(PathBuf, PathBuf), ToolError> {
+    let (tools, fmad, debug) = (&config.tools, config.fmad, config.debuginfo.link_debug());
     let lib = require(&tools.nvjitlink, "nvJitLink (libnvJitLink.so)", "to link CUDA C++ into the device code")?;
     let nvjitlink = NvJitLink::open(lib).map_err(link_error("nvJitLink".into()))?;
     let mut owned: Vec<(InputKind, String, Vec<u8>)> =
@@ -123,10 +100,12 @@ pub fn link(
     }
     let inputs: Vec<Input<'_>> = owned.iter().map(|(kind, name, bytes)| Input { kind: *kind, name, bytes }).collect();
     let what = || format!("nvJitLink could not link the device code of `{crate_name}` for {arch}");
-    let cubin_bytes =
-        nvjitlink.link(&link::nvjitlink_options(arch, fmad, LinkOutput::Cubin), &inputs).map_err(link_error(what()))?;
-    let ptx_bytes =
-        nvjitlink.link(&link::nvjitlink_options(arch, fmad, LinkOutput::Ptx), &inputs).map_err(link_error(what()))?;
+    let cubin_bytes = nvjitlink
+        .link(&link::nvjitlink_options(arch, fmad, LinkOutput::Cubin, debug), &inputs)
+        .map_err(link_error(what()))?;
+    let ptx_bytes = nvjitlink
+        .link(&link::nvjitlink_options(arch, fmad, LinkOutput::Ptx, debug), &inputs)
+        .map_err(link_error(what()))?;
     let cubin = work.path(&files::cubin(crate_name, arch));
     std::fs::write(&cubin, cubin_bytes).map_err(|e| ToolError::Io(cubin.clone(), e))?;
     let ptx = work.path(&files::ptx(crate_name, arch));
@@ -136,18 +115,4 @@ pub fn link(
 
 fn display(path: &Path) -> String {
     path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| path.display().to_string())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn nvvm_ir_has_nvvm_layout_and_version() {
-        let ir = "target datalayout = \"e-p6:32:32\"\ntarget triple = \"nvptx64-nvidia-cuda\"\n!7 = !{}\n!12 = !{!7}\n";
-        let out = nvvm_ir(ir);
-        assert!(out.contains(&format!("target datalayout = \"{}\"", link::NVVM_DATALAYOUT)), "{out}");
-        assert!(out.ends_with("!nvvmir.version = !{!13}\n!13 = !{i32 2, i32 0, i32 3, i32 2}\n"), "{out}");
-        assert!(nvvm_ir("").contains("!nvvmir.version = !{!0}"));
-    }
 }

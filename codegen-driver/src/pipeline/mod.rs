@@ -9,6 +9,7 @@ mod ir_functions;
 mod link;
 pub mod llvm;
 mod narrow_counters;
+mod nvvm_ir;
 pub mod object;
 mod offset_checks;
 mod ptxas_quirks;
@@ -163,7 +164,7 @@ pub fn compile_crate(tcx: TyCtxt<'_>) -> Option<PendingDevice> {
         return None;
     }
     let crate_name = tcx.crate_name(rustc_hir::def_id::LOCAL_CRATE).to_string();
-    let mut config = match DeviceConfig::from_env() {
+    let config = match DeviceConfig::from_env() {
         Ok(Some(config)) => config,
         Ok(None) => {
             report_at(tcx, None, DeviceError::ConfigMissing { crate_name, var: CONFIG_ENV });
@@ -180,12 +181,6 @@ pub fn compile_crate(tcx: TyCtxt<'_>) -> Option<PendingDevice> {
 
     let sources = cuda_sources(tcx, &config);
     let tasks = plan(&config, !sources.is_empty());
-    if tasks.iter().any(|t| matches!(t, Task::Ltoir(_) | Task::Link(_))) {
-        // nvJitLink refuses to link our debug metadata with nvcc's ("linking module flags
-        // 'Debug Info Version': IDs have conflicting behaviors"): code that goes through LTOIR
-        // carries no debug information yet (docs/interop.md).
-        config.debuginfo = DeviceDebugInfo::None;
-    }
     let progress = Progress { crate_name: crate_name.clone(), file: config.progress_file.clone() };
     let started = Instant::now();
     progress.send(ProgressEvent::CrateStarted {
@@ -374,7 +369,11 @@ impl External {
         let optimized = &self.optimized;
         let mut built = Built::default();
         let mut bundle = Vec::new();
-        let nvvm_ir = self.tasks.iter().any(|t| matches!(t, Task::Ltoir(_))).then(|| link::nvvm_ir(&optimized.text));
+        let nvvm_ir = self
+            .tasks
+            .iter()
+            .any(|t| matches!(t, Task::Ltoir(_)))
+            .then(|| nvvm_ir::nvvm_ir(&optimized.text, config.debuginfo.link_debug()));
         let mut source_ltoir: Vec<(PathBuf, Option<CudaRelease>)> = Vec::new();
         for &task in self.tasks.iter().filter(|t| **t != Task::Lower) {
             progress.run(task, || -> Result<(), ToolError> {
@@ -390,7 +389,8 @@ impl External {
                     }
                     Task::Ltoir(arch) => {
                         let ir = nvvm_ir.as_deref().unwrap_or_default();
-                        let ltoir = link::ltoir(tools, work, crate_name, ir, arch, config.fmad)?;
+                        let ltoir =
+                            link::ltoir(tools, work, crate_name, ir, arch, config.fmad, config.debuginfo.link_debug())?;
                         built.ltoir.push((arch, ltoir, tools.libnvvm_release));
                     }
                     Task::Nvcc(arch) => {
@@ -407,7 +407,7 @@ impl External {
                             .map(|(_, p, _)| p.clone())
                             .unwrap_or_default();
                         let inputs: Vec<PathBuf> = source_ltoir.iter().map(|(p, _)| p.clone()).collect();
-                        let (cubin, ptx) = link::link(tools, work, crate_name, &own, &inputs, arch, config.fmad)?;
+                        let (cubin, ptx) = link::link(config, work, crate_name, &own, &inputs, arch)?;
                         built.cubins.push((arch, cubin));
                         built.ptx.push((arch, ptx));
                         if config.emits().contains(&Emit::Ltoir) {

@@ -48,11 +48,27 @@ impl fmt::Display for ToolError {
                 stderr.trim_end()
             ),
             ToolError::CudaSource { file, stderr } => {
-                write!(f, "nvcc could not compile {}:\n{}", file.display(), stderr.trim_end())
+                write!(f, "nvcc could not compile {}:\n{}", file.display(), stderr.trim_end())?;
+                if misses_cccl(stderr) {
+                    write!(
+                        f,
+                        "\nCCCL's headers (cub/, thrust/, cuda/std/) were not found: `cargo oxide setup` installs them \
+                         (or set CUDA_HOME to a CUDA toolkit that has them)"
+                    )?;
+                }
+                Ok(())
             }
             ToolError::Link { what, error } => write!(f, "{what}: {error}"),
         }
     }
+}
+
+/// Whether nvcc failed for want of a CCCL header.
+fn misses_cccl(stderr: &str) -> bool {
+    stderr.lines().any(|line| {
+        let missing = line.contains("No such file or directory") || line.contains("cannot open source file");
+        missing && ["cub/", "thrust/", "cuda/"].iter().any(|dir| line.contains(dir))
+    })
 }
 
 /// Runs `tool args…` on `input` (named in the error if it fails); returns its stdout.
@@ -87,4 +103,20 @@ pub fn read(path: &Path) -> Result<Vec<u8>, ToolError> {
 /// `tool` if the config found it, else the error saying what it is needed for.
 pub fn require<'a>(tool: &'a Option<PathBuf>, name: &'static str, why: &'static str) -> Result<&'a Path, ToolError> {
     tool.as_deref().ok_or(ToolError::Missing { tool: name, why })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_cub_header_points_at_setup() {
+        let err = ToolError::CudaSource {
+            file: "src/ops.cu".into(),
+            stderr: "src/ops.cu:1:10: fatal error: cub/block/block_reduce.cuh: No such file or directory".into(),
+        };
+        assert!(err.to_string().contains("`cargo oxide setup` installs them"), "{err}");
+        let other = ToolError::CudaSource { file: "src/ops.cu".into(), stderr: "error: expected a \";\"".into() };
+        assert!(!other.to_string().contains("CCCL"), "{other}");
+    }
 }

@@ -164,7 +164,12 @@ fn link_ltoir(
         .zip(&names)
         .map(|(&i, name)| cuda_link::Input { kind: cuda_link::InputKind::Ltoir, name, bytes: bundle.payloads[i].bytes })
         .collect();
-    let options = oxide_contract::link::nvjitlink_options(arch, fmad, oxide_contract::link::LinkOutput::Cubin);
+    let options = oxide_contract::link::nvjitlink_options(
+        arch,
+        fmad,
+        oxide_contract::link::LinkOutput::Cubin,
+        oxide_contract::link::LinkDebug::None,
+    );
     nvjitlink.link(&options, &inputs).map_err(|e| {
         let (major, minor) = nvjitlink.version();
         let at = nvjitlink.path().display();
