@@ -276,6 +276,27 @@ mod kernels {
             }
         }
     }
+    // n-body's shape: the thread's index is computed first and used only after the tile loop.
+    #[kernel]
+    #[launch_bounds(128)]
+    pub fn index_after_loop(x: &[f32], mut out: DisjointSlice<f32>) {
+        static mut TILE: SharedArray<f32, 128> = SharedArray::UNINIT;
+        let idx = thread::index_1d();
+        let t = thread::threadIdx_x() as usize;
+        let mut acc = 0.0f32;
+        let mut tile = 0;
+        while tile < x.len() {
+            unsafe { TILE.write(t, x[tile + t]) };
+            sync_threads();
+            for j in 0..128 {
+                acc += unsafe { TILE.read(j) };
+            }
+            sync_threads();
+            tile += 128;
+        }
+        if let Some(o) = out.get_mut(idx) { *o = acc; }
+    }
+
     #[kernel]
     pub fn unrolled(x: &[f32], n: u32, mut out: DisjointSlice<f32>) {
         let idx = thread::index_1d();
@@ -533,5 +554,17 @@ fn constant_range_loops_count_in_32_bits() {
         for wide in ["setp.ne.b64", "setp.eq.b64", "setp.ne.s64", "setp.eq.s64", "setp.lt.u64"] {
             assert!(!the_loop.contains(wide), "{arch}: a 64-bit loop counter (`{wide}`):\n{the_loop}");
         }
+    }
+}
+
+#[test]
+fn thread_index_is_read_again_after_the_loop() {
+    for arch in ARCHS {
+        let text = ptx(arch);
+        let body = entry(&text, "index_after_loop");
+        // The loops end at the last barrier; the index is not kept in registers through them.
+        let loops_end = body.rfind("bar.sync").unwrap_or_else(|| panic!("{arch}: no tile loop:\n{body}"));
+        assert!(!body[..loops_end].contains("%ctaid.x"), "{arch}: the index is computed before the loop:\n{body}");
+        assert!(body[loops_end..].contains("%ctaid.x;"), "{arch}: no index after the loop:\n{body}");
     }
 }

@@ -12,6 +12,7 @@ use super::deferred_traps;
 use super::narrow_counters;
 use super::offset_checks;
 use super::ptxas_quirks;
+use super::remat_thread_index;
 use super::toggle_ranges;
 use super::tools::{ToolError, require, run};
 use super::workdir::WorkDir;
@@ -200,8 +201,9 @@ pub fn optimize(
     }
     // Accesses of a slice at constant offsets from one index share one check (one address
     // register, immediate offsets): after the second `opt`, whose instcombine would split them again.
-    // Then loop counters with constant ranges become 32-bit, as nvcc's `int` counters.
-    let merged = narrow_counters::narrow(&offset_checks::merge(&text));
+    // Then loop counters with constant ranges become 32-bit, as nvcc's `int` counters, and
+    // thread indices used only after a loop are computed again there (`remat_thread_index.rs`).
+    let merged = remat_thread_index::rematerialize(&narrow_counters::narrow(&offset_checks::merge(&text)));
     if merged != text {
         text = merged;
         std::fs::write(&opt_ll, &text).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;

@@ -12,6 +12,7 @@ mod narrow_counters;
 pub mod object;
 mod offset_checks;
 mod ptxas_quirks;
+mod remat_thread_index;
 mod toggle_ranges;
 mod tools;
 mod workdir;
