@@ -276,6 +276,33 @@ mod kernels {
             }
         }
     }
+    // A double buffer read through an inner loop's counter (tests/gpu/loop-facts): with
+    // `buf < 2` and `j < 128` every shared access is in bounds, so the kernel has no trap.
+    #[kernel]
+    #[launch_bounds(128)]
+    pub fn toggled_tiles(x: &[u32], mut out: DisjointSlice<u32>) {
+        static mut BUF: SharedArray<u32, 256> = SharedArray::UNINIT;
+        let idx = thread::index_1d();
+        let mut acc = x[idx.get()];
+        let t = thread::threadIdx_x() as usize;
+        unsafe { BUF.write(t, x[t]) };
+        sync_threads();
+        let (mut buf, mut tile) = (0, 0);
+        while tile < x.len() {
+            let next = tile + 128;
+            let v = if next < x.len() { x[next + t] } else { 0 };
+            #[unroll(8)]
+            for j in 0..128 {
+                acc = acc.wrapping_mul(3).wrapping_add(unsafe { BUF.read(buf * 128 + j) });
+            }
+            unsafe { BUF.write((buf ^ 1) * 128 + t, v) };
+            sync_threads();
+            buf ^= 1;
+            tile = next;
+        }
+        if let Some(o) = out.get_mut(idx) { *o = acc; }
+    }
+
     // n-body's shape: the thread's index is computed first and used only after the tile loop.
     #[kernel]
     #[launch_bounds(128)]
@@ -554,6 +581,16 @@ fn constant_range_loops_count_in_32_bits() {
         for wide in ["setp.ne.b64", "setp.eq.b64", "setp.ne.s64", "setp.eq.s64", "setp.lt.u64"] {
             assert!(!the_loop.contains(wide), "{arch}: a 64-bit loop counter (`{wide}`):\n{the_loop}");
         }
+    }
+}
+
+#[test]
+fn toggled_tiles_have_no_trap() {
+    for arch in ARCHS {
+        let text = ptx(arch);
+        let body = entry(&text, "toggled_tiles");
+        assert!(body.contains("ld.shared") && body.contains("bar.sync"), "{arch}: not the tile loop:\n{body}");
+        assert!(!body.contains("trap;"), "{arch}: a shared access keeps its check:\n{body}");
     }
 }
 

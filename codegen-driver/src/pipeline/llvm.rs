@@ -152,16 +152,19 @@ pub fn optimize(
     text = text.replace(&format!("\"{LAUNCH_ATTRS_HIDDEN_FROM_OPT}"), "\"");
     std::fs::write(&opt_ll, &text).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;
     if deferred_traps::needed(&text) {
-        // Double-buffer indices and other 0-or-1 loop values get their range, and a short
-        // `instcombine` folds the checks that depended on it, before the traps are placed: a
-        // check left in a loop costs it a trap at its back-edge (`toggle_ranges.rs`).
+        // Double-buffer indices and other 0-or-1 loop values get their range, and a short run
+        // folds the checks that depended on it, before the traps are placed: a check left in a
+        // loop costs it a trap at its back-edge (`toggle_ranges.rs`). `instcombine` folds those
+        // at constant offsets (sgemm128's unrolled k tile); `indvars` those that also depend on
+        // an inner loop's counter (`tile[buf * N + j]`).
         if let Some(facts) = toggle_ranges::add_facts(&text) {
             let with_facts = work.path(&format!("{crate_name}.ranges.ll"));
             std::fs::write(&with_facts, facts).map_err(|e| ToolError::Io(with_facts.clone(), e))?;
             let args: [&OsStr; 7] = [
                 triple.as_ref(),
                 cpu.as_ref(),
-                "-passes=instcombine<no-verify-fixpoint>".as_ref(),
+                "-passes=function(instcombine<no-verify-fixpoint>,loop(indvars),instcombine<no-verify-fixpoint>)"
+                    .as_ref(),
                 "-S".as_ref(),
                 with_facts.as_os_str(),
                 "-o".as_ref(),
