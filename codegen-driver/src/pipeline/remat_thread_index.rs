@@ -207,15 +207,14 @@ fn split_blocks(body: &[&str]) -> Vec<Block> {
     }
     blocks.last_mut().expect("a block").lines.1 = body.len();
     let index: HashMap<String, usize> = blocks.iter().enumerate().map(|(i, b)| (format!("%{}", b.label), i)).collect();
-    for b in 0..blocks.len() {
-        let (start, end) = blocks[b].lines;
-        let succ: Vec<usize> = body[start..end]
+    for block in &mut blocks {
+        let (start, end) = block.lines;
+        block.succ = body[start..end]
             .iter()
             .filter(|l| l.contains("label %"))
             .flat_map(|l| l.split("label ").skip(1).map(|s| s.split([',', ' ', ']']).next().unwrap_or("")))
             .filter_map(|s| index.get(s).copied())
             .collect();
-        blocks[b].succ = succ;
     }
     blocks
 }
