@@ -14,9 +14,12 @@ const PERF: &str = r#"
 #![feature(f16)]
 #![allow(static_mut_refs)]
 use cuda_device::half::{bf16, Bf16x2, F16x2};
-use cuda_device::vector::{F32x4, F64x2};
+use cuda_device::vector::{F32x4, F64x2, SharedLanes};
 use cuda_device::matrix::Matrix;
 use cuda_device::{async_copy, cuda_module, fast_math, kernel, launch_bounds, sync_threads, thread, ConstantMemory, DisjointSlice, SharedArray};
+
+const BM: usize = 128;
+const BK: usize = 8;
 
 static COEFFS: ConstantMemory<[f32; 4]> = ConstantMemory::new([1.0, 2.0, 3.0, 4.0]);
 
@@ -193,6 +196,132 @@ mod kernels {
             acc = acc * 0.5 + unsafe { TILE.read(j) };
         }
         if let Some(o) = out.get_mut(thread::index_1d()) { *o = acc; }
+    }
+
+    // The bench's sgemm128: a double buffer whose index `buf` toggles between 0 and 1, so the
+    // shared accesses at `buf * BK * BM + …` are in bounds; no check, so no trap, stays in the
+    // k loop (LLVM alone does not see the toggle's range).
+    #[kernel]
+    #[launch_bounds(256, 2)]
+    pub fn double_buffer(a: &[F32x4], b: &[F32x4], c: &mut [F32x4], m: u32, n: u32, k: u32) {
+        // A tiles transposed (`[buffer][kk][row]`), B tiles as they are (`[buffer][kk][col]`).
+        static mut AS: SharedArray<F32x4, { 2 * BK * BM / 4 }> = SharedArray::UNINIT;
+        static mut BS: SharedArray<F32x4, { 2 * BK * BM / 4 }> = SharedArray::UNINIT;
+        let (n, k) = (n as usize, k as usize);
+        let _ = m;
+        let tid = thread::threadIdx_x() as usize;
+        let (tx, ty) = (tid % 16, tid / 16);
+        let (row0, col0) = (thread::blockIdx_y() as usize * BM, thread::blockIdx_x() as usize * BM);
+        // This thread's loads: A row `tid / 2`, k columns `(tid % 2) * 4 ..`; B row `tid / 32`,
+        // columns `(tid % 32) * 4 ..`.
+        let (a_row, a_k) = (tid / 2, (tid % 2) * 4);
+        let (b_row, b_col) = (tid / 32, (tid % 32) * 4);
+        let (a_base, b_base) = (((row0 + a_row) * k + a_k) / 4, (b_row * n + col0 + b_col) / 4);
+        let a_at = |kt: usize| a[a_base + kt / 4];
+        let b_at = |kt: usize| b[b_base + kt * n / 4];
+        let store = |buf: usize, av: F32x4, bv: F32x4| {
+            #[unroll]
+            for q in 0..4 {
+                // SAFETY: every thread writes its own lanes of buffer `buf`, which no thread
+                // reads until the barrier after this store.
+                unsafe { AS.write_lane(buf * BK * BM + (a_k + q) * BM + a_row, av[q]) };
+            }
+            // SAFETY: as above.
+            unsafe { BS.write(buf * BK * BM / 4 + b_row * BM / 4 + b_col / 4, bv) };
+        };
+        let mut acc = [[0.0f32; 8]; 8];
+        store(0, a_at(0), b_at(0));
+        sync_threads();
+        let mut kt = 0;
+        let mut buf = 0;
+        while kt < k {
+            let next = kt + BK;
+            let (mut an, mut bn) = (F32x4::splat(0.0), F32x4::splat(0.0));
+            if next < k {
+                an = a_at(next);
+                bn = b_at(next);
+            }
+            #[unroll]
+            for kk in 0..BK {
+                let at = (buf * BK + kk) * BM / 4;
+                // SAFETY: buffer `buf` is complete (barrier) and nobody writes it now.
+                let (a0, a1) = unsafe { (AS.read(at + ty), AS.read(at + 16 + ty)) };
+                let (b0, b1) = unsafe { (BS.read(at + tx), BS.read(at + 16 + tx)) };
+                let av = [a0.x(), a0.y(), a0.z(), a0.w(), a1.x(), a1.y(), a1.z(), a1.w()];
+                let bv = [b0.x(), b0.y(), b0.z(), b0.w(), b1.x(), b1.y(), b1.z(), b1.w()];
+                #[unroll]
+                for i in 0..8 {
+                    #[unroll]
+                    for j in 0..8 {
+                        acc[i][j] += av[i] * bv[j];
+                    }
+                }
+            }
+            if next < k {
+                store(buf ^ 1, an, bn);
+            }
+            sync_threads();
+            buf ^= 1;
+            kt = next;
+        }
+        #[unroll]
+        for i in 0..8 {
+            let row = row0 + (i / 4) * 64 + ty * 4 + i % 4;
+            #[unroll]
+            for half in 0..2 {
+                let col = col0 + half * 64 + tx * 4;
+                let v =
+                    F32x4::new([acc[i][4 * half], acc[i][4 * half + 1], acc[i][4 * half + 2], acc[i][4 * half + 3]]);
+                c[(row * n + col) / 4] = v;
+            }
+        }
+    }
+    // A double buffer read through an inner loop's counter (tests/gpu/loop-facts): with
+    // `buf < 2` and `j < 128` every shared access is in bounds, so the kernel has no trap.
+    #[kernel]
+    #[launch_bounds(128)]
+    pub fn toggled_tiles(x: &[u32], mut out: DisjointSlice<u32>) {
+        static mut BUF: SharedArray<u32, 256> = SharedArray::UNINIT;
+        let idx = thread::index_1d();
+        let mut acc = x[idx.get()];
+        let t = thread::threadIdx_x() as usize;
+        unsafe { BUF.write(t, x[t]) };
+        sync_threads();
+        let (mut buf, mut tile) = (0, 0);
+        while tile < x.len() {
+            let next = tile + 128;
+            let v = if next < x.len() { x[next + t] } else { 0 };
+            #[unroll(8)]
+            for j in 0..128 {
+                acc = acc.wrapping_mul(3).wrapping_add(unsafe { BUF.read(buf * 128 + j) });
+            }
+            unsafe { BUF.write((buf ^ 1) * 128 + t, v) };
+            sync_threads();
+            buf ^= 1;
+            tile = next;
+        }
+        if let Some(o) = out.get_mut(idx) { *o = acc; }
+    }
+
+    // n-body's shape: the thread's index is computed first and used only after the tile loop.
+    #[kernel]
+    #[launch_bounds(128)]
+    pub fn index_after_loop(x: &[f32], mut out: DisjointSlice<f32>) {
+        static mut TILE: SharedArray<f32, 128> = SharedArray::UNINIT;
+        let idx = thread::index_1d();
+        let t = thread::threadIdx_x() as usize;
+        let mut acc = 0.0f32;
+        let mut tile = 0;
+        while tile < x.len() {
+            unsafe { TILE.write(t, x[tile + t]) };
+            sync_threads();
+            for j in 0..128 {
+                acc += unsafe { TILE.read(j) };
+            }
+            sync_threads();
+            tile += 128;
+        }
+        if let Some(o) = out.get_mut(idx) { *o = acc; }
     }
 
     #[kernel]
@@ -373,18 +502,51 @@ fn launch_bounds_prove_thread_indexed_shared_accesses() {
     }
 }
 
+/// The first loop of an entry: the block llc marks as its header and every block it annotates
+/// `in Loop: Header=<that block>` (llc may place the latch before the header), in text order.
+fn first_loop(arch: &str, body: &str) -> String {
+    let header = body.find("=>This Inner Loop Header").unwrap_or_else(|| panic!("{arch}: no loop:\n{body}"));
+    let label_start = body[..header].rfind("$L__BB").expect("the header's label");
+    let label = &body[label_start..label_start + body[label_start..].find(':').expect("a label")];
+    let member = format!("Header={} ", &label["$L__".len()..]);
+    let mut out = String::new();
+    let mut inside = false;
+    let lines: Vec<&str> = body.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
+        // Blocks start at a label or, without one, at llc's `// %bb.N:` comment; a block's
+        // loop annotation is the comment line after that.
+        if line.starts_with("$L__BB") || line.starts_with("// %bb.") {
+            let note = lines.get(i + 1).copied().unwrap_or("");
+            inside = line.starts_with(&format!("{label}:")) || note.contains(&member);
+        }
+        if inside {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
 #[test]
 fn loops_without_checks_have_no_trap_inside() {
     for arch in ARCHS {
         let text = ptx(arch);
         let body = entry(&text, "quiet_loop");
         assert!(body.contains("trap;"), "{arch}: the pending check has no trap:\n{body}");
-        // llc marks the loop header; the loop ends at the last branch back to it.
-        let header = body.find("=>This Inner Loop Header").unwrap_or_else(|| panic!("{arch}: no loop:\n{body}"));
-        let label_start = body[..header].rfind("$L__BB").expect("the header's label");
-        let label = &body[label_start..label_start + body[label_start..].find(':').expect("a label")];
-        let back = body.rfind(&format!("{label};")).expect("a back branch");
-        assert!(!body[label_start..back].contains("trap;"), "{arch}: a trap in the loop:\n{body}");
+        let the_loop = first_loop(arch, body);
+        assert!(the_loop.contains("add.f32") || the_loop.contains("fma.rn.f32"), "{arch}: not the loop:\n{the_loop}");
+        assert!(!the_loop.contains("trap;"), "{arch}: a trap in the loop:\n{body}");
+    }
+}
+
+#[test]
+fn double_buffer_toggles_leave_no_check_in_the_loop() {
+    for arch in ARCHS {
+        let text = ptx(arch);
+        let body = entry(&text, "double_buffer");
+        let the_loop = first_loop(arch, body);
+        assert!(the_loop.contains("st.shared") && the_loop.contains("bar.sync"), "{arch}: not the k loop:\n{the_loop}");
+        assert!(!the_loop.contains("trap;"), "{arch}: a trap in the double-buffered loop:\n{body}");
     }
 }
 
@@ -409,11 +571,7 @@ fn constant_range_loops_count_in_32_bits() {
     for arch in ARCHS {
         let text = ptx(arch);
         let body = entry(&text, "tile_sum");
-        let header = body.find("=>This Inner Loop Header").unwrap_or_else(|| panic!("{arch}: no loop:\n{body}"));
-        let label_start = body[..header].rfind("$L__BB").expect("the header's label");
-        let label = &body[label_start..label_start + body[label_start..].find(':').expect("a label")];
-        let back = body.rfind(&format!("{label};")).expect("a back branch");
-        let the_loop = &body[label_start..back];
+        let the_loop = first_loop(arch, body);
         assert!(the_loop.contains("ld.shared"), "{arch}: not the tile loop:\n{the_loop}");
         // The exit compare is 32-bit (llc's strength reduction may still step a 64-bit byte
         // offset beside it; before `narrow_counters` the compare was `setp.ne.b64`).
@@ -421,5 +579,27 @@ fn constant_range_loops_count_in_32_bits() {
         for wide in ["setp.ne.b64", "setp.eq.b64", "setp.ne.s64", "setp.eq.s64", "setp.lt.u64"] {
             assert!(!the_loop.contains(wide), "{arch}: a 64-bit loop counter (`{wide}`):\n{the_loop}");
         }
+    }
+}
+
+#[test]
+fn toggled_tiles_have_no_trap() {
+    for arch in ARCHS {
+        let text = ptx(arch);
+        let body = entry(&text, "toggled_tiles");
+        assert!(body.contains("ld.shared") && body.contains("bar.sync"), "{arch}: not the tile loop:\n{body}");
+        assert!(!body.contains("trap;"), "{arch}: a shared access keeps its check:\n{body}");
+    }
+}
+
+#[test]
+fn thread_index_is_read_again_after_the_loop() {
+    for arch in ARCHS {
+        let text = ptx(arch);
+        let body = entry(&text, "index_after_loop");
+        // The loops end at the last barrier; the index is not kept in registers through them.
+        let loops_end = body.rfind("bar.sync").unwrap_or_else(|| panic!("{arch}: no tile loop:\n{body}"));
+        assert!(!body[..loops_end].contains("%ctaid.x"), "{arch}: the index is computed before the loop:\n{body}");
+        assert!(body[loops_end..].contains("%ctaid.x;"), "{arch}: no index after the loop:\n{body}");
     }
 }

@@ -223,12 +223,16 @@ fn declare_marker(cx: &CodegenCx<'_>) -> ir::Value {
 }
 
 /// The MIR block behind `block`: codegen_ssa labels the block of MIR block `bbN` `bbN`
-/// (`bbN.<k>` here); `None` for the blocks it adds (panics, landing pads).
+/// (`bbN.<k>` here), except `bb0`, which it lowers into the function's `start` block; `None`
+/// for the blocks it adds (panics, landing pads). (Without `start`, a check in a kernel's first
+/// MIR block, e.g. `let me = pos[idx]`, stayed a branch to a trap: a divergent region around the
+/// rest of the kernel, for which ptxas kept a convergence barrier and 40 registers in n-body.)
 fn mir_block(cx: &CodegenCx<'_>, block: ir::Block) -> Option<BasicBlock> {
     let instance = cx.current.get()?;
     let m = cx.module.borrow();
     let label = &m.funcs[block.func as usize].blocks[block.idx as usize].label;
-    let n = label.strip_prefix("bb")?.split('.').next()?.parse::<usize>().ok()?;
+    let name = label.split('.').next()?;
+    let n = if name == "start" { 0 } else { name.strip_prefix("bb")?.parse::<usize>().ok()? };
     let bb = BasicBlock::from_usize(n);
     cx.tcx.instance_mir(instance.def).basic_blocks.get(bb).map(|_| bb)
 }

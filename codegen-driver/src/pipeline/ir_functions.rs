@@ -1,5 +1,6 @@
-//! The textual LLVM IR passes after `opt` (deferred_traps, offset_checks, narrow_counters) each
-//! rewrite one function body at a time; this walks a module's `define … {` … `}` bodies for them.
+//! The textual LLVM IR passes after `opt` (toggle_ranges, deferred_traps, offset_checks,
+//! narrow_counters, remat_thread_index) each rewrite one function body at a time; this walks a
+//! module's `define … {` … `}` bodies for them.
 
 /// `module` with the body of every function definition replaced by `rewrite(body)`; every other
 /// line is kept as it is. A body is the lines between `define … {` and the closing `}`.

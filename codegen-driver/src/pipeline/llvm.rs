@@ -12,6 +12,8 @@ use super::deferred_traps;
 use super::narrow_counters;
 use super::offset_checks;
 use super::ptxas_quirks;
+use super::remat_thread_index;
+use super::toggle_ranges;
 use super::tools::{ToolError, require, run};
 use super::workdir::WorkDir;
 use crate::lower::LAUNCH_ATTRS_HIDDEN_FROM_OPT;
@@ -150,6 +152,28 @@ pub fn optimize(
     text = text.replace(&format!("\"{LAUNCH_ATTRS_HIDDEN_FROM_OPT}"), "\"");
     std::fs::write(&opt_ll, &text).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;
     if deferred_traps::needed(&text) {
+        // Double-buffer indices and other 0-or-1 loop values get their range, and a short run
+        // folds the checks that depended on it, before the traps are placed: a check left in a
+        // loop costs it a trap at its back-edge (`toggle_ranges.rs`). `instcombine` folds those
+        // at constant offsets (sgemm128's unrolled k tile); `indvars` those that also depend on
+        // an inner loop's counter (`tile[buf * N + j]`).
+        if let Some(facts) = toggle_ranges::add_facts(&text) {
+            let with_facts = work.path(&format!("{crate_name}.ranges.ll"));
+            std::fs::write(&with_facts, facts).map_err(|e| ToolError::Io(with_facts.clone(), e))?;
+            let args: [&OsStr; 7] = [
+                triple.as_ref(),
+                cpu.as_ref(),
+                "-passes=function(instcombine<no-verify-fixpoint>,loop(indvars),instcombine<no-verify-fixpoint>)"
+                    .as_ref(),
+                "-S".as_ref(),
+                with_facts.as_os_str(),
+                "-o".as_ref(),
+                opt_ll.as_os_str(),
+            ];
+            run(&tools.opt, &args, &with_facts)?;
+            let _ = std::fs::remove_file(&with_facts);
+            text = std::fs::read_to_string(&opt_ll).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;
+        }
         // The traps of deferred bounds checks go where the optimised code leaves its loops and
         // functions; a short second `opt` puts their flag in registers.
         let placed = work.path(&format!("{crate_name}.traps.ll"));
@@ -180,8 +204,9 @@ pub fn optimize(
     }
     // Accesses of a slice at constant offsets from one index share one check (one address
     // register, immediate offsets): after the second `opt`, whose instcombine would split them again.
-    // Then loop counters with constant ranges become 32-bit, as nvcc's `int` counters.
-    let merged = narrow_counters::narrow(&offset_checks::merge(&text));
+    // Then loop counters with constant ranges become 32-bit, as nvcc's `int` counters, and
+    // thread indices used only after a loop are computed again there (`remat_thread_index.rs`).
+    let merged = remat_thread_index::rematerialize(&narrow_counters::narrow(&offset_checks::merge(&text)));
     if merged != text {
         text = merged;
         std::fs::write(&opt_ll, &text).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;

@@ -13,6 +13,8 @@ mod nvvm_ir;
 pub mod object;
 mod offset_checks;
 mod ptxas_quirks;
+mod remat_thread_index;
+mod toggle_ranges;
 mod tools;
 mod workdir;
 
