@@ -13,6 +13,7 @@ pub mod object;
 mod offset_checks;
 mod ptxas_quirks;
 mod tools;
+mod uniform_bounds;
 mod workdir;
 
 use std::path::PathBuf;
