@@ -131,6 +131,10 @@ fn version_kernel(body: &[&str], decls: &mut BTreeSet<&'static str>) -> Option<V
         bounder.memo.clear();
         let Some(limit) = bounder.exact64(fact.rhs, ty) else { continue };
         let Some(bound) = bounder.upper(fact.lhs, ty, Some(&facts)) else { continue };
+        if bound == u64::MAX.to_string() {
+            // Saturated: the condition could never hold.
+            continue;
+        }
         let pred = if fact.strict { "ult" } else { "ule" };
         match (bound.parse::<u64>(), limit.parse::<u64>()) {
             (Ok(x), Ok(y)) if (fact.strict && x < y) || (!fact.strict && x <= y) => {}
@@ -922,4 +926,181 @@ fn minmax_decl(name: &str) -> Option<&'static str> {
         "declare i64 @llvm.smax.i64(i64, i64)",
     ];
     DECLS.iter().copied().find(|d| d.contains(&format!("@{name}(")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::version;
+
+    const POISON_F32: u64 = super::POISON_OFFSET / 4;
+
+    /// A kernel with parameters `%x` (f32 data), `%len`, `%n`, `%w`, `%h` and `body` after the
+    /// label `start`.
+    fn kernel(body: &str) -> String {
+        format!(
+            "define ptx_kernel void @k(ptr %x, i64 %len, i64 %n, i64 %w, i64 %h) {{\nstart:\n{body}}}\n\
+             declare void @__oxide_bounds_fail_if(i1)\n"
+        )
+    }
+
+    /// The checked load `x[idx]` with its marker and poison select (`lower/bounds.rs`).
+    fn checked_load(n: u32, idx: &str) -> String {
+        format!(
+            "  %oob{n} = icmp uge i64 {idx}, %len\n  tail call void @__oxide_bounds_fail_if(i1 %oob{n})\n  \
+             %s{n} = select i1 %oob{n}, i64 {POISON_F32}, i64 {idx}\n  %a{n} = getelementptr float, ptr %x, i64 %s{n}\n  \
+             %v{n} = load float, ptr %a{n}, align 4\n"
+        )
+    }
+
+    /// `%i` = this thread's 1D index; `if %i < %n { x[%i] }`.
+    fn guarded(index_def: &str) -> String {
+        kernel(&format!(
+            "{index_def}  %in = icmp ult i64 %i, %n\n  br i1 %in, label %then, label %exit\nthen:\n{}  br label %exit\n\
+             exit:\n  ret void\n",
+            checked_load(0, "%i")
+        ))
+    }
+
+    const THREAD_INDEX: &str = "  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  %i = zext i32 %t to i64\n";
+
+    #[test]
+    fn a_guard_on_a_uniform_length_versions_the_kernel() {
+        let out = version(&guarded("  %i = load i64, ptr %x, align 8\n"));
+        // U: n - 1 < len.
+        assert!(out.contains("oxide.uv:\n  %oxide.uv.1 = call i64 @llvm.usub.sat.i64(i64 %n, i64 1)\n"), "{out}");
+        assert!(out.contains("%oxide.uv.2 = icmp ult i64 %oxide.uv.1, %len"), "{out}");
+        assert!(out.contains("br i1 %oxide.uv.ok.0, label %oxide.fast.start, label %start\nstart:\n"), "{out}");
+        // The fast copy: the check is its in-bounds value, the marker records nothing.
+        assert!(out.contains("  %oxide.fast.oob0 = and i1 true, false\n"), "{out}");
+        assert!(out.contains("@__oxide_bounds_fail_if(i1 false)"), "{out}");
+        assert!(
+            out.contains(&format!("%oxide.fast.s0 = select i1 %oxide.fast.oob0, i64 {POISON_F32}, i64 %oxide.fast.i"))
+        );
+        assert!(out.contains("br i1 %oxide.fast.in, label %oxide.fast.then, label %oxide.fast.exit"), "{out}");
+        // The original copy is unchanged.
+        assert!(out.contains("tail call void @__oxide_bounds_fail_if(i1 %oob0)"), "{out}");
+        assert!(out.contains("declare i64 @llvm.usub.sat.i64(i64, i64)"), "{out}");
+    }
+
+    #[test]
+    fn thread_indices_are_bounded_by_the_block_size() {
+        // No guard: tid.x <= ntid.x - 1 < len.
+        let body = format!("{THREAD_INDEX}{}  ret void\n", checked_load(0, "%i"));
+        let out = version(&kernel(&body));
+        assert!(out.contains("call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()"), "{out}");
+        assert!(out.contains("declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x()"), "{out}");
+        assert!(out.contains("%oxide.fast.oob0 = and i1 true, false"), "{out}");
+    }
+
+    #[test]
+    fn two_guarded_coordinates_bound_a_row_major_index() {
+        // transpose: `if x < w && y < h { x[y * w + x] }`, x and y loaded (not uniform).
+        let body = format!(
+            "  %x0 = load i64, ptr %x, align 8\n  %y0 = load i64, ptr %x, align 8\n  %cx = icmp ult i64 %x0, %w\n  \
+             %cy = icmp ult i64 %y0, %h\n  %both = select i1 %cx, i1 %cy, i1 false\n  br i1 %both, label %then, label %exit\n\
+             then:\n  %row = mul i64 %y0, %w\n  %i = add i64 %row, %x0\n{}  br label %exit\nexit:\n  ret void\n",
+            checked_load(0, "%i")
+        );
+        let out = version(&kernel(&body));
+        assert!(out.contains("@llvm.umul.with.overflow.i64(i64 %oxide.uv.1, i64 %w)"), "{out}");
+        assert!(out.contains("%oxide.fast.oob0 = and i1 true, false"), "{out}");
+    }
+
+    #[test]
+    fn a_constant_length_check_of_shared_memory_is_bounded_by_ntid() {
+        // `tile[tid.x * 33 + tid.y]` against 1056 elements, spelled as opt does (`ugt … 1055`).
+        let body = "  %tx = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  %ty = call i32 @llvm.nvvm.read.ptx.sreg.tid.y()\n  \
+                    %a = zext i32 %tx to i64\n  %b = zext i32 %ty to i64\n  %m = mul nuw nsw i64 %a, 33\n  \
+                    %i = add nuw nsw i64 %m, %b\n  %bad = icmp samesign ugt i64 %i, 1055\n  \
+                    tail call void @__oxide_bounds_fail_if(i1 %bad)\n  ret void\n";
+        let out = version(&kernel(body));
+        assert!(out.contains("ntid.y()"), "{out}");
+        assert!(out.contains("icmp ule i64 %oxide.uv."), "{out}");
+        assert!(out.contains(", 1055\n"), "{out}");
+        assert!(out.contains("%oxide.fast.bad = and i1 true, false"), "{out}");
+    }
+
+    #[test]
+    fn refusals_leave_the_kernel_as_it_was() {
+        let unchanged = |input: String| assert_eq!(version(&input), input);
+        // An index loaded from memory, no guard: no bound.
+        unchanged(kernel(&format!("  %i = load i64, ptr %x, align 8\n{}  ret void\n", checked_load(0, "%i"))));
+        // Arithmetic that may wrap below zero: `sub` without `nuw`, `sext`.
+        unchanged(kernel(&format!("{THREAD_INDEX}  %j = sub i64 %i, 1\n{}  ret void\n", checked_load(0, "%j"))));
+        unchanged(kernel(&format!(
+            "  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  %i = sext i32 %t to i64\n{}  ret void\n",
+            checked_load(0, "%i")
+        )));
+        // A guard with a bound that is not uniform (loaded).
+        let loaded_bound = guarded("  %i = load i64, ptr %x, align 8\n").replace(
+            "  %in = icmp ult i64 %i, %n\n",
+            "  %m = load i64, ptr %x, align 8\n  %in = icmp ult i64 %i, %m\n",
+        );
+        unchanged(loaded_bound);
+        // A length that is not uniform.
+        unchanged(
+            kernel(&format!("{THREAD_INDEX}  %l = load i64, ptr %x, align 8\n{}  ret void\n", checked_load(0, "%i")))
+                .replace("icmp uge i64 %i, %len", "icmp uge i64 %i, %l"),
+        );
+        // A guard that does not dominate the check: `then` is also reached without it.
+        let joined = kernel(&format!(
+            "  %i = load i64, ptr %x, align 8\n  %in = icmp ult i64 %i, %n\n  %other = icmp eq i64 %n, 7\n  \
+             br i1 %other, label %then, label %test\ntest:\n  br i1 %in, label %then, label %exit\nthen:\n{}  \
+             br label %exit\nexit:\n  ret void\n",
+            checked_load(0, "%i")
+        ));
+        unchanged(joined);
+        // A guard on the false edge of `<` says nothing about an upper bound.
+        unchanged(
+            guarded("  %i = load i64, ptr %x, align 8\n")
+                .replace("label %then, label %exit", "label %exit, label %then"),
+        );
+        // A device function: its parameters differ between threads.
+        unchanged(guarded("  %i = load i64, ptr %x, align 8\n").replace("define ptx_kernel void", "define void"));
+        // A bound that saturates (the condition could never hold): 31 * 2^63.
+        unchanged(kernel(&format!(
+            "  %l = call i32 @llvm.nvvm.read.ptx.sreg.laneid()\n  %i = zext i32 %l to i64\n  \
+             %j = shl i64 %i, 63\n{}  ret void\n",
+            checked_load(0, "%j")
+        )));
+        // A loop counter: the guard on an incoming value of a phi is not used.
+        unchanged(kernel(&format!(
+            "  br label %loop\nloop:\n  %i = phi i64 [ 0, %start ], [ %j, %loop ]\n{}  %j = add i64 %i, 1\n  \
+             %more = icmp ult i64 %j, %n\n  br i1 %more, label %loop, label %exit\nexit:\n  ret void\n",
+            checked_load(0, "%i")
+        )));
+    }
+
+    #[test]
+    fn checks_that_cannot_be_proven_stay_in_both_copies() {
+        let body = format!(
+            "{THREAD_INDEX}  %l = load i64, ptr %x, align 8\n{}{}  ret void\n",
+            checked_load(0, "%i"),
+            checked_load(1, "%l")
+        );
+        let out = version(&kernel(&body));
+        assert!(out.contains("%oxide.fast.oob0 = and i1 true, false"), "{out}");
+        assert!(out.contains("%oxide.fast.oob1 = icmp uge i64 %oxide.fast.l, %len"), "{out}");
+        assert!(out.contains("@__oxide_bounds_fail_if(i1 %oxide.fast.oob1)"), "{out}");
+    }
+
+    #[test]
+    fn uniform_values_are_recomputed_without_poison_flags() {
+        // The guard's bound `n * 4 + 1` is uniform; `nuw`/`nsw` are dropped at entry.
+        let out = version(&guarded("  %i = load i64, ptr %x, align 8\n").replace(
+            "  %in = icmp ult i64 %i, %n\n",
+            "  %n4 = shl nuw nsw i64 %n, 2\n  %n5 = add nuw i64 %n4, 1\n  %in = icmp ult i64 %i, %n5\n",
+        ));
+        assert!(out.contains("%oxide.uv.1 = shl i64 %n, 2\n  %oxide.uv.2 = add i64 %oxide.uv.1, 1\n"), "{out}");
+    }
+
+    #[test]
+    fn renaming_leaves_strings_params_and_comments() {
+        let defined = ["a", "b.1", "\"q r\""].into_iter().collect();
+        let line = "  %b.1 = call i32 asm \"mov.u32 %a, 1;\", \"=r\"(i32 %a, ptr %p, i32 %\"q r\") ; uses %a";
+        assert_eq!(
+            super::rename(line, &defined),
+            "  %oxide.fast.b.1 = call i32 asm \"mov.u32 %a, 1;\", \"=r\"(i32 %oxide.fast.a, ptr %p, i32 %\"oxide.fast.q r\") ; uses %a"
+        );
+    }
 }
