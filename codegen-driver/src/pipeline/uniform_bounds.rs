@@ -559,6 +559,33 @@ impl<'a> Function<'a> {
         facts
     }
 
+    /// The largest `k` (up to 63) such that `facts` say `v` is a multiple of `2^k`: a fact
+    /// `v & (2^k - 1) <= 0`, on `v` itself or on its zero-extension or the value it extends.
+    fn alignment(&self, v: &str, facts: &[Fact<'a>]) -> u32 {
+        let same = |x: &str| {
+            x == v
+                || matches!(self.inst(x), Some(Inst::Cast { op: "zext", a, .. }) if a == v)
+                || matches!(self.inst(v), Some(Inst::Cast { op: "zext", a, .. }) if a == x)
+        };
+        let mut best = 0;
+        for fact in facts {
+            let zero = fact.rhs == "0" && !fact.strict || fact.rhs == "1" && fact.strict;
+            if !zero {
+                continue;
+            }
+            let Some(Inst::Bin { op: "and", ty, a, b, .. }) = self.inst(fact.lhs) else { continue };
+            let (x, mask) = match (constant(a, ty), constant(b, ty)) {
+                (None, Some(m)) => (a, m),
+                (Some(m), None) => (b, m),
+                _ => continue,
+            };
+            if same(x) && mask != u64::MAX && (mask + 1).is_power_of_two() {
+                best = best.max((mask + 1).trailing_zeros().min(63));
+            }
+        }
+        best
+    }
+
     /// `br i1 %c, label %then, label %else` ending `block`, as (c, then, else).
     fn cond_branch(&self, block: usize) -> Option<(&'a str, usize, usize)> {
         let lines = &self.blocks[block].lines;
@@ -773,7 +800,19 @@ impl<'f, 'a> Bounder<'f, 'a> {
             candidates.push(b);
         }
         self.in_progress.remove(&key);
-        let bound = candidates.into_iter().reduce(|x, y| self.minmax("umin", x, y));
+        let mut bound = candidates.into_iter().reduce(|x, y| self.minmax("umin", x, y));
+        // A multiple of 2^k is at most the bound rounded down to one (`t % 32 == 0` guards the
+        // warp leaders' `parts[t / 32]`, which opt spells `t <= 224`).
+        let align = facts.map_or(0, |f| self.func.alignment(v, f));
+        if align > 0
+            && let Some(b) = bound.take()
+        {
+            let mask = !((1u64 << align) - 1);
+            bound = Some(match b.parse::<u64>() {
+                Ok(c) => (c & mask).to_string(),
+                Err(_) => self.emit(format!("and i64 {b}, {}", mask as i64)),
+            });
+        }
         self.memo.insert(key, bound.clone());
         bound
     }
@@ -875,6 +914,9 @@ impl<'f, 'a> Bounder<'f, 'a> {
     fn add_sat(&mut self, x: String, y: String) -> String {
         match (x.parse::<u64>(), y.parse::<u64>()) {
             (Ok(a), Ok(b)) => a.saturating_add(b).to_string(),
+            // A negative offset (`add nsw %i, -1`) as unsigned: the sum saturates unless the
+            // other operand is 0; `u64::MAX` is a bound all the same, and drops the check.
+            (Ok(c), _) | (_, Ok(c)) if c >= 1 << 63 => u64::MAX.to_string(),
             (Ok(0), _) => y,
             (_, Ok(0)) => x,
             _ => {
@@ -1021,6 +1063,18 @@ mod tests {
     }
 
     #[test]
+    fn a_multiple_of_a_power_of_two_rounds_its_bound_down() {
+        // `if t % 32 == 0 { parts[t / 32] }` with 8 parts, spelled as opt does: `t > 224` fails.
+        let body = "  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  %z = zext i32 %t to i64\n  \
+                    %low = and i64 %z, 31\n  %lead = icmp eq i64 %low, 0\n  br i1 %lead, label %then, label %exit\n\
+                    then:\n  %bad = icmp samesign ugt i32 %t, 224\n  tail call void @__oxide_bounds_fail_if(i1 %bad)\n  \
+                    br label %exit\nexit:\n  ret void\n";
+        let out = version(&kernel(body));
+        assert!(out.contains("= and i64 %oxide.uv.3, -32\n"), "{out}");
+        assert!(out.contains("%oxide.fast.bad = and i1 true, false"), "{out}");
+    }
+
+    #[test]
     fn refusals_leave_the_kernel_as_it_was() {
         let unchanged = |input: String| assert_eq!(version(&input), input);
         // An index loaded from memory, no guard: no bound.
@@ -1073,12 +1127,15 @@ mod tests {
 
     #[test]
     fn checks_that_cannot_be_proven_stay_in_both_copies() {
+        // `x[l]` with `l` loaded has no bound; `x[i - 1]` (`add nsw %i, -1`) has only `u64::MAX`.
         let body = format!(
-            "{THREAD_INDEX}  %l = load i64, ptr %x, align 8\n{}{}  ret void\n",
+            "{THREAD_INDEX}  %l = load i64, ptr %x, align 8\n{}{}  %j = add nsw i64 %i, -1\n{}  ret void\n",
             checked_load(0, "%i"),
-            checked_load(1, "%l")
+            checked_load(1, "%l"),
+            checked_load(2, "%j")
         );
         let out = version(&kernel(&body));
+        assert!(out.contains("%oxide.fast.oob2 = icmp uge i64 %oxide.fast.j, %len"), "{out}");
         assert!(out.contains("%oxide.fast.oob0 = and i1 true, false"), "{out}");
         assert!(out.contains("%oxide.fast.oob1 = icmp uge i64 %oxide.fast.l, %len"), "{out}");
         assert!(out.contains("@__oxide_bounds_fail_if(i1 %oxide.fast.oob1)"), "{out}");
