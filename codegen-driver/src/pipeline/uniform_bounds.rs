@@ -30,7 +30,8 @@
 //! - **Special registers**: `%tid.c <= %ntid.c - 1`, `%ctaid.c <= %nctaid.c - 1`, `%laneid <= 31`.
 //! - **Arithmetic** in unsigned terms: `add`, `or`, `xor` are at most the sum of their operands'
 //!   bounds, `mul` the product, `shl` by a constant `k` the product with `2^k`, computed
-//!   saturating (an overflow makes the bound `u64::MAX`, so the condition fails). That holds
+//!   saturating (an overflow makes the bound `u64::MAX`, so the condition fails; where the
+//!   operands' largest values show no overflow is possible, as a plain `add nuw`/`mul nuw`). That holds
 //!   whatever the operation's wrap flags: an unsigned result that wraps is below `2^width`, which
 //!   is at most its mathematical value, itself at most the bound; without a wrap it *is* the
 //!   mathematical value. `and`, `lshr`, `udiv`, `urem`, `zext`, `trunc` and `sub nuw` are at
@@ -40,10 +41,21 @@
 //! - **Guards**: a conditional branch whose successor has it as its only predecessor makes its
 //!   condition hold in every block that successor dominates (`icmp ult/ule/ugt/uge` and `samesign`
 //!   signed ones, `eq` on the true edge, `ne` on the false one; through `and`/`or`/`select`
-//!   forms of `&&`/`||` and `xor … true`). So `x < w` there bounds `x` by `w - 1` (saturating:
-//!   for `w = 0` the block never runs and any bound is true). These facts are about SSA values,
+//!   forms of `&&`/`||` and `xor … true`). So `x < w` there bounds `x` by `w - 1` (for `w = 0`
+//!   the block never runs and any bound is true of it; likewise `ntid - 1`, never with
+//!   `ntid = 0`). A guard `v & (2^k - 1) == 0` rounds `v`'s bound down to a multiple of `2^k`.
+//!   These facts are about SSA values,
 //!   which keep the value they had at the guard wherever the guard dominates; a `phi`'s incoming
 //!   values are bounded without them (a loop may have redefined them since).
+//!
+//! A condition `base + c < L` with constants `c`, `L` is `base < L - c`, so the checks at
+//! constant offsets from one index (an unrolled loop) share one condition, the strictest.
+//!
+//! **Flat launches.** A kernel that reads `%ctaid.z` and `%nctaid.y` linearises the whole grid
+//! (`thread::index_1d`), which nearly every launch of it does in one dimension: its `U` also
+//! asks `ntid.y = ntid.z = nctaid.y = nctaid.z = 1`, and its fast copy reads `.y`/`.z` thread
+//! and block indices as 0 and those extents as 1 (exact under that `U`), so the index is
+//! `ctaid.x * ntid.x + tid.x`. A 2D or 3D launch of such a kernel takes the checked copy.
 //!
 //! The check's `icmp` is then replaced by its in-bounds result in the fast copy only. Sound
 //! because the copy runs only when `U` holds, and then every replaced `icmp` would have computed
@@ -117,7 +129,8 @@ fn version_kernel(body: &[&str], decls: &mut BTreeSet<&'static str>) -> Option<V
     let mut bounder = Bounder::new(&func);
     // Each proven check's `icmp` and the value it has in bounds.
     let mut proven: Vec<(&str, bool)> = Vec::new();
-    let mut conditions: Vec<String> = Vec::new();
+    // Conditions `lhs pred rhs` on `i64`s; with a constant `rhs`, one per `(lhs, pred)`.
+    let mut conditions: Vec<(String, &str, String)> = Vec::new();
     for check in &checks {
         let Some(&(block, _)) = func.defs.get(check.cond) else { continue };
         if !func.reachable[block] {
@@ -140,9 +153,18 @@ fn version_kernel(body: &[&str], decls: &mut BTreeSet<&'static str>) -> Option<V
             (Ok(x), Ok(y)) if (fact.strict && x < y) || (!fact.strict && x <= y) => {}
             (Ok(_), Ok(_)) => continue,
             _ => {
-                let c = bounder.fresh();
-                bounder.lines.push(format!("  {c} = icmp {pred} i64 {bound}, {limit}"));
-                conditions.push(c);
+                let (base, offset) = bounder.split(&bound);
+                let condition = match (bounder.minus_one.get(&bound), limit.parse::<u64>(), base) {
+                    // `X - 1 < len` is `X <= len` (see `sub1` for `X = 0`).
+                    (Some(x), _, _) if fact.strict => (x.clone(), "ule", limit),
+                    // `base + c < L` is `base < L - c`: checks at constant offsets share one.
+                    (_, Ok(l), Some(base)) if offset > 0 => {
+                        let Some(rest) = l.checked_sub(offset).filter(|&r| !fact.strict || r > 0) else { continue };
+                        (base, pred, rest.to_string())
+                    }
+                    _ => (bound, pred, limit),
+                };
+                add_condition(&mut conditions, condition);
             }
         }
         proven.push((check.cond, in_bounds));
@@ -150,6 +172,26 @@ fn version_kernel(body: &[&str], decls: &mut BTreeSet<&'static str>) -> Option<V
     if proven.is_empty() {
         return None;
     }
+    // A kernel that linearises the whole grid (`thread::index_1d`: `%ctaid.z` and `%nctaid.y`)
+    // is launched flat almost always: its fast copy also assumes a 1D launch, where `.y`/`.z`
+    // thread and block indices are 0 and extents 1, and the index is `ctaid.x * ntid.x + tid.x`.
+    let reads = |reg: &str| body.iter().any(|l| l.contains(&format!("@{SREG}{reg}()")));
+    let flat = reads("ctaid.z") && reads("nctaid.y");
+    let mut flat_condition = None;
+    if flat {
+        // Each extent is at least 1, so their `or` is 1 exactly when all are 1.
+        let mut any = String::from("1");
+        for reg in ["ntid.y", "ntid.z", "nctaid.y", "nctaid.z"] {
+            let n = bounder.sreg(reg);
+            any = bounder.emit(format!("or i32 {any}, {n}"));
+        }
+        flat_condition = Some(bounder.emit(format!("icmp eq i32 {any}, 1")));
+    }
+    let conditions: Vec<String> = conditions
+        .into_iter()
+        .map(|(l, p, r)| bounder.emit(format!("icmp {p} i64 {l}, {r}")))
+        .chain(flat_condition)
+        .collect();
     decls.extend(bounder.decls.iter().copied());
     let mut out: Vec<String> = vec![format!("{UV}:")];
     out.append(&mut bounder.lines);
@@ -184,6 +226,13 @@ fn version_kernel(body: &[&str], decls: &mut BTreeSet<&'static str>) -> Option<V
             out.push(format!("  %{} = and i1 true, {value}", fast_name(&lhs[1..])));
             continue;
         }
+        if flat
+            && let Some((lhs, rhs)) = t.split_once(" = ")
+            && let Some(value) = flat_value(rhs)
+        {
+            out.push(format!("  %{} = add i32 {value}, 0", fast_name(&lhs[1..])));
+            continue;
+        }
         let mut renamed = rename(line, &defined);
         for (cond, value) in &proven {
             // A marker of a proven check records nothing (`deferred_traps` skips `i1 false`).
@@ -195,6 +244,34 @@ fn version_kernel(body: &[&str], decls: &mut BTreeSet<&'static str>) -> Option<V
         out.push(renamed);
     }
     Some(out)
+}
+
+/// Adds `lhs pred rhs` to `conditions` unless there; with a constant `rhs`, keeps the stronger
+/// of it and one on the same `lhs` and `pred`.
+fn add_condition<'p>(conditions: &mut Vec<(String, &'p str, String)>, condition: (String, &'p str, String)) {
+    let (lhs, pred, rhs) = condition;
+    for (l, p, r) in conditions.iter_mut() {
+        if *l == lhs && *p == pred {
+            if *r == rhs {
+                return;
+            }
+            if let (Ok(old), Ok(new)) = (r.parse::<u64>(), rhs.parse::<u64>()) {
+                *r = old.min(new).to_string();
+                return;
+            }
+        }
+    }
+    conditions.push((lhs, pred, rhs));
+}
+
+/// In a 1D launch: the value of a `.y`/`.z` special register read by `rhs`, if it reads one.
+fn flat_value(rhs: &str) -> Option<u32> {
+    let Some(Inst::Call { name, args: [None, None], .. }) = parse(rhs) else { return None };
+    match name.strip_prefix(SREG)? {
+        "tid.y" | "tid.z" | "ctaid.y" | "ctaid.z" => Some(0),
+        "ntid.y" | "ntid.z" | "nctaid.y" | "nctaid.z" => Some(1),
+        _ => None,
+    }
 }
 
 /// `name` (a value or label name without `%`, maybe quoted) in the fast copy.
@@ -640,6 +717,14 @@ struct Bounder<'f, 'a> {
     in_progress: HashSet<(&'a str, bool)>,
     /// Bounds already built for the current check (its facts).
     memo: HashMap<(&'a str, bool), Option<String>>,
+    /// `X - 1` built by `sub1` → `X`.
+    minus_one: HashMap<String, String>,
+    /// The largest value of each built value (`u64::MAX` when not listed).
+    max: HashMap<String, u128>,
+    /// Built values that are `base + constant`.
+    affine: HashMap<String, (String, u64)>,
+    /// Built values by their right-hand side (every one is pure and at entry).
+    cse: HashMap<String, String>,
 }
 
 /// The special registers that are the same in every thread of a launch.
@@ -656,6 +741,10 @@ impl<'f, 'a> Bounder<'f, 'a> {
             exact: HashMap::new(),
             in_progress: HashSet::new(),
             memo: HashMap::new(),
+            minus_one: HashMap::new(),
+            max: HashMap::new(),
+            affine: HashMap::new(),
+            cse: HashMap::new(),
         }
     }
 
@@ -665,9 +754,29 @@ impl<'f, 'a> Bounder<'f, 'a> {
     }
 
     fn emit(&mut self, rhs: String) -> String {
+        if let Some(v) = self.cse.get(&rhs) {
+            return v.clone();
+        }
         let v = self.fresh();
         self.lines.push(format!("  {v} = {rhs}"));
+        self.cse.insert(rhs, v.clone());
         v
+    }
+
+    /// The largest value `x` (a constant or a built `i64`) can have.
+    fn max_of(&self, x: &str) -> u128 {
+        x.parse::<u64>().map_or_else(|_| *self.max.get(x).unwrap_or(&u128::from(u64::MAX)), u128::from)
+    }
+
+    /// `x` as `base + constant` (`None` base: a constant).
+    fn split(&self, x: &str) -> (Option<String>, u64) {
+        if let Ok(c) = x.parse::<u64>() {
+            return (None, c);
+        }
+        match self.affine.get(x) {
+            Some((base, c)) => (Some(base.clone()), *c),
+            None => (Some(x.to_string()), 0),
+        }
     }
 
     fn sreg(&mut self, reg: &str) -> String {
@@ -721,7 +830,11 @@ impl<'f, 'a> Bounder<'f, 'a> {
             }
             Inst::Cast { op, from, a, to } => {
                 let a = self.uniform(a, from)?;
-                self.emit(format!("{op} {from} {a} to {to}"))
+                let v = self.emit(format!("{op} {from} {a} to {to}"));
+                if op == "zext" {
+                    self.max.insert(v.clone(), (1u128 << bits(from)?) - 1);
+                }
+                v
             }
             Inst::Icmp { pred, ty, a, b } => {
                 let (a, b) = (self.uniform(a, ty)?, self.uniform(b, ty)?);
@@ -753,7 +866,9 @@ impl<'f, 'a> Bounder<'f, 'a> {
     /// A uniform special register, zero-extended to `i64`.
     fn exact64_sreg(&mut self, reg: &str) -> String {
         let n = self.sreg(reg);
-        self.emit(format!("zext i32 {n} to i64"))
+        let v = self.emit(format!("zext i32 {n} to i64"));
+        self.max.insert(v.clone(), u128::from(u32::MAX));
+        v
     }
 
     /// `v` recomputed at entry as an `i64`, if it is uniform.
@@ -763,7 +878,9 @@ impl<'f, 'a> Bounder<'f, 'a> {
         if bits == 64 || value.parse::<u64>().is_ok() {
             return Some(value);
         }
-        Some(self.emit(format!("zext {ty} {value} to i64")))
+        let v = self.emit(format!("zext {ty} {value} to i64"));
+        self.max.insert(v.clone(), (1u128 << bits) - 1);
+        Some(v)
     }
 
     /// An upper bound (unsigned, as an `i64` at entry) of `v` of type `ty` wherever `facts`
@@ -810,7 +927,12 @@ impl<'f, 'a> Bounder<'f, 'a> {
             let mask = !((1u64 << align) - 1);
             bound = Some(match b.parse::<u64>() {
                 Ok(c) => (c & mask).to_string(),
-                Err(_) => self.emit(format!("and i64 {b}, {}", mask as i64)),
+                Err(_) => {
+                    let max = self.max_of(&b);
+                    let v = self.emit(format!("and i64 {b}, {}", mask as i64));
+                    self.max.insert(v.clone(), max);
+                    v
+                }
             });
         }
         self.memo.insert(key, bound.clone());
@@ -903,12 +1025,18 @@ impl<'f, 'a> Bounder<'f, 'a> {
         }
     }
 
+    /// `x - 1`, wrapping: every `x` lowered here is at least 1 whenever the check it bounds can
+    /// run (an extent of the launch; the right side of a guard `v < x` that held; a divisor), so
+    /// for `x = 0` the check never runs and any condition is true of it.
     fn sub1(&mut self, x: String) -> String {
         if let Ok(c) = x.parse::<u64>() {
             return c.saturating_sub(1).to_string();
         }
-        self.decls.insert("declare i64 @llvm.usub.sat.i64(i64, i64)");
-        self.emit(format!("call i64 @llvm.usub.sat.i64(i64 {x}, i64 1)"))
+        let v = self.emit(format!("add i64 {x}, -1"));
+        let max = self.max_of(&x);
+        self.max.insert(v.clone(), max.saturating_sub(1));
+        self.minus_one.insert(v.clone(), x);
+        v
     }
 
     fn add_sat(&mut self, x: String, y: String) -> String {
@@ -919,6 +1047,33 @@ impl<'f, 'a> Bounder<'f, 'a> {
             (Ok(c), _) | (_, Ok(c)) if c >= 1 << 63 => u64::MAX.to_string(),
             (Ok(0), _) => y,
             (_, Ok(0)) => x,
+            _ if self.max_of(&x) + self.max_of(&y) <= u128::from(u64::MAX) => {
+                // Cannot overflow: a plain sum, kept as `base + constant` so that checks at
+                // constant offsets from one index share their condition.
+                let max = self.max_of(&x) + self.max_of(&y);
+                let ((bx, cx), (by, cy)) = (self.split(&x), self.split(&y));
+                let base = match (bx, by) {
+                    (Some(a), Some(b)) => {
+                        let (a, b) = if a <= b { (a, b) } else { (b, a) };
+                        let sum_max = self.max_of(&a) + self.max_of(&b);
+                        let v = self.emit(format!("add nuw i64 {a}, {b}"));
+                        self.max.insert(v.clone(), sum_max);
+                        Some(v)
+                    }
+                    (a, b) => a.or(b),
+                };
+                let c = cx + cy;
+                match base {
+                    None => c.to_string(),
+                    Some(b) if c == 0 => b,
+                    Some(b) => {
+                        let v = self.emit(format!("add nuw i64 {b}, {c}"));
+                        self.max.insert(v.clone(), max);
+                        self.affine.insert(v.clone(), (b, c));
+                        v
+                    }
+                }
+            }
             _ => {
                 self.decls.insert("declare i64 @llvm.uadd.sat.i64(i64, i64)");
                 self.emit(format!("call i64 @llvm.uadd.sat.i64(i64 {x}, i64 {y})"))
@@ -931,6 +1086,12 @@ impl<'f, 'a> Bounder<'f, 'a> {
             (Ok(a), Ok(b)) => a.saturating_mul(b).to_string(),
             (Ok(1), _) => y,
             (_, Ok(1)) => x,
+            _ if self.max_of(&x) * self.max_of(&y) <= u128::from(u64::MAX) => {
+                let max = self.max_of(&x) * self.max_of(&y);
+                let v = self.emit(format!("mul nuw i64 {x}, {y}"));
+                self.max.insert(v.clone(), max);
+                v
+            }
             _ => {
                 self.decls.insert("declare { i64, i1 } @llvm.umul.with.overflow.i64(i64, i64)");
                 let m = self.emit(format!("call {{ i64, i1 }} @llvm.umul.with.overflow.i64(i64 {x}, i64 {y})"));
@@ -951,7 +1112,10 @@ impl<'f, 'a> Bounder<'f, 'a> {
         let decl =
             if op == "umin" { "declare i64 @llvm.umin.i64(i64, i64)" } else { "declare i64 @llvm.umax.i64(i64, i64)" };
         self.decls.insert(decl);
-        self.emit(format!("call i64 @llvm.{op}.i64(i64 {x}, i64 {y})"))
+        let (mx, my) = (self.max_of(&x), self.max_of(&y));
+        let v = self.emit(format!("call i64 @llvm.{op}.i64(i64 {x}, i64 {y})"));
+        self.max.insert(v.clone(), if op == "umin" { mx.min(my) } else { mx.max(my) });
+        v
     }
 }
 
@@ -1008,9 +1172,8 @@ mod tests {
     #[test]
     fn a_guard_on_a_uniform_length_versions_the_kernel() {
         let out = version(&guarded("  %i = load i64, ptr %x, align 8\n"));
-        // U: n - 1 < len.
-        assert!(out.contains("oxide.uv:\n  %oxide.uv.1 = call i64 @llvm.usub.sat.i64(i64 %n, i64 1)\n"), "{out}");
-        assert!(out.contains("%oxide.uv.2 = icmp ult i64 %oxide.uv.1, %len"), "{out}");
+        // U: n - 1 < len, spelled n <= len.
+        assert!(out.contains("%oxide.uv.2 = icmp ule i64 %n, %len"), "{out}");
         assert!(out.contains("br i1 %oxide.uv.ok.0, label %oxide.fast.start, label %start\nstart:\n"), "{out}");
         // The fast copy: the check is its in-bounds value, the marker records nothing.
         assert!(out.contains("  %oxide.fast.oob0 = and i1 true, false\n"), "{out}");
@@ -1021,7 +1184,6 @@ mod tests {
         assert!(out.contains("br i1 %oxide.fast.in, label %oxide.fast.then, label %oxide.fast.exit"), "{out}");
         // The original copy is unchanged.
         assert!(out.contains("tail call void @__oxide_bounds_fail_if(i1 %oob0)"), "{out}");
-        assert!(out.contains("declare i64 @llvm.usub.sat.i64(i64, i64)"), "{out}");
     }
 
     #[test]
@@ -1072,6 +1234,40 @@ mod tests {
         let out = version(&kernel(body));
         assert!(out.contains("= and i64 %oxide.uv.3, -32\n"), "{out}");
         assert!(out.contains("%oxide.fast.bad = and i1 true, false"), "{out}");
+    }
+
+    #[test]
+    fn checks_at_constant_offsets_share_one_condition() {
+        // `tile[i]` and `tile[i + 264]` of a 1056-element tile: one condition `i <= 791`.
+        let body = "  %tx = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  %i = zext i32 %tx to i64\n  \
+                    %j = add nuw nsw i64 %i, 264\n  %bad0 = icmp ugt i64 %i, 1055\n  \
+                    tail call void @__oxide_bounds_fail_if(i1 %bad0)\n  %bad1 = icmp ugt i64 %j, 1055\n  \
+                    tail call void @__oxide_bounds_fail_if(i1 %bad1)\n  ret void\n";
+        let out = version(&kernel(body));
+        let entry = &out[..out.find("\nstart:").unwrap()];
+        assert_eq!(entry.matches(" = icmp ").count(), 1, "{out}");
+        assert!(entry.contains("icmp ule i64 %oxide.uv.3, 791"), "{out}");
+        assert!(
+            out.contains("%oxide.fast.bad0 = and i1 true, false")
+                && out.contains("%oxide.fast.bad1 = and i1 true, false")
+        );
+    }
+
+    #[test]
+    fn a_kernel_that_linearises_the_grid_assumes_a_flat_launch_in_its_fast_copy() {
+        let body = format!(
+            "  %bz = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.z()\n  %gy = call i32 @llvm.nvvm.read.ptx.sreg.nctaid.y()\n\
+             {THREAD_INDEX}{}  ret void\n",
+            checked_load(0, "%i")
+        );
+        let out = version(&kernel(&body));
+        for reg in ["ntid.y", "ntid.z", "nctaid.y", "nctaid.z"] {
+            assert!(out.contains(&format!("@llvm.nvvm.read.ptx.sreg.{reg}()")), "{out}");
+        }
+        assert!(out.contains("= icmp eq i32 %oxide.uv."), "{out}");
+        assert!(out.contains("  %oxide.fast.bz = add i32 0, 0\n  %oxide.fast.gy = add i32 1, 0\n"), "{out}");
+        // The checked copy reads them.
+        assert!(out.contains("  %bz = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.z()"), "{out}");
     }
 
     #[test]
