@@ -83,7 +83,8 @@ pub fn version(module: &str) -> String {
     }
     let mut decls: BTreeSet<&'static str> = BTreeSet::new();
     let mut out = super::ir_functions::rewrite_definitions(module, |define, body| {
-        let versioned = define.starts_with("define ptx_kernel ").then(|| version_kernel(body, &mut decls)).flatten();
+        let versioned =
+            define.starts_with("define ptx_kernel ").then(|| version_kernel(define, body, &mut decls)).flatten();
         versioned.unwrap_or_else(|| body.iter().map(|l| l.to_string()).collect())
     });
     for decl in decls {
@@ -111,7 +112,7 @@ struct Fact<'a> {
     strict: bool,
 }
 
-fn version_kernel(body: &[&str], decls: &mut BTreeSet<&'static str>) -> Option<Vec<String>> {
+fn version_kernel(define: &str, body: &[&str], decls: &mut BTreeSet<&'static str>) -> Option<Vec<String>> {
     if body.iter().any(|l| l.contains(FAST) || l.contains(UV) || l.contains(" = alloca ")) {
         return None;
     }
@@ -122,6 +123,7 @@ fn version_kernel(body: &[&str], decls: &mut BTreeSet<&'static str>) -> Option<V
         return None;
     }
     let func = Function::new(&blocks);
+    let lengths = slice_lengths(define);
     let checks = find_checks(&blocks);
     if checks.is_empty() {
         return None;
@@ -141,6 +143,9 @@ fn version_kernel(body: &[&str], decls: &mut BTreeSet<&'static str>) -> Option<V
         let in_bounds = !check.oob_when_true;
         let Some(&[fact]) = icmp_facts(pred, a, b, in_bounds).as_deref() else { continue };
         let facts = func.facts_at(block);
+        if reads_past_a_guarded_length(&func, fact.lhs, &facts, &lengths) {
+            continue;
+        }
         bounder.memo.clear();
         let Some(limit) = bounder.exact64(fact.rhs, ty) else { continue };
         let Some(bound) = bounder.upper(fact.lhs, ty, Some(&facts)) else { continue };
@@ -244,6 +249,44 @@ fn version_kernel(body: &[&str], decls: &mut BTreeSet<&'static str>) -> Option<V
         out.push(renamed);
     }
     Some(out)
+}
+
+/// Whether `idx` is `v + t` (`t` not 0) where a guard says `v < len` with `len` a slice's
+/// length: the stencil's `input[c + n]` under `out.get_mut(c)`. Its condition would ask for
+/// `input` longer than `out`, false for the equal lengths such a kernel is launched with, which
+/// would send every launch to the checked copy: the check stays.
+fn reads_past_a_guarded_length(func: &Function<'_>, idx: &str, facts: &[Fact<'_>], lengths: &HashSet<&str>) -> bool {
+    let Some(Inst::Bin { op: "add" | "or", a, b, .. }) = func.inst(idx) else { return false };
+    let guarded = |v: &str| facts.iter().any(|f| f.lhs == v && lengths.contains(f.rhs));
+    (guarded(a) && b != "0") || (guarded(b) && a != "0")
+}
+
+/// The parameters of `define` that are slice lengths: an `i64` right after a `ptr` (a slice
+/// is passed as its pointer and its length, `lower/entry.rs`).
+fn slice_lengths(define: &str) -> HashSet<&str> {
+    let Some(open) = define.find('(') else { return HashSet::new() };
+    let mut params = Vec::new();
+    let (mut depth, mut start) = (0usize, open + 1);
+    for (i, c) in define[open..].char_indices().map(|(i, c)| (i + open, c)) {
+        match c {
+            '(' => depth += 1,
+            ')' if depth == 1 => {
+                params.push(define[start..i].trim());
+                break;
+            }
+            ')' => depth -= 1,
+            ',' if depth == 1 => {
+                params.push(define[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    params
+        .windows(2)
+        .filter(|w| w[0].starts_with("ptr") && w[1].starts_with("i64 "))
+        .filter_map(|w| w[1].rsplit(' ').next().filter(|n| n.starts_with('%')))
+        .collect()
 }
 
 /// Adds `lhs pred rhs` to `conditions` unless there; with a constant `rhs`, keeps the stronger
@@ -1268,6 +1311,25 @@ mod tests {
         assert!(out.contains("  %oxide.fast.bz = add i32 0, 0\n  %oxide.fast.gy = add i32 1, 0\n"), "{out}");
         // The checked copy reads them.
         assert!(out.contains("  %bz = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.z()"), "{out}");
+    }
+
+    #[test]
+    fn a_read_past_a_guarded_length_stays_checked() {
+        // `if i < n { x[i]; x[i + 1] }`: only `x[i]` gets a condition (`n <= len`).
+        let body = format!(
+            "  %i = load i64, ptr %x, align 8\n  %in = icmp ult i64 %i, %n\n  br i1 %in, label %then, label %exit\n\
+             then:\n{}  %j = add nuw i64 %i, 1\n{}  br label %exit\nexit:\n  ret void\n",
+            checked_load(0, "%i"),
+            checked_load(1, "%j")
+        );
+        // `n` the length of another slice (`out.get_mut(i)`).
+        let input = kernel(&body).replace("i64 %len, i64 %n,", "i64 %len, ptr %out, i64 %n,");
+        let out = version(&input);
+        assert!(out.contains("icmp ule i64 %n, %len"), "{out}");
+        assert!(out.contains("%oxide.fast.oob0 = and i1 true, false"), "{out}");
+        assert!(out.contains("%oxide.fast.oob1 = icmp uge i64 %oxide.fast.j, %len"), "{out}");
+        // `n` a plain parameter: both checks get a condition.
+        assert!(version(&kernel(&body)).contains("%oxide.fast.oob1 = and i1 true, false"));
     }
 
     #[test]
