@@ -9,6 +9,9 @@
 //!   the checked one for a 64 x 64 matrix in buffers of 2048 elements with one block, which
 //!   touches only the top-left 32 x 32.
 //!
+//! - `add` in a 2D grid of 2D blocks: its fast copy assumes a flat launch (it linearises the
+//!   grid with `thread::index_1d`), so this takes the checked copy.
+//!
 //! Outputs are poisoned (NaN) first and compared bit for bit with the CPU. Last, `add` with `c`
 //! longer than `a` and a launch that covers `c` must stop the kernel (the checked copy's check).
 #![allow(static_mut_refs)]
@@ -110,6 +113,24 @@ fn main() {
         ck(m.add(&s, flat(n), &ad, &bd, &mut cd), "launch add")?;
         let mut want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
         want.extend([f32::NAN; 5]);
+        compare("add", &ck(cd.to_host_vec(&s), "copy c")?, &want, same_bits_f32)
+    });
+
+    report.check("add_2d_launch_checked_copy", || {
+        // The fast copy of `add` assumes a flat launch (it linearises the grid): a 2D grid of 2D
+        // blocks takes the checked copy, with the same results.
+        let n = 256 * 37 + 11;
+        let (a, b) = (rng.vec_f32(n), rng.vec_f32(n));
+        let (ad, bd) = (ck(DeviceBuffer::from_host(&s, &a), "copy a")?, ck(DeviceBuffer::from_host(&s, &b), "copy b")?);
+        let mut cd = ck(DeviceBuffer::from_host(&s, &vec![f32::NAN; n]), "poison c")?;
+        let blocks = n.div_ceil(128);
+        let cfg = LaunchConfig {
+            grid_dim: (blocks.div_ceil(2) as u32, 2, 1),
+            block_dim: (64, 2, 1),
+            shared_mem_bytes: 0,
+        };
+        ck(m.add(&s, cfg, &ad, &bd, &mut cd), "launch add")?;
+        let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
         compare("add", &ck(cd.to_host_vec(&s), "copy c")?, &want, same_bits_f32)
     });
 
