@@ -31,7 +31,8 @@
 //! - **Arithmetic** in unsigned terms: `add`, `or`, `xor` are at most the sum of their operands'
 //!   bounds, `mul` the product, `shl` by a constant `k` the product with `2^k`, computed
 //!   saturating (an overflow makes the bound `u64::MAX`, so the condition fails; where the
-//!   operands' largest values show no overflow is possible, as a plain `add nuw`/`mul nuw`). That holds
+//!   operands' largest values show no overflow is possible, as a plain `add`/`mul`, never with
+//!   flags that could make `U` poison). That holds
 //!   whatever the operation's wrap flags: an unsigned result that wraps is below `2^width`, which
 //!   is at most its mathematical value, itself at most the bound; without a wrap it *is* the
 //!   mathematical value. `and`, `lshr`, `udiv`, `urem`, `zext`, `trunc` and `sub nuw` are at
@@ -1092,14 +1093,16 @@ impl<'f, 'a> Bounder<'f, 'a> {
             (_, Ok(0)) => x,
             _ if self.max_of(&x) + self.max_of(&y) <= u128::from(u64::MAX) => {
                 // Cannot overflow: a plain sum, kept as `base + constant` so that checks at
-                // constant offsets from one index share their condition.
+                // constant offsets from one index share their condition. No `nuw`: the largest
+                // values assume every `sub1` operand is at least 1, and where one is 0 (a check
+                // that cannot run) the sum may wrap; it must not be poison.
                 let max = self.max_of(&x) + self.max_of(&y);
                 let ((bx, cx), (by, cy)) = (self.split(&x), self.split(&y));
                 let base = match (bx, by) {
                     (Some(a), Some(b)) => {
                         let (a, b) = if a <= b { (a, b) } else { (b, a) };
                         let sum_max = self.max_of(&a) + self.max_of(&b);
-                        let v = self.emit(format!("add nuw i64 {a}, {b}"));
+                        let v = self.emit(format!("add i64 {a}, {b}"));
                         self.max.insert(v.clone(), sum_max);
                         Some(v)
                     }
@@ -1110,7 +1113,7 @@ impl<'f, 'a> Bounder<'f, 'a> {
                     None => c.to_string(),
                     Some(b) if c == 0 => b,
                     Some(b) => {
-                        let v = self.emit(format!("add nuw i64 {b}, {c}"));
+                        let v = self.emit(format!("add i64 {b}, {c}"));
                         self.max.insert(v.clone(), max);
                         self.affine.insert(v.clone(), (b, c));
                         v
@@ -1131,7 +1134,7 @@ impl<'f, 'a> Bounder<'f, 'a> {
             (_, Ok(1)) => x,
             _ if self.max_of(&x) * self.max_of(&y) <= u128::from(u64::MAX) => {
                 let max = self.max_of(&x) * self.max_of(&y);
-                let v = self.emit(format!("mul nuw i64 {x}, {y}"));
+                let v = self.emit(format!("mul i64 {x}, {y}"));
                 self.max.insert(v.clone(), max);
                 v
             }
