@@ -133,7 +133,7 @@ fn version_kernel(define: &str, body: &[&str], decls: &mut BTreeSet<&'static str
     // Each proven check's `icmp` and the value it has in bounds.
     let mut proven: Vec<(&str, bool)> = Vec::new();
     // Conditions `lhs pred rhs` on `i64`s; with a constant `rhs`, one per `(lhs, pred)`.
-    let mut conditions: Vec<(String, &str, String)> = Vec::new();
+    let mut conditions: Vec<Condition> = Vec::new();
     for check in &checks {
         let Some(&(block, _)) = func.defs.get(check.cond) else { continue };
         if !func.reachable[block] {
@@ -160,15 +160,15 @@ fn version_kernel(define: &str, body: &[&str], decls: &mut BTreeSet<&'static str
             (Ok(_), Ok(_)) => continue,
             _ => {
                 let (base, offset) = bounder.split(&bound);
-                let condition = match (bounder.minus_one.get(&bound), limit.parse::<u64>(), base) {
-                    // `X - 1 < len` is `X <= len` (see `sub1` for `X = 0`).
-                    (Some(x), _, _) if fact.strict => (x.clone(), "ule", limit),
+                let condition = match (limit.parse::<u64>(), base) {
                     // `base + c < L` is `base < L - c`: checks at constant offsets share one.
-                    (_, Ok(l), Some(base)) if offset > 0 => {
+                    (Ok(l), Some(base)) if offset > 0 => {
                         let Some(rest) = l.checked_sub(offset).filter(|&r| !fact.strict || r > 0) else { continue };
-                        (base, pred, rest.to_string())
+                        Condition::new(base, 0, pred, rest.to_string())
                     }
-                    _ => (bound, pred, limit),
+                    // `base + c < len`: kept apart, so the largest `c` stands for the others.
+                    (Err(_), Some(base)) if offset > 0 => Condition::new(base, offset, pred, limit),
+                    _ => Condition::new(bound, 0, pred, limit),
                 };
                 add_condition(&mut conditions, condition);
             }
@@ -195,7 +195,17 @@ fn version_kernel(define: &str, body: &[&str], decls: &mut BTreeSet<&'static str
     }
     let conditions: Vec<String> = conditions
         .into_iter()
-        .map(|(l, p, r)| bounder.emit(format!("icmp {p} i64 {l}, {r}")))
+        .map(|c| match bounder.minus_one.get(&c.base) {
+            // `X - 1 < len` is `X <= len` (see `sub1` for `X = 0`).
+            Some(x) if c.offset == 0 && c.pred == "ult" => {
+                let x = x.clone();
+                bounder.emit(format!("icmp ule i64 {x}, {}", c.rhs))
+            }
+            _ => {
+                let lhs = if c.offset > 0 { bounder.emit(format!("add i64 {}, {}", c.base, c.offset)) } else { c.base };
+                bounder.emit(format!("icmp {} i64 {lhs}, {}", c.pred, c.rhs))
+            }
+        })
         .chain(flat_condition)
         .collect();
     decls.extend(bounder.decls.iter().copied());
@@ -290,22 +300,41 @@ fn slice_lengths(define: &str) -> HashSet<&str> {
         .collect()
 }
 
-/// Adds `lhs pred rhs` to `conditions` unless there; with a constant `rhs`, keeps the stronger
-/// of it and one on the same `lhs` and `pred`.
-fn add_condition<'p>(conditions: &mut Vec<(String, &'p str, String)>, condition: (String, &'p str, String)) {
-    let (lhs, pred, rhs) = condition;
-    for (l, p, r) in conditions.iter_mut() {
-        if *l == lhs && *p == pred {
-            if *r == rhs {
-                return;
-            }
-            if let (Ok(old), Ok(new)) = (r.parse::<u64>(), rhs.parse::<u64>()) {
-                *r = old.min(new).to_string();
-                return;
-            }
+/// One condition of `U`: `base + offset pred rhs` on `i64`s.
+struct Condition {
+    base: String,
+    offset: u64,
+    pred: &'static str,
+    rhs: String,
+}
+
+impl Condition {
+    fn new(base: String, offset: u64, pred: &str, rhs: String) -> Condition {
+        let pred = if pred == "ult" { "ult" } else { "ule" };
+        Condition { base, offset, pred, rhs }
+    }
+}
+
+/// Adds `condition` to `conditions` unless one there implies it; of two on the same `base` and
+/// `pred`, keeps the stronger: the smaller constant `rhs`, or with the same `rhs` the larger
+/// `offset` (`base + offset` does not wrap where the check can run: see `Bounder::add_sat`).
+fn add_condition(conditions: &mut Vec<Condition>, condition: Condition) {
+    for c in conditions.iter_mut() {
+        if c.base != condition.base || c.pred != condition.pred {
+            continue;
+        }
+        if c.rhs == condition.rhs {
+            c.offset = c.offset.max(condition.offset);
+            return;
+        }
+        if let (Ok(old), Ok(new), 0, 0) =
+            (c.rhs.parse::<u64>(), condition.rhs.parse::<u64>(), c.offset, condition.offset)
+        {
+            c.rhs = old.min(new).to_string();
+            return;
         }
     }
-    conditions.push((lhs, pred, rhs));
+    conditions.push(condition);
 }
 
 /// In a 1D launch: the value of a `.y`/`.z` special register read by `rhs`, if it reads one.
@@ -1297,6 +1326,21 @@ mod tests {
             out.contains("%oxide.fast.bad0 = and i1 true, false")
                 && out.contains("%oxide.fast.bad1 = and i1 true, false")
         );
+    }
+
+    #[test]
+    fn checks_at_constant_offsets_against_a_length_share_the_largest() {
+        // `x[t]`, `x[t + 256]` with `t < ntid.x`: one condition `ntid.x - 1 + 256 < len`.
+        let body = format!(
+            "{THREAD_INDEX}{}  %j = add nuw i64 %i, 256\n{}  ret void\n",
+            checked_load(0, "%i"),
+            checked_load(1, "%j")
+        );
+        let out = version(&kernel(&body));
+        let entry = &out[..out.find("\nstart:").unwrap()];
+        assert_eq!(entry.matches(" = icmp ").count(), 1, "{out}");
+        assert!(entry.contains(", 256\n"), "{out}");
+        assert!(entry.contains("icmp ult i64 %oxide.uv."), "{out}");
     }
 
     #[test]
