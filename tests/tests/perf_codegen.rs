@@ -271,28 +271,11 @@ fn every_ptx_passes_ptxas() {
     }
 }
 
-/// The blocks of an entry's two copies (`pipeline/uniform_bounds.rs`): the checked one (with
-/// the entry block that chooses) and the fast one, told apart by the IR block names that `llc`
-/// writes after each PTX label (`$L__BB3_2:  // %oxide.fast.start.0`). No fast copy: empty.
-fn copies(body: &str) -> (String, String) {
-    let (mut checked, mut fast) = (String::new(), String::new());
-    let mut in_fast = false;
-    for line in body.lines() {
-        if line.starts_with("$L__BB") {
-            in_fast = line.contains("// %oxide.fast.");
-        }
-        let copy = if in_fast { &mut fast } else { &mut checked };
-        copy.push_str(line);
-        copy.push('\n');
-    }
-    (checked, fast)
-}
-
 #[test]
 fn transpose_has_no_trap_branch_per_element() {
     for arch in ARCHS {
         let text = ptx(arch);
-        let (body, fast) = copies(entry(&text, "transpose"));
+        let (body, fast) = ptx::copies(entry(&text, "transpose"));
         // Four guarded accesses of each slice and eight of the tile, all bounds-checked: no
         // branch to a trap block among them; at most one predicated trap, after the last store
         // (the deferred checks of the shared tile; the slices' accesses fault when poisoned).
@@ -321,7 +304,7 @@ fn uniform_bounds_give_a_copy_without_checks() {
     for arch in ARCHS {
         let text = ptx(arch);
         for kernel in ["vec4_add", "f64x2_scale", "transpose_view"] {
-            let (checked, fast) = copies(entry(&text, kernel));
+            let (checked, fast) = ptx::copies(entry(&text, kernel));
             assert!(!fast.is_empty(), "{arch}: `{kernel}` has no fast copy:\n{checked}");
             // A check: a poisoned address (`selp.b64`) or a deferred trap (the tile's checks in
             // `transpose_view`, whose flags are `selp.b32`).
@@ -432,7 +415,7 @@ fn loops_without_checks_have_no_trap_inside() {
 fn accesses_at_constant_offsets_share_one_check() {
     for arch in ARCHS {
         let text = ptx(arch);
-        let (checked, fast) = copies(entry(&text, "rows"));
+        let (checked, fast) = ptx::copies(entry(&text, "rows"));
         for (copy, body, checks) in [("checked", &checked, 2), ("fast", &fast, 0)] {
             assert_eq!(body.matches("ld.global.nc.b32").count(), 4, "{arch} {copy}:\n{body}");
             assert_eq!(body.matches("st.global.b32").count(), 4, "{arch} {copy}:\n{body}");
