@@ -118,3 +118,20 @@ pub fn entry<'a>(ptx: &'a str, name: &str) -> &'a str {
     let end = rest[1..].find(".entry ").map_or(rest.len(), |e| e + 1);
     &rest[..end]
 }
+
+/// An entry's text split into its checked copy (with the entry block) and the copy without
+/// checks that `pipeline/uniform_bounds.rs` adds (empty when it added none), told apart by the IR
+/// block names `llc` writes after each PTX label (`$L__BB3_2:  // %oxide.fast.start.0`).
+pub fn copies(entry: &str) -> (String, String) {
+    let (mut checked, mut fast) = (String::new(), String::new());
+    let mut in_fast = false;
+    for line in entry.lines() {
+        if line.starts_with("$L__BB") {
+            in_fast = line.contains("// %oxide.fast.");
+        }
+        let copy = if in_fast { &mut fast } else { &mut checked };
+        copy.push_str(line);
+        copy.push('\n');
+    }
+    (checked, fast)
+}

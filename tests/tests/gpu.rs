@@ -173,6 +173,12 @@ fn loop_facts() {
     build_and_run("loop-facts");
 }
 
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn uniform_bounds() {
+    build_and_run("uniform-bounds");
+}
+
 /// The clean run of the debugging crate; its planted bugs are for compute-sanitizer and cuda-gdb
 /// (`tests/gpu/debugging/check.sh`, from the GPU bundle).
 #[test]

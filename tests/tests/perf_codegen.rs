@@ -404,7 +404,7 @@ fn every_ptx_passes_ptxas() {
 fn transpose_has_no_trap_branch_per_element() {
     for arch in ARCHS {
         let text = ptx(arch);
-        let body = entry(&text, "transpose");
+        let (body, fast) = ptx::copies(entry(&text, "transpose"));
         // Four guarded accesses of each slice and eight of the tile, all bounds-checked: no
         // branch to a trap block among them; at most one predicated trap, after the last store
         // (the deferred checks of the shared tile; the slices' accesses fault when poisoned).
@@ -420,6 +420,29 @@ fn transpose_has_no_trap_branch_per_element() {
         }
         // The slice accesses' addresses are poisoned by a select on the failed check.
         assert!(body.contains("selp.b64"), "{arch}: no poisoned address:\n{body}");
+        // The copy for `h * w <= input.len()`, `w * h <= out.len()` and blocks of at most
+        // 32 x 8: the same accesses, no check left.
+        assert_eq!(fast.matches("ld.global.nc").count(), 4, "{arch}:\n{fast}");
+        assert_eq!(fast.matches("st.global").count(), 4, "{arch}:\n{fast}");
+        assert!(!fast.contains("selp.b64") && !fast.contains("trap;"), "{arch}: a check in the fast copy:\n{fast}");
+    }
+}
+
+#[test]
+fn uniform_bounds_give_a_copy_without_checks() {
+    for arch in ARCHS {
+        let text = ptx(arch);
+        for kernel in ["vec4_add", "f64x2_scale", "transpose_view"] {
+            let (checked, fast) = ptx::copies(entry(&text, kernel));
+            assert!(!fast.is_empty(), "{arch}: `{kernel}` has no fast copy:\n{checked}");
+            // A check: a poisoned address (`selp.b64`) or a deferred trap (the tile's checks in
+            // `transpose_view`, whose flags are `selp.b32`).
+            let has_check = checked.contains("selp.b64") || checked.contains("trap;");
+            assert!(has_check, "{arch}: `{kernel}`'s checked copy has no check:\n{checked}");
+            assert!(!fast.contains("selp."), "{arch}: `{kernel}`'s fast copy has a poisoned address or flag:\n{fast}");
+            assert!(!fast.contains("trap;"), "{arch}: `{kernel}`'s fast copy has a trap:\n{fast}");
+            assert!(fast.contains("ld.global"), "{arch}: `{kernel}`'s fast copy loads nothing:\n{fast}");
+        }
     }
 }
 
@@ -554,14 +577,16 @@ fn double_buffer_toggles_leave_no_check_in_the_loop() {
 fn accesses_at_constant_offsets_share_one_check() {
     for arch in ARCHS {
         let text = ptx(arch);
-        let body = entry(&text, "rows");
-        assert_eq!(body.matches("ld.global.nc.b32").count(), 4, "{arch}:\n{body}");
-        assert_eq!(body.matches("st.global.b32").count(), 4, "{arch}:\n{body}");
-        // One poisoned base per slice, not one per access.
-        assert_eq!(body.matches("selp.b64").count(), 2, "{arch}: not one check per slice:\n{body}");
-        // The other accesses are the base plus an immediate offset (256 floats apart).
-        for offset in ["+1024]", "+2048]", "+3072]"] {
-            assert_eq!(body.matches(offset).count(), 2, "{arch}: no `{offset}` load and store:\n{body}");
+        let (checked, fast) = ptx::copies(entry(&text, "rows"));
+        for (copy, body, checks) in [("checked", &checked, 2), ("fast", &fast, 0)] {
+            assert_eq!(body.matches("ld.global.nc.b32").count(), 4, "{arch} {copy}:\n{body}");
+            assert_eq!(body.matches("st.global.b32").count(), 4, "{arch} {copy}:\n{body}");
+            // One poisoned base per slice, not one per access (none in the fast copy).
+            assert_eq!(body.matches("selp.b64").count(), checks, "{arch} {copy}: not one check per slice:\n{body}");
+            // The other accesses are the base plus an immediate offset (256 floats apart).
+            for offset in ["+1024]", "+2048]", "+3072]"] {
+                assert_eq!(body.matches(offset).count(), 2, "{arch} {copy}: no `{offset}` load and store:\n{body}");
+            }
         }
     }
 }

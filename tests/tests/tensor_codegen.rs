@@ -347,9 +347,18 @@ fn gemm_mma_example_uses_the_tensor_cores() {
         let path = example_ptx_path("gemm_mma", arch);
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
         let body = entry(&text, "gemm_mma");
-        // 2 k16 steps × 4×4 warp tiles; 2 × (4 A + 2 B) ldmatrix.x4; 4 cp.async per stage load.
-        assert_eq!(body.matches("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32").count(), 32, "{arch}");
-        assert_eq!(body.matches("ldmatrix.sync.aligned.m8n8.x4.shared.b16").count(), 12, "{arch}");
+        // 2 k16 steps × 4×4 warp tiles; 2 × (4 A + 2 B) ldmatrix.x4; 4 cp.async per stage load:
+        // in each copy of the kernel (`pipeline/uniform_bounds.rs`: the copy without checks,
+        // whose blocks `llc` names `%oxide.fast.*`, and the checked one).
+        let (checked, fast) = ptx::copies(&body);
+        for (copy, code) in [("checked", &checked), ("fast", &fast)] {
+            if copy == "fast" && code.is_empty() {
+                continue;
+            }
+            let mma = code.matches("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32").count();
+            assert_eq!(mma, 32, "{arch} {copy}");
+            assert_eq!(code.matches("ldmatrix.sync.aligned.m8n8.x4.shared.b16").count(), 12, "{arch} {copy}");
+        }
         assert!(body.contains("cp.async.cg.shared.global"), "{arch}: no cp.async");
         assert!(!body.contains(".local"), "{arch}: gemm_mma spills to local memory");
         ptxas_ok(&path, arch);

@@ -8,11 +8,10 @@
 //! `opt` is the point: by then loops are unrolled and callees inlined, so the checks of an
 //! unrolled body share one trap at its end instead of one branch per element. A second, short
 //! `opt` run (`sroa`, `instcombine`) promotes the flag to registers.
-//!
-//! The text handled is `opt -S` output: functions from `define … {` to `}`, block labels at the
-//! start of a line, instructions indented, successors as `label %name` in terminators.
 
 use std::collections::{HashMap, HashSet};
+
+use super::ir_functions::{Block, split_blocks, successor_indices, terminator_start};
 
 /// The marker `lower/bounds.rs` emits.
 use crate::lower::BOUNDS_FAIL_MARKER as MARKER;
@@ -52,81 +51,6 @@ pub fn drop_dead_traps(module: &str) -> String {
 
 fn is_marker_call(line: &str) -> bool {
     line.contains(&format!("@{MARKER}(")) && !line.starts_with("declare")
-}
-
-/// A block of the function: its label (None for an unnamed entry) and its lines.
-struct Block<'a> {
-    label: Option<String>,
-    lines: Vec<&'a str>,
-}
-
-fn split_blocks<'a>(body: &[&'a str]) -> Vec<Block<'a>> {
-    let mut blocks: Vec<Block<'a>> = vec![Block { label: None, lines: vec![] }];
-    for &l in body {
-        if let Some(label) = block_label(l) {
-            if blocks.len() == 1 && blocks[0].lines.is_empty() && blocks[0].label.is_none() {
-                blocks[0].label = Some(label);
-            } else {
-                blocks.push(Block { label: Some(label), lines: vec![] });
-            }
-        } else {
-            blocks.last_mut().expect("at least one block").lines.push(l);
-        }
-    }
-    blocks
-}
-
-/// `name` of a `name:` line (quotes kept, as `label %name` spells it).
-fn block_label(line: &str) -> Option<String> {
-    if line.starts_with(' ') || line.starts_with(';') || line.is_empty() {
-        return None;
-    }
-    let end = match line.strip_prefix('"') {
-        Some(quoted) => quoted.find('"')? + 2,
-        None => line.find(':')?,
-    };
-    (line[end..].starts_with(':')).then(|| line[..end].to_string())
-}
-
-/// The `label %x` targets named on `line`.
-fn successors(line: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut rest = line;
-    while let Some(i) = rest.find("label %") {
-        rest = &rest[i + 7..];
-        let end = if let Some(quoted) = rest.strip_prefix('"') {
-            quoted.find('"').map_or(rest.len(), |j| j + 2)
-        } else {
-            rest.find(|c: char| !(c.is_ascii_alphanumeric() || "._$-".contains(c))).unwrap_or(rest.len())
-        };
-        out.push(rest[..end].to_string());
-        rest = &rest[end..];
-    }
-    out
-}
-
-/// Index of the line where the block's terminator starts (a `switch` spans several lines).
-fn terminator_start(lines: &[&str]) -> Option<usize> {
-    let is_code = |l: &&str| !l.trim().is_empty() && !l.trim_start().starts_with(';');
-    let last = lines.iter().rposition(is_code)?;
-    // The case list ends in `]`, maybe followed by metadata (`], !prof !3`).
-    if lines[last].trim_start().starts_with(']') {
-        return lines[..last].iter().rposition(|l| l.trim_start().starts_with("switch "));
-    }
-    Some(last)
-}
-
-/// Each block's successors, as block indices.
-fn successor_indices(blocks: &[Block<'_>]) -> Vec<Vec<usize>> {
-    let index: HashMap<&str, usize> =
-        blocks.iter().enumerate().filter_map(|(i, b)| b.label.as_deref().map(|l| (l, i))).collect();
-    blocks
-        .iter()
-        .map(|b| {
-            let start = terminator_start(&b.lines).unwrap_or(b.lines.len());
-            b.lines[start..].iter().flat_map(|l| successors(l)).filter_map(|s| index.get(s.as_str()).copied()).collect()
-        })
-        .collect()
 }
 
 /// For each block, the targets of its branches back to a block on the depth-first path to it:
@@ -425,6 +349,7 @@ fn rewrite_function(body: &[&str], counter: &mut usize) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::ir_functions::{block_label, successors};
     use super::*;
 
     const LOOP: &str = "define void @k(ptr %a, i64 %n) {

@@ -15,6 +15,7 @@ use super::ptxas_quirks;
 use super::remat_thread_index;
 use super::toggle_ranges;
 use super::tools::{ToolError, require, run};
+use super::uniform_bounds;
 use super::workdir::WorkDir;
 use crate::lower::LAUNCH_ATTRS_HIDDEN_FROM_OPT;
 
@@ -150,6 +151,9 @@ pub fn optimize(
     let mut text = std::fs::read_to_string(&opt_ll).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;
     // The launch bounds become attributes `llc` reads (`lower/entry.rs` says why they were hidden).
     text = text.replace(&format!("\"{LAUNCH_ATTRS_HIDDEN_FROM_OPT}"), "\"");
+    // Kernels whose checks pass under a condition on uniform values get a copy without them,
+    // chosen at entry; the second `opt` below folds that copy's poison and flags away.
+    text = uniform_bounds::version(&text);
     std::fs::write(&opt_ll, &text).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;
     if deferred_traps::needed(&text) {
         // Double-buffer indices and other 0-or-1 loop values get their range, and a short run

@@ -16,6 +16,7 @@ mod ptxas_quirks;
 mod remat_thread_index;
 mod toggle_ranges;
 mod tools;
+mod uniform_bounds;
 mod workdir;
 
 use std::path::PathBuf;

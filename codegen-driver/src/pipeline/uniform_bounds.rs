@@ -1,0 +1,1468 @@
+//! After the first `opt`: a kernel whose bounds checks all pass whenever a condition on
+//! *uniform* values holds gets a second copy of its body without those checks, chosen at entry.
+//!
+//! `if let Some(c) = c.get_mut(i) { *c = a[i] + b[i] }` checks `i < a.len` and `i < b.len`
+//! under the guard `i < c.len`: both pass when `c.len <= a.len` and `c.len <= b.len`, which
+//! every thread of the launch computes alike. Likewise the transpose's
+//! `if x < w && y + j < h { tile[(ty + j) * 33 + tx] = input[(y + j) * w + x] }` passes its checks
+//! when `h * w <= input.len` and `(ntid.y - 1 + j) * 33 + ntid.x - 1 < 1056`. So the kernel
+//! becomes
+//!
+//! ```text
+//! oxide.uv:                       ; new entry: U = AND of each check's uniform condition
+//!   …
+//!   br i1 %oxide.uv.ok, label %oxide.fast.start, label %start
+//! start: …                        ; the body as it was
+//! oxide.fast.start: …             ; a renamed copy in which those checks are constant `false`
+//! ```
+//!
+//! and the short second `opt` folds the fast copy's poison selects and failure flags away, so
+//! it issues the instructions of an unchecked kernel (bench/notes.md, "perf4").
+//!
+//! **What a check's condition is.** A check (`icmp` whose result feeds a failure marker or a
+//! poison select, `lower/bounds.rs`) says in bounds when `idx < len` (or `idx <= lim`) with `len`
+//! uniform. [`Bounder::upper`] builds, at the new entry, an upper bound `B` of `idx` from uniform
+//! values only; the check's condition is `B < len`. `B` holds at the check because:
+//! - **Uniform values** (kernel parameters, `%ntid`, `%nctaid`, constants, and pure arithmetic
+//!   of them) are recomputed exactly at entry, with the flags that could make them poison
+//!   (`nuw`, `nsw`, `exact`, `disjoint`, …) dropped, and no division by a non-constant or shift by
+//!   a non-constant amount: so `U` is never poison.
+//! - **Special registers**: `%tid.c <= %ntid.c - 1`, `%ctaid.c <= %nctaid.c - 1`, `%laneid <= 31`.
+//! - **Arithmetic** in unsigned terms: `add`, `or`, `xor` are at most the sum of their operands'
+//!   bounds, `mul` the product, `shl` by a constant `k` the product with `2^k`, computed
+//!   saturating (an overflow makes the bound `u64::MAX`, so the condition fails; where the
+//!   operands' largest values show no overflow is possible, as a plain `add`/`mul`, never with
+//!   flags that could make `U` poison). That holds
+//!   whatever the operation's wrap flags: an unsigned result that wraps is below `2^width`, which
+//!   is at most its mathematical value, itself at most the bound; without a wrap it *is* the
+//!   mathematical value. `and`, `lshr`, `udiv`, `urem`, `zext`, `trunc` and `sub nuw` are at
+//!   most an operand; `select` and `phi` at most the larger of their operands' bounds. Anything
+//!   else (a load, `sub` without `nuw`, `sext`, a call) has no bound, and the check stays in both
+//!   copies.
+//! - **Guards**: a conditional branch whose successor has it as its only predecessor makes its
+//!   condition hold in every block that successor dominates (`icmp ult/ule/ugt/uge` and `samesign`
+//!   signed ones, `eq` on the true edge, `ne` on the false one; through `and`/`or`/`select`
+//!   forms of `&&`/`||` and `xor … true`). So `x < w` there bounds `x` by `w - 1` (for `w = 0`
+//!   the block never runs and any bound is true of it; likewise `ntid - 1`, never with
+//!   `ntid = 0`). A guard `v & (2^k - 1) == 0` rounds `v`'s bound down to a multiple of `2^k`.
+//!   These facts are about SSA values,
+//!   which keep the value they had at the guard wherever the guard dominates; a `phi`'s incoming
+//!   values are bounded without them (a loop may have redefined them since).
+//!
+//! A condition `base + c < L` with constants `c`, `L` is `base < L - c`, so the checks at
+//! constant offsets from one index (an unrolled loop) share one condition, the strictest.
+//!
+//! **Flat launches.** A kernel that reads `%ctaid.z` and `%nctaid.y` linearises the whole grid
+//! (`thread::index_1d`), which nearly every launch of it does in one dimension: its `U` also
+//! asks `ntid.y = ntid.z = nctaid.y = nctaid.z = 1`, and its fast copy reads `.y`/`.z` thread
+//! and block indices as 0 and those extents as 1 (exact under that `U`), so the index is
+//! `ctaid.x * ntid.x + tid.x`. A 2D or 3D launch of such a kernel takes the checked copy.
+//!
+//! The check's `icmp` is then replaced by its in-bounds result in the fast copy only. Sound
+//! because the copy runs only when `U` holds, and then every replaced `icmp` would have computed
+//! exactly that result. `U` depends on uniform values only, so every thread of a block takes the
+//! same copy, and the barriers and warp-wide operations of the body see all their threads (the
+//! `.aligned` barriers require it). Only kernels are versioned (a device function's parameters
+//! are not uniform), only when at least one check goes, and not kernels with stack slots (they
+//! must stay in the entry block). The fast copy doubles the kernel's code (PTX and SASS size).
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use super::ir_functions::{Block, split_blocks, successor_indices, terminator_start};
+use crate::lower::BOUNDS_FAIL_MARKER as MARKER;
+use crate::lower::BOUNDS_POISON_OFFSET as POISON_OFFSET;
+
+/// Prefix of the fast copy's names.
+const FAST: &str = "oxide.fast.";
+/// Prefix of the names in the new entry block.
+const UV: &str = "oxide.uv";
+
+/// The module with each kernel versioned where that removes checks (see the module docs).
+pub fn version(module: &str) -> String {
+    if !module.contains(&format!("@{MARKER}(")) {
+        return module.to_string();
+    }
+    let mut decls: BTreeSet<&'static str> = BTreeSet::new();
+    let mut out = super::ir_functions::rewrite_definitions(module, |define, body| {
+        let versioned =
+            define.starts_with("define ptx_kernel ").then(|| version_kernel(define, body, &mut decls)).flatten();
+        versioned.unwrap_or_else(|| body.iter().map(|l| l.to_string()).collect())
+    });
+    for decl in decls {
+        let name = decl.split('@').nth(1).and_then(|n| n.split('(').next()).unwrap_or(decl);
+        let declared = out.lines().any(|l| l.starts_with("declare ") && l.contains(&format!("@{name}(")));
+        if !declared {
+            out.push_str(decl);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// One check: the `icmp` named `cond`, which is `true` when out of bounds if `oob_when_true`.
+struct Check<'a> {
+    cond: &'a str,
+    oob_when_true: bool,
+}
+
+/// `u < v` (`strict`) or `u <= v`, unsigned, known to hold.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct Fact<'a> {
+    lhs: &'a str,
+    rhs: &'a str,
+    strict: bool,
+}
+
+fn version_kernel(define: &str, body: &[&str], decls: &mut BTreeSet<&'static str>) -> Option<Vec<String>> {
+    if body.iter().any(|l| l.contains(FAST) || l.contains(UV) || l.contains(" = alloca ")) {
+        return None;
+    }
+    let blocks = split_blocks(body);
+    let entry_label = blocks[0].label.clone();
+    if entry_label.is_none() && body.iter().any(|l| has_numbered_name(l)) {
+        // The unnamed entry has the first free number; a label in front would shift the others.
+        return None;
+    }
+    let func = Function::new(&blocks);
+    let lengths = slice_lengths(define);
+    let checks = find_checks(&blocks);
+    if checks.is_empty() {
+        return None;
+    }
+    let mut bounder = Bounder::new(&func);
+    // Each proven check's `icmp` and the value it has in bounds.
+    let mut proven: Vec<(&str, bool)> = Vec::new();
+    // Conditions `lhs pred rhs` on `i64`s; with a constant `rhs`, one per `(lhs, pred)`.
+    let mut conditions: Vec<Condition> = Vec::new();
+    for check in &checks {
+        let Some(&(block, _)) = func.defs.get(check.cond) else { continue };
+        if !func.reachable[block] {
+            continue;
+        }
+        let Some(Inst::Icmp { pred, ty, a, b }) = func.inst(check.cond) else { continue };
+        // The in-bounds outcome of the icmp, as a fact `idx < len` / `idx <= lim`.
+        let in_bounds = !check.oob_when_true;
+        let Some(&[fact]) = icmp_facts(pred, a, b, in_bounds).as_deref() else { continue };
+        let facts = func.facts_at(block);
+        if reads_past_a_guarded_length(&func, fact.lhs, &facts, &lengths) {
+            continue;
+        }
+        bounder.memo.clear();
+        let Some(limit) = bounder.exact64(fact.rhs, ty) else { continue };
+        let Some(bound) = bounder.upper(fact.lhs, ty, Some(&facts)) else { continue };
+        if bound == u64::MAX.to_string() {
+            // Saturated: the condition could never hold.
+            continue;
+        }
+        let pred = if fact.strict { "ult" } else { "ule" };
+        match (bound.parse::<u64>(), limit.parse::<u64>()) {
+            (Ok(x), Ok(y)) if (fact.strict && x < y) || (!fact.strict && x <= y) => {}
+            (Ok(_), Ok(_)) => continue,
+            _ => {
+                let (base, offset) = bounder.split(&bound);
+                let condition = match (limit.parse::<u64>(), base) {
+                    // `base + c < L` is `base < L - c`: checks at constant offsets share one.
+                    (Ok(l), Some(base)) if offset > 0 => {
+                        let Some(rest) = l.checked_sub(offset).filter(|&r| !fact.strict || r > 0) else { continue };
+                        Condition::new(base, 0, pred, rest.to_string())
+                    }
+                    // `base + c < len`: kept apart, so the largest `c` stands for the others.
+                    (Err(_), Some(base)) if offset > 0 => Condition::new(base, offset, pred, limit),
+                    _ => Condition::new(bound, 0, pred, limit),
+                };
+                add_condition(&mut conditions, condition);
+            }
+        }
+        proven.push((check.cond, in_bounds));
+    }
+    if proven.is_empty() {
+        return None;
+    }
+    // A kernel that linearises the whole grid (`thread::index_1d`: `%ctaid.z` and `%nctaid.y`)
+    // is launched flat almost always: its fast copy also assumes a 1D launch, where `.y`/`.z`
+    // thread and block indices are 0 and extents 1, and the index is `ctaid.x * ntid.x + tid.x`.
+    let reads = |reg: &str| body.iter().any(|l| l.contains(&format!("@{SREG}{reg}()")));
+    let flat = reads("ctaid.z") && reads("nctaid.y");
+    let mut flat_condition = None;
+    if flat {
+        // Each extent is at least 1, so their `or` is 1 exactly when all are 1.
+        let mut any = String::from("1");
+        for reg in ["ntid.y", "ntid.z", "nctaid.y", "nctaid.z"] {
+            let n = bounder.sreg(reg);
+            any = bounder.emit(format!("or i32 {any}, {n}"));
+        }
+        flat_condition = Some(bounder.emit(format!("icmp eq i32 {any}, 1")));
+    }
+    let conditions: Vec<String> = conditions
+        .into_iter()
+        .map(|c| match bounder.minus_one.get(&c.base) {
+            // `X - 1 < len` is `X <= len` (see `sub1` for `X = 0`).
+            Some(x) if c.offset == 0 && c.pred == "ult" => {
+                let x = x.clone();
+                bounder.emit(format!("icmp ule i64 {x}, {}", c.rhs))
+            }
+            _ => {
+                let lhs = if c.offset > 0 { bounder.emit(format!("add i64 {}, {}", c.base, c.offset)) } else { c.base };
+                bounder.emit(format!("icmp {} i64 {lhs}, {}", c.pred, c.rhs))
+            }
+        })
+        .chain(flat_condition)
+        .collect();
+    decls.extend(bounder.decls.iter().copied());
+    let mut out: Vec<String> = vec![format!("{UV}:")];
+    out.append(&mut bounder.lines);
+    let mut all = String::from("true");
+    for (k, c) in conditions.iter().enumerate() {
+        let name = format!("%{UV}.ok.{k}");
+        out.push(format!("  {name} = and i1 {all}, {c}"));
+        all = name;
+    }
+    let entry = entry_label.clone().unwrap_or_else(|| "oxide.orig".to_string());
+    out.push(format!("  br i1 {all}, label %{}, label %{entry}", fast_name(&entry)));
+    if entry_label.is_none() {
+        out.push(format!("{entry}:"));
+    }
+    out.extend(body.iter().map(|l| l.to_string()));
+    // The fast copy.
+    let mut defined: HashSet<&str> = func.defs.keys().map(|v| &v[1..]).collect();
+    defined.extend(blocks.iter().filter_map(|b| b.label.as_deref()));
+    let replaced: HashMap<&str, bool> = proven.iter().copied().collect();
+    if entry_label.is_none() {
+        out.push(format!("{}:", fast_name(&entry)));
+    }
+    for line in body {
+        if let Some(label) = super::ir_functions::block_label(line) {
+            out.push(format!("{}:", fast_name(&label)));
+            continue;
+        }
+        let t = line.trim_start();
+        if let Some((lhs, _)) = t.split_once(" = ")
+            && let Some(&value) = replaced.get(lhs)
+        {
+            out.push(format!("  %{} = and i1 true, {value}", fast_name(&lhs[1..])));
+            continue;
+        }
+        if flat
+            && let Some((lhs, rhs)) = t.split_once(" = ")
+            && let Some(value) = flat_value(rhs)
+        {
+            out.push(format!("  %{} = add i32 {value}, 0", fast_name(&lhs[1..])));
+            continue;
+        }
+        let mut renamed = rename(line, &defined);
+        for (cond, value) in &proven {
+            // A marker of a proven check records nothing (`deferred_traps` skips `i1 false`).
+            let marker = format!("@{MARKER}(i1 %{})", fast_name(&cond[1..]));
+            if renamed.contains(&marker) {
+                renamed = renamed.replace(&marker, &format!("@{MARKER}(i1 {value})"));
+            }
+        }
+        out.push(renamed);
+    }
+    Some(out)
+}
+
+/// Whether `idx` is `v + t` (`t` not 0) where a guard says `v < len` with `len` a slice's
+/// length: the stencil's `input[c + n]` under `out.get_mut(c)`. Its condition would ask for
+/// `input` longer than `out`, false for the equal lengths such a kernel is launched with, which
+/// would send every launch to the checked copy: the check stays.
+fn reads_past_a_guarded_length(func: &Function<'_>, idx: &str, facts: &[Fact<'_>], lengths: &HashSet<&str>) -> bool {
+    let Some(Inst::Bin { op: "add" | "or", a, b, .. }) = func.inst(idx) else { return false };
+    let guarded = |v: &str| facts.iter().any(|f| f.lhs == v && lengths.contains(f.rhs));
+    (guarded(a) && b != "0") || (guarded(b) && a != "0")
+}
+
+/// The parameters of `define` that are slice lengths: an `i64` right after a `ptr` (a slice
+/// is passed as its pointer and its length, `lower/entry.rs`).
+fn slice_lengths(define: &str) -> HashSet<&str> {
+    let Some(open) = define.find('(') else { return HashSet::new() };
+    let mut params = Vec::new();
+    let (mut depth, mut start) = (0usize, open + 1);
+    for (i, c) in define[open..].char_indices().map(|(i, c)| (i + open, c)) {
+        match c {
+            '(' => depth += 1,
+            ')' if depth == 1 => {
+                params.push(define[start..i].trim());
+                break;
+            }
+            ')' => depth -= 1,
+            ',' if depth == 1 => {
+                params.push(define[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    params
+        .windows(2)
+        .filter(|w| w[0].starts_with("ptr") && w[1].starts_with("i64 "))
+        .filter_map(|w| w[1].rsplit(' ').next().filter(|n| n.starts_with('%')))
+        .collect()
+}
+
+/// One condition of `U`: `base + offset pred rhs` on `i64`s.
+struct Condition {
+    base: String,
+    offset: u64,
+    pred: &'static str,
+    rhs: String,
+}
+
+impl Condition {
+    fn new(base: String, offset: u64, pred: &str, rhs: String) -> Condition {
+        let pred = if pred == "ult" { "ult" } else { "ule" };
+        Condition { base, offset, pred, rhs }
+    }
+}
+
+/// Adds `condition` to `conditions` unless one there implies it; of two on the same `base` and
+/// `pred`, keeps the stronger: the smaller constant `rhs`, or with the same `rhs` the larger
+/// `offset` (`base + offset` does not wrap where the check can run: see `Bounder::add_sat`).
+fn add_condition(conditions: &mut Vec<Condition>, condition: Condition) {
+    for c in conditions.iter_mut() {
+        if c.base != condition.base || c.pred != condition.pred {
+            continue;
+        }
+        if c.rhs == condition.rhs {
+            c.offset = c.offset.max(condition.offset);
+            return;
+        }
+        if let (Ok(old), Ok(new), 0, 0) =
+            (c.rhs.parse::<u64>(), condition.rhs.parse::<u64>(), c.offset, condition.offset)
+        {
+            c.rhs = old.min(new).to_string();
+            return;
+        }
+    }
+    conditions.push(condition);
+}
+
+/// In a 1D launch: the value of a `.y`/`.z` special register read by `rhs`, if it reads one.
+fn flat_value(rhs: &str) -> Option<u32> {
+    let Some(Inst::Call { name, args: [None, None], .. }) = parse(rhs) else { return None };
+    match name.strip_prefix(SREG)? {
+        "tid.y" | "tid.z" | "ctaid.y" | "ctaid.z" => Some(0),
+        "ntid.y" | "ntid.z" | "nctaid.y" | "nctaid.z" => Some(1),
+        _ => None,
+    }
+}
+
+/// `name` (a value or label name without `%`, maybe quoted) in the fast copy.
+fn fast_name(name: &str) -> String {
+    match name.strip_prefix('"') {
+        Some(quoted) => format!("\"{FAST}{quoted}"),
+        None => format!("{FAST}{name}"),
+    }
+}
+
+/// Whether `line` names a numbered value or block (`%7`, `7:`).
+fn has_numbered_name(line: &str) -> bool {
+    let label = super::ir_functions::block_label(line).is_some_and(|l| l.bytes().all(|b| b.is_ascii_digit()));
+    label || line.match_indices('%').any(|(i, _)| line[i + 1..].starts_with(|c: char| c.is_ascii_digit()))
+}
+
+/// `line` with every `%name` in `defined` renamed for the fast copy; string literals (inline
+/// asm) and comments are left as they are.
+fn rename(line: &str, defined: &HashSet<&str>) -> String {
+    let mut out = String::with_capacity(line.len() + 32);
+    let mut rest = line;
+    while let Some(i) = rest.find(['%', '"', ';']) {
+        out.push_str(&rest[..i]);
+        let tail = &rest[i..];
+        match tail.as_bytes()[0] {
+            b';' => {
+                out.push_str(tail);
+                return out;
+            }
+            b'"' => {
+                let end = tail[1..].find('"').map_or(tail.len(), |j| j + 2);
+                out.push_str(&tail[..end]);
+                rest = &tail[end..];
+            }
+            _ => {
+                let name_len = if tail[1..].starts_with('"') {
+                    tail[2..].find('"').map_or(tail.len() - 1, |j| j + 2)
+                } else {
+                    tail[1..]
+                        .find(|c: char| !(c.is_ascii_alphanumeric() || "._$-".contains(c)))
+                        .unwrap_or(tail.len() - 1)
+                };
+                let name = &tail[1..1 + name_len];
+                out.push('%');
+                if defined.contains(name) {
+                    out.push_str(&fast_name(name));
+                } else {
+                    out.push_str(name);
+                }
+                rest = &tail[1 + name_len..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The checks of a body: conditions of failure markers (true when out of bounds) and of poison
+/// selects (`lower/bounds.rs`), each once.
+fn find_checks<'a>(blocks: &[Block<'a>]) -> Vec<Check<'a>> {
+    let mut found: Vec<Check<'a>> = Vec::new();
+    let mut seen: HashMap<&str, bool> = HashMap::new();
+    let mut conflicting: HashSet<&str> = HashSet::new();
+    let is_poison = |v: &str| v.parse::<u64>().is_ok_and(|p| p != 0 && (0..=31).any(|k| POISON_OFFSET >> k == p));
+    for line in blocks.iter().flat_map(|b| b.lines.iter()) {
+        let t = strip_metadata(line.trim_start());
+        let mut note = |cond: &'a str, oob_when_true: bool| {
+            if !cond.starts_with('%') {
+                return;
+            }
+            match seen.insert(cond, oob_when_true) {
+                None => found.push(Check { cond, oob_when_true }),
+                Some(before) if before != oob_when_true => {
+                    conflicting.insert(cond);
+                }
+                Some(_) => {}
+            }
+        };
+        if let Some(i) = t.find(&format!("@{MARKER}(i1 ")) {
+            let operand = &t[i + MARKER.len() + 5..];
+            note(operand.split(')').next().unwrap_or("").trim(), true);
+        } else if let Some((_, rhs)) = t.split_once(" = ")
+            && let Some(rest) = rhs.strip_prefix("select i1 ")
+            && let [cond, x, y] = rest.split(", ").collect::<Vec<_>>()[..]
+        {
+            let (x, y) = (x.split(' ').nth(1).unwrap_or(""), y.split(' ').nth(1).unwrap_or(""));
+            if is_poison(x) && !is_poison(y) {
+                note(cond, true);
+            } else if is_poison(y) && !is_poison(x) {
+                note(cond, false);
+            }
+        }
+    }
+    found.retain(|c| !conflicting.contains(c.cond));
+    found
+}
+
+/// An instruction the bounds reason about.
+#[derive(Clone, Copy, Debug)]
+enum Inst<'a> {
+    Bin {
+        op: &'a str,
+        ty: &'a str,
+        a: &'a str,
+        b: &'a str,
+        nuw: bool,
+    },
+    Cast {
+        op: &'a str,
+        from: &'a str,
+        a: &'a str,
+        to: &'a str,
+    },
+    Icmp {
+        pred: &'a str,
+        ty: &'a str,
+        a: &'a str,
+        b: &'a str,
+    },
+    Select {
+        c: &'a str,
+        ty: &'a str,
+        a: &'a str,
+        b: &'a str,
+    },
+    Phi {
+        ty: &'a str,
+        incoming: &'a str,
+    },
+    /// A call of an intrinsic with up to two operands of type `ty`.
+    Call {
+        name: &'a str,
+        ty: &'a str,
+        args: [Option<&'a str>; 2],
+    },
+}
+
+fn parse(rhs: &str) -> Option<Inst<'_>> {
+    const FLAGS: [&str; 7] = ["nuw", "nsw", "exact", "disjoint", "nneg", "samesign", "fast"];
+    let rhs = strip_metadata(rhs);
+    let (op, rest) = rhs.split_once(' ')?;
+    let nuw = rest.split(' ').take_while(|w| FLAGS.contains(w)).any(|w| w == "nuw");
+    match op {
+        "add" | "sub" | "mul" | "and" | "or" | "xor" | "shl" | "lshr" | "ashr" | "udiv" | "urem" => {
+            let rest = skip_words(rest, &FLAGS);
+            let (ty, rest) = rest.split_once(' ')?;
+            let (a, b) = rest.split_once(", ")?;
+            Some(Inst::Bin { op, ty, a, b, nuw })
+        }
+        "zext" | "sext" | "trunc" => {
+            let rest = skip_words(rest, &FLAGS);
+            let (from, rest) = rest.split_once(' ')?;
+            let (a, to) = rest.split_once(" to ")?;
+            Some(Inst::Cast { op, from, a, to: to.trim() })
+        }
+        "icmp" => {
+            let rest = skip_words(rest, &FLAGS);
+            let (pred, rest) = rest.split_once(' ')?;
+            let (ty, rest) = rest.split_once(' ')?;
+            let (a, b) = rest.split_once(", ")?;
+            Some(Inst::Icmp { pred, ty, a, b })
+        }
+        "select" => {
+            let rest = rest.strip_prefix("i1 ")?;
+            let [c, x, y] = rest.split(", ").collect::<Vec<_>>()[..] else { return None };
+            let (ty, a) = x.split_once(' ')?;
+            let (ty2, b) = y.split_once(' ')?;
+            (ty == ty2).then_some(Inst::Select { c, ty, a, b })
+        }
+        "phi" => {
+            let (ty, incoming) = rest.split_once(' ')?;
+            Some(Inst::Phi { ty, incoming })
+        }
+        "call" | "tail" => {
+            let at = rest.find(" @")?;
+            let ty = rest[..at].rsplit(' ').next()?;
+            let (name, args) = rest[at + 2..].split_once('(')?;
+            let args = args.strip_suffix(')')?;
+            let mut ops = [None, None];
+            if !args.is_empty() {
+                for (k, arg) in args.split(", ").enumerate() {
+                    let (_, v) = arg.rsplit_once(' ')?;
+                    *ops.get_mut(k)? = Some(v);
+                }
+            }
+            name.starts_with("llvm.").then_some(Inst::Call { name, ty, args: ops })
+        }
+        _ => None,
+    }
+}
+
+/// `s` without its leading words that are in `words`.
+fn skip_words<'s>(mut s: &'s str, words: &[&str]) -> &'s str {
+    while let Some((w, r)) = s.split_once(' ')
+        && words.contains(&w)
+    {
+        s = r;
+    }
+    s
+}
+
+/// `text` without trailing `, !name !n` metadata attachments.
+fn strip_metadata(text: &str) -> &str {
+    text.find(", !").map_or(text, |i| &text[..i]).trim_end()
+}
+
+/// Bits of an integer type (`i32` → 32).
+fn bits(ty: &str) -> Option<u32> {
+    ty.strip_prefix('i')?.parse().ok().filter(|b| (1..=64).contains(b))
+}
+
+/// An integer constant of type `ty`, as unsigned.
+fn constant(v: &str, ty: &str) -> Option<u64> {
+    let bits = bits(ty)?;
+    let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    let value = match v {
+        "true" => 1,
+        "false" => 0,
+        _ => v.parse::<i128>().ok()? as u64,
+    };
+    Some(value & mask)
+}
+
+/// The facts an `icmp pred a, b` with result `outcome` gives.
+fn icmp_facts<'a>(pred: &str, a: &'a str, b: &'a str, outcome: bool) -> Option<Vec<Fact<'a>>> {
+    let f = |lhs, rhs, strict| Fact { lhs, rhs, strict };
+    // Signed predicates appear only with `samesign` (parse drops the flag; the caller checks).
+    let pred = match pred {
+        "slt" => "ult",
+        "sle" => "ule",
+        "sgt" => "ugt",
+        "sge" => "uge",
+        p => p,
+    };
+    Some(match (pred, outcome) {
+        ("ult", true) | ("uge", false) => vec![f(a, b, true)],
+        ("ule", true) | ("ugt", false) => vec![f(a, b, false)],
+        ("ugt", true) | ("ule", false) => vec![f(b, a, true)],
+        ("uge", true) | ("ult", false) => vec![f(b, a, false)],
+        ("eq", true) | ("ne", false) => vec![f(a, b, false), f(b, a, false)],
+        _ => return None,
+    })
+}
+
+/// A kernel body's definitions, dominators and guards.
+struct Function<'a> {
+    blocks: &'a [Block<'a>],
+    /// `%name` → (block, right-hand side).
+    defs: HashMap<&'a str, (usize, &'a str)>,
+    preds: Vec<Vec<usize>>,
+    idom: Vec<Option<usize>>,
+    reachable: Vec<bool>,
+}
+
+impl<'a> Function<'a> {
+    fn new(blocks: &'a [Block<'a>]) -> Self {
+        let mut defs = HashMap::new();
+        for (b, block) in blocks.iter().enumerate() {
+            for line in &block.lines {
+                if let Some((lhs, rhs)) = line.trim_start().split_once(" = ")
+                    && lhs.starts_with('%')
+                {
+                    defs.insert(lhs, (b, rhs));
+                }
+            }
+        }
+        let succ = successor_indices(blocks);
+        let n = blocks.len();
+        let mut preds = vec![Vec::new(); n];
+        for (b, ss) in succ.iter().enumerate() {
+            for &s in ss {
+                preds[s].push(b);
+            }
+        }
+        // Reverse post-order from the entry, then the iterative dominator algorithm.
+        let mut order = Vec::new();
+        let mut state = vec![0u8; n];
+        let mut stack = vec![(0usize, 0usize)];
+        state[0] = 1;
+        while let Some(&mut (b, ref mut next)) = stack.last_mut() {
+            if let Some(&s) = succ[b].get(*next) {
+                *next += 1;
+                if state[s] == 0 {
+                    state[s] = 1;
+                    stack.push((s, 0));
+                }
+            } else {
+                order.push(b);
+                stack.pop();
+            }
+        }
+        order.reverse();
+        let mut rpo = vec![usize::MAX; n];
+        for (i, &b) in order.iter().enumerate() {
+            rpo[b] = i;
+        }
+        let mut idom: Vec<Option<usize>> = vec![None; n];
+        idom[0] = Some(0);
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for &b in order.iter().skip(1) {
+                let mut new: Option<usize> = None;
+                for &p in &preds[b] {
+                    if idom[p].is_none() {
+                        continue;
+                    }
+                    new = Some(match new {
+                        None => p,
+                        Some(mut x) => {
+                            let mut y = p;
+                            while x != y {
+                                while rpo[x] > rpo[y] {
+                                    x = idom[x].expect("processed");
+                                }
+                                while rpo[y] > rpo[x] {
+                                    y = idom[y].expect("processed");
+                                }
+                            }
+                            x
+                        }
+                    });
+                }
+                if new.is_some() && idom[b] != new {
+                    idom[b] = new;
+                    changed = true;
+                }
+            }
+        }
+        let reachable = (0..n).map(|b| state[b] != 0).collect();
+        Function { blocks, defs, preds, idom, reachable }
+    }
+
+    fn inst(&self, v: &str) -> Option<Inst<'a>> {
+        let inst = parse(self.defs.get(v)?.1)?;
+        // A signed compare says something about unsigned values only with `samesign`.
+        if let Inst::Icmp { pred, .. } = inst
+            && pred.starts_with('s')
+            && !self.defs.get(v)?.1.starts_with("icmp samesign ")
+        {
+            return None;
+        }
+        Some(inst)
+    }
+
+    /// The facts that hold in `block`: the conditions of the guarded edges that dominate it.
+    fn facts_at(&self, block: usize) -> Vec<Fact<'a>> {
+        let mut facts = Vec::new();
+        let mut b = block;
+        loop {
+            if let [p] = self.preds[b][..]
+                && let Some((cond, then, els)) = self.cond_branch(p)
+                && then != els
+            {
+                self.condition_facts(cond, b == then, 0, &mut facts);
+            }
+            match self.idom[b] {
+                Some(d) if d != b => b = d,
+                _ => break,
+            }
+        }
+        facts
+    }
+
+    /// The largest `k` (up to 63) such that `facts` say `v` is a multiple of `2^k`: a fact
+    /// `v & (2^k - 1) <= 0`, on `v` itself or on its zero-extension or the value it extends.
+    fn alignment(&self, v: &str, facts: &[Fact<'a>]) -> u32 {
+        let same = |x: &str| {
+            x == v
+                || matches!(self.inst(x), Some(Inst::Cast { op: "zext", a, .. }) if a == v)
+                || matches!(self.inst(v), Some(Inst::Cast { op: "zext", a, .. }) if a == x)
+        };
+        let mut best = 0;
+        for fact in facts {
+            let zero = fact.rhs == "0" && !fact.strict || fact.rhs == "1" && fact.strict;
+            if !zero {
+                continue;
+            }
+            let Some(Inst::Bin { op: "and", ty, a, b, .. }) = self.inst(fact.lhs) else { continue };
+            let (x, mask) = match (constant(a, ty), constant(b, ty)) {
+                (None, Some(m)) => (a, m),
+                (Some(m), None) => (b, m),
+                _ => continue,
+            };
+            if same(x) && mask != u64::MAX && (mask + 1).is_power_of_two() {
+                best = best.max((mask + 1).trailing_zeros().min(63));
+            }
+        }
+        best
+    }
+
+    /// `br i1 %c, label %then, label %else` ending `block`, as (c, then, else).
+    fn cond_branch(&self, block: usize) -> Option<(&'a str, usize, usize)> {
+        let lines = &self.blocks[block].lines;
+        let term = strip_metadata(lines[terminator_start(lines)?].trim_start());
+        let rest = term.strip_prefix("br i1 ")?;
+        let [c, t, e] = rest.split(", ").collect::<Vec<_>>()[..] else { return None };
+        let find = |l: &str| {
+            let l = l.strip_prefix("label %")?;
+            self.blocks.iter().position(|b| b.label.as_deref() == Some(l))
+        };
+        Some((c, find(t)?, find(e)?))
+    }
+
+    fn condition_facts(&self, cond: &'a str, outcome: bool, depth: usize, out: &mut Vec<Fact<'a>>) {
+        if depth > 8 {
+            return;
+        }
+        match self.inst(cond) {
+            Some(Inst::Icmp { pred, a, b, .. }) => out.extend(icmp_facts(pred, a, b, outcome).unwrap_or_default()),
+            // `a && b` holds both on its true edge, `a || b` neither on its false edge.
+            Some(Inst::Bin { op: "and", ty: "i1", a, b, .. }) if outcome => {
+                self.condition_facts(a, true, depth + 1, out);
+                self.condition_facts(b, true, depth + 1, out);
+            }
+            Some(Inst::Bin { op: "or", ty: "i1", a, b, .. }) if !outcome => {
+                self.condition_facts(a, false, depth + 1, out);
+                self.condition_facts(b, false, depth + 1, out);
+            }
+            Some(Inst::Bin { op: "xor", ty: "i1", a, b: "true", .. }) => {
+                self.condition_facts(a, !outcome, depth + 1, out)
+            }
+            Some(Inst::Select { c, ty: "i1", a, b: "false" }) if outcome => {
+                self.condition_facts(c, true, depth + 1, out);
+                self.condition_facts(a, true, depth + 1, out);
+            }
+            Some(Inst::Select { c, ty: "i1", a: "true", b }) if !outcome => {
+                self.condition_facts(c, false, depth + 1, out);
+                self.condition_facts(b, false, depth + 1, out);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Builds the new entry block: exact uniform values and upper bounds, as `i64` operands.
+struct Bounder<'f, 'a> {
+    func: &'f Function<'a>,
+    lines: Vec<String>,
+    decls: BTreeSet<&'static str>,
+    n: usize,
+    exact: HashMap<&'a str, Option<String>>,
+    in_progress: HashSet<(&'a str, bool)>,
+    /// Bounds already built for the current check (its facts).
+    memo: HashMap<(&'a str, bool), Option<String>>,
+    /// `X - 1` built by `sub1` → `X`.
+    minus_one: HashMap<String, String>,
+    /// The largest value of each built value (`u64::MAX` when not listed).
+    max: HashMap<String, u128>,
+    /// Built values that are `base + constant`.
+    affine: HashMap<String, (String, u64)>,
+    /// Built values by their right-hand side (every one is pure and at entry).
+    cse: HashMap<String, String>,
+}
+
+/// The special registers that are the same in every thread of a launch.
+const UNIFORM_SREGS: [&str; 6] = ["ntid.x", "ntid.y", "ntid.z", "nctaid.x", "nctaid.y", "nctaid.z"];
+const SREG: &str = "llvm.nvvm.read.ptx.sreg.";
+
+impl<'f, 'a> Bounder<'f, 'a> {
+    fn new(func: &'f Function<'a>) -> Self {
+        Bounder {
+            func,
+            lines: Vec::new(),
+            decls: BTreeSet::new(),
+            n: 0,
+            exact: HashMap::new(),
+            in_progress: HashSet::new(),
+            memo: HashMap::new(),
+            minus_one: HashMap::new(),
+            max: HashMap::new(),
+            affine: HashMap::new(),
+            cse: HashMap::new(),
+        }
+    }
+
+    fn fresh(&mut self) -> String {
+        self.n += 1;
+        format!("%{UV}.{}", self.n)
+    }
+
+    fn emit(&mut self, rhs: String) -> String {
+        if let Some(v) = self.cse.get(&rhs) {
+            return v.clone();
+        }
+        let v = self.fresh();
+        self.lines.push(format!("  {v} = {rhs}"));
+        self.cse.insert(rhs, v.clone());
+        v
+    }
+
+    /// The largest value `x` (a constant or a built `i64`) can have.
+    fn max_of(&self, x: &str) -> u128 {
+        x.parse::<u64>().map_or_else(|_| *self.max.get(x).unwrap_or(&u128::from(u64::MAX)), u128::from)
+    }
+
+    /// `x` as `base + constant` (`None` base: a constant).
+    fn split(&self, x: &str) -> (Option<String>, u64) {
+        if let Ok(c) = x.parse::<u64>() {
+            return (None, c);
+        }
+        match self.affine.get(x) {
+            Some((base, c)) => (Some(base.clone()), *c),
+            None => (Some(x.to_string()), 0),
+        }
+    }
+
+    fn sreg(&mut self, reg: &str) -> String {
+        let decl: &'static str = match reg {
+            "ntid.x" => "declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x()",
+            "ntid.y" => "declare i32 @llvm.nvvm.read.ptx.sreg.ntid.y()",
+            "ntid.z" => "declare i32 @llvm.nvvm.read.ptx.sreg.ntid.z()",
+            "nctaid.x" => "declare i32 @llvm.nvvm.read.ptx.sreg.nctaid.x()",
+            "nctaid.y" => "declare i32 @llvm.nvvm.read.ptx.sreg.nctaid.y()",
+            _ => "declare i32 @llvm.nvvm.read.ptx.sreg.nctaid.z()",
+        };
+        self.decls.insert(decl);
+        self.emit(format!("call i32 @{SREG}{reg}()"))
+    }
+
+    /// `v` (of type `ty`) recomputed at entry, in its own type, if it is uniform.
+    fn uniform(&mut self, v: &'a str, ty: &str) -> Option<String> {
+        if let Some(c) = constant(v, ty) {
+            return Some(if ty == "i1" { (c == 1).to_string() } else { c.to_string() });
+        }
+        if !v.starts_with('%') {
+            return None;
+        }
+        if !self.func.defs.contains_key(v) {
+            // Not defined in the body: a kernel parameter.
+            return Some(v.to_string());
+        }
+        if let Some(done) = self.exact.get(v) {
+            return done.clone();
+        }
+        self.exact.insert(v, None);
+        let value = self.uniform_def(v);
+        self.exact.insert(v, value.clone());
+        value
+    }
+
+    fn uniform_def(&mut self, v: &'a str) -> Option<String> {
+        let inst = self.func.inst(v)?;
+        Some(match inst {
+            Inst::Bin { op, ty, a, b, .. } => {
+                bits(ty)?;
+                // No division by zero and no shift past the width: those would be poison or UB.
+                let (b_const, width) = (constant(b, ty), u64::from(bits(ty)?));
+                match op {
+                    "udiv" | "urem" if !b_const.is_some_and(|c| c != 0) => return None,
+                    "shl" | "lshr" | "ashr" if !b_const.is_some_and(|c| c < width) => return None,
+                    _ => {}
+                }
+                let (a, b) = (self.uniform(a, ty)?, self.uniform(b, ty)?);
+                self.emit(format!("{op} {ty} {a}, {b}"))
+            }
+            Inst::Cast { op, from, a, to } => {
+                let a = self.uniform(a, from)?;
+                let v = self.emit(format!("{op} {from} {a} to {to}"));
+                if op == "zext" {
+                    self.max.insert(v.clone(), (1u128 << bits(from)?) - 1);
+                }
+                v
+            }
+            Inst::Icmp { pred, ty, a, b } => {
+                let (a, b) = (self.uniform(a, ty)?, self.uniform(b, ty)?);
+                self.emit(format!("icmp {pred} {ty} {a}, {b}"))
+            }
+            Inst::Select { c, ty, a, b } => {
+                let c = self.uniform(c, "i1")?;
+                let (a, b) = (self.uniform(a, ty)?, self.uniform(b, ty)?);
+                self.emit(format!("select i1 {c}, {ty} {a}, {ty} {b}"))
+            }
+            Inst::Call { name, ty, args } => {
+                if let Some(reg) = name.strip_prefix(SREG).filter(|r| UNIFORM_SREGS.contains(r)) {
+                    return (ty == "i32").then(|| self.sreg(reg));
+                }
+                let is_minmax =
+                    ["llvm.umin.", "llvm.umax.", "llvm.smin.", "llvm.smax."].iter().any(|p| name.starts_with(p));
+                let [Some(a), Some(b)] = args else { return None };
+                if !is_minmax {
+                    return None;
+                }
+                self.decls.insert(minmax_decl(name)?);
+                let (a, b) = (self.uniform(a, ty)?, self.uniform(b, ty)?);
+                self.emit(format!("call {ty} @{name}({ty} {a}, {ty} {b})"))
+            }
+            Inst::Phi { .. } => return None,
+        })
+    }
+
+    /// A uniform special register, zero-extended to `i64`.
+    fn exact64_sreg(&mut self, reg: &str) -> String {
+        let n = self.sreg(reg);
+        let v = self.emit(format!("zext i32 {n} to i64"));
+        self.max.insert(v.clone(), u128::from(u32::MAX));
+        v
+    }
+
+    /// `v` recomputed at entry as an `i64`, if it is uniform.
+    fn exact64(&mut self, v: &'a str, ty: &str) -> Option<String> {
+        let bits = bits(ty)?;
+        let value = self.uniform(v, ty)?;
+        if bits == 64 || value.parse::<u64>().is_ok() {
+            return Some(value);
+        }
+        let v = self.emit(format!("zext {ty} {value} to i64"));
+        self.max.insert(v.clone(), (1u128 << bits) - 1);
+        Some(v)
+    }
+
+    /// An upper bound (unsigned, as an `i64` at entry) of `v` of type `ty` wherever `facts`
+    /// hold (`None`: without guards). See the module docs for why each rule holds.
+    fn upper(&mut self, v: &'a str, ty: &str, facts: Option<&[Fact<'a>]>) -> Option<String> {
+        bits(ty)?;
+        if let Some(c) = constant(v, ty) {
+            return Some(c.to_string());
+        }
+        if let Some(e) = self.exact64(v, ty) {
+            return Some(e);
+        }
+        let key = (v, facts.is_some());
+        if let Some(done) = self.memo.get(&key) {
+            return done.clone();
+        }
+        if !self.in_progress.insert(key) {
+            return None;
+        }
+        // A guard's bound, else the operands': the guard is what the user wrote to stay in
+        // bounds, and the entry block stays short.
+        let mut candidates: Vec<String> = Vec::new();
+        for fact in facts.unwrap_or_default() {
+            if fact.lhs != v {
+                continue;
+            }
+            if let Some(b) = self.upper(fact.rhs, ty, facts) {
+                candidates.push(if fact.strict { self.sub1(b) } else { b });
+            }
+        }
+        if candidates.is_empty()
+            && let Some(b) = self.structural(v, facts)
+        {
+            candidates.push(b);
+        }
+        self.in_progress.remove(&key);
+        let mut bound = candidates.into_iter().reduce(|x, y| self.minmax("umin", x, y));
+        // A multiple of 2^k is at most the bound rounded down to one (`t % 32 == 0` guards the
+        // warp leaders' `parts[t / 32]`, which opt spells `t <= 224`).
+        let align = facts.map_or(0, |f| self.func.alignment(v, f));
+        if align > 0
+            && let Some(b) = bound.take()
+        {
+            let mask = !((1u64 << align) - 1);
+            bound = Some(match b.parse::<u64>() {
+                Ok(c) => (c & mask).to_string(),
+                Err(_) => {
+                    let max = self.max_of(&b);
+                    let v = self.emit(format!("and i64 {b}, {}", mask as i64));
+                    self.max.insert(v.clone(), max);
+                    v
+                }
+            });
+        }
+        self.memo.insert(key, bound.clone());
+        bound
+    }
+
+    fn structural(&mut self, v: &'a str, facts: Option<&[Fact<'a>]>) -> Option<String> {
+        let inst = self.func.inst(v)?;
+        match inst {
+            Inst::Call { name, ty, args } => {
+                let per_axis = |prefix: &str| {
+                    name.strip_prefix(SREG)?.strip_prefix(prefix).filter(|a| ["x", "y", "z"].contains(a))
+                };
+                if let Some(axis) = per_axis("tid.") {
+                    let n = self.exact64_sreg(&format!("ntid.{axis}"));
+                    return Some(self.sub1(n));
+                }
+                if let Some(axis) = per_axis("ctaid.") {
+                    let n = self.exact64_sreg(&format!("nctaid.{axis}"));
+                    return Some(self.sub1(n));
+                }
+                if name == "llvm.nvvm.read.ptx.sreg.laneid" {
+                    return Some("31".to_string());
+                }
+                let [Some(a), Some(b)] = args else { return None };
+                if name.starts_with("llvm.umin.") {
+                    match (self.upper(a, ty, facts), self.upper(b, ty, facts)) {
+                        (Some(x), Some(y)) => Some(self.minmax("umin", x, y)),
+                        (x, y) => x.or(y),
+                    }
+                } else if name.starts_with("llvm.umax.") {
+                    let (x, y) = (self.upper(a, ty, facts)?, self.upper(b, ty, facts)?);
+                    Some(self.minmax("umax", x, y))
+                } else {
+                    None
+                }
+            }
+            Inst::Bin { op, ty, a, b, nuw } => match op {
+                "add" | "or" | "xor" => {
+                    let (x, y) = (self.upper(a, ty, facts)?, self.upper(b, ty, facts)?);
+                    Some(self.add_sat(x, y))
+                }
+                "mul" => {
+                    let (x, y) = (self.upper(a, ty, facts)?, self.upper(b, ty, facts)?);
+                    Some(self.mul_sat(x, y))
+                }
+                "shl" => {
+                    let width = u64::from(bits(ty)?);
+                    let k = constant(b, ty).filter(|&k| k < width)?;
+                    let x = self.upper(a, ty, facts)?;
+                    Some(self.mul_sat(x, (1u64 << k).to_string()))
+                }
+                "and" => {
+                    let (x, y) = (self.upper(a, ty, facts), self.upper(b, ty, facts));
+                    match (x, y) {
+                        (Some(x), Some(y)) => Some(self.minmax("umin", x, y)),
+                        (x, y) => x.or(y),
+                    }
+                }
+                "lshr" | "udiv" => self.upper(a, ty, facts),
+                "urem" => {
+                    let (x, y) = (self.upper(a, ty, facts), self.upper(b, ty, facts).map(|y| self.sub1(y)));
+                    match (x, y) {
+                        (Some(x), Some(y)) => Some(self.minmax("umin", x, y)),
+                        (x, y) => x.or(y),
+                    }
+                }
+                "sub" if nuw => self.upper(a, ty, facts),
+                _ => None,
+            },
+            Inst::Cast { op: "zext" | "trunc", from, a, .. } => self.upper(a, from, facts),
+            Inst::Select { ty, a, b, .. } => {
+                let (x, y) = (self.upper(a, ty, facts)?, self.upper(b, ty, facts)?);
+                Some(self.minmax("umax", x, y))
+            }
+            Inst::Phi { ty, incoming } => {
+                // Without guards: a loop may have redefined an incoming value since its guard.
+                let mut acc: Option<String> = None;
+                for arm in incoming.split("], ") {
+                    let value = arm.trim_start_matches(['[', ' ']).split(", ").next()?.trim();
+                    let x = self.upper(value, ty, None)?;
+                    acc = Some(match acc {
+                        None => x,
+                        Some(prev) => self.minmax("umax", prev, x),
+                    });
+                }
+                acc
+            }
+            _ => None,
+        }
+    }
+
+    /// `x - 1`, wrapping: every `x` lowered here is at least 1 whenever the check it bounds can
+    /// run (an extent of the launch; the right side of a guard `v < x` that held; a divisor), so
+    /// for `x = 0` the check never runs and any condition is true of it.
+    fn sub1(&mut self, x: String) -> String {
+        if let Ok(c) = x.parse::<u64>() {
+            return c.saturating_sub(1).to_string();
+        }
+        let v = self.emit(format!("add i64 {x}, -1"));
+        let max = self.max_of(&x);
+        self.max.insert(v.clone(), max.saturating_sub(1));
+        self.minus_one.insert(v.clone(), x);
+        v
+    }
+
+    fn add_sat(&mut self, x: String, y: String) -> String {
+        match (x.parse::<u64>(), y.parse::<u64>()) {
+            (Ok(a), Ok(b)) => a.saturating_add(b).to_string(),
+            // A negative offset (`add nsw %i, -1`) as unsigned: the sum saturates unless the
+            // other operand is 0; `u64::MAX` is a bound all the same, and drops the check.
+            (Ok(c), _) | (_, Ok(c)) if c >= 1 << 63 => u64::MAX.to_string(),
+            (Ok(0), _) => y,
+            (_, Ok(0)) => x,
+            _ if self.max_of(&x) + self.max_of(&y) <= u128::from(u64::MAX) => {
+                // Cannot overflow: a plain sum, kept as `base + constant` so that checks at
+                // constant offsets from one index share their condition. No `nuw`: the largest
+                // values assume every `sub1` operand is at least 1, and where one is 0 (a check
+                // that cannot run) the sum may wrap; it must not be poison.
+                let max = self.max_of(&x) + self.max_of(&y);
+                let ((bx, cx), (by, cy)) = (self.split(&x), self.split(&y));
+                let base = match (bx, by) {
+                    (Some(a), Some(b)) => {
+                        let (a, b) = if a <= b { (a, b) } else { (b, a) };
+                        let sum_max = self.max_of(&a) + self.max_of(&b);
+                        let v = self.emit(format!("add i64 {a}, {b}"));
+                        self.max.insert(v.clone(), sum_max);
+                        Some(v)
+                    }
+                    (a, b) => a.or(b),
+                };
+                let c = cx + cy;
+                match base {
+                    None => c.to_string(),
+                    Some(b) if c == 0 => b,
+                    Some(b) => {
+                        let v = self.emit(format!("add i64 {b}, {c}"));
+                        self.max.insert(v.clone(), max);
+                        self.affine.insert(v.clone(), (b, c));
+                        v
+                    }
+                }
+            }
+            _ => {
+                self.decls.insert("declare i64 @llvm.uadd.sat.i64(i64, i64)");
+                self.emit(format!("call i64 @llvm.uadd.sat.i64(i64 {x}, i64 {y})"))
+            }
+        }
+    }
+
+    fn mul_sat(&mut self, x: String, y: String) -> String {
+        match (x.parse::<u64>(), y.parse::<u64>()) {
+            (Ok(a), Ok(b)) => a.saturating_mul(b).to_string(),
+            (Ok(1), _) => y,
+            (_, Ok(1)) => x,
+            _ if self.max_of(&x) * self.max_of(&y) <= u128::from(u64::MAX) => {
+                let max = self.max_of(&x) * self.max_of(&y);
+                let v = self.emit(format!("mul i64 {x}, {y}"));
+                self.max.insert(v.clone(), max);
+                v
+            }
+            _ => {
+                self.decls.insert("declare { i64, i1 } @llvm.umul.with.overflow.i64(i64, i64)");
+                let m = self.emit(format!("call {{ i64, i1 }} @llvm.umul.with.overflow.i64(i64 {x}, i64 {y})"));
+                let value = self.emit(format!("extractvalue {{ i64, i1 }} {m}, 0"));
+                let overflow = self.emit(format!("extractvalue {{ i64, i1 }} {m}, 1"));
+                self.emit(format!("select i1 {overflow}, i64 -1, i64 {value}"))
+            }
+        }
+    }
+
+    fn minmax(&mut self, op: &str, x: String, y: String) -> String {
+        if let (Ok(a), Ok(b)) = (x.parse::<u64>(), y.parse::<u64>()) {
+            return if op == "umin" { a.min(b) } else { a.max(b) }.to_string();
+        }
+        if x == y {
+            return x;
+        }
+        let decl =
+            if op == "umin" { "declare i64 @llvm.umin.i64(i64, i64)" } else { "declare i64 @llvm.umax.i64(i64, i64)" };
+        self.decls.insert(decl);
+        let (mx, my) = (self.max_of(&x), self.max_of(&y));
+        let v = self.emit(format!("call i64 @llvm.{op}.i64(i64 {x}, i64 {y})"));
+        self.max.insert(v.clone(), if op == "umin" { mx.min(my) } else { mx.max(my) });
+        v
+    }
+}
+
+/// The declaration of a two-operand min/max intrinsic such as `llvm.umin.i32`.
+fn minmax_decl(name: &str) -> Option<&'static str> {
+    const DECLS: [&str; 8] = [
+        "declare i32 @llvm.umin.i32(i32, i32)",
+        "declare i64 @llvm.umin.i64(i64, i64)",
+        "declare i32 @llvm.umax.i32(i32, i32)",
+        "declare i64 @llvm.umax.i64(i64, i64)",
+        "declare i32 @llvm.smin.i32(i32, i32)",
+        "declare i64 @llvm.smin.i64(i64, i64)",
+        "declare i32 @llvm.smax.i32(i32, i32)",
+        "declare i64 @llvm.smax.i64(i64, i64)",
+    ];
+    DECLS.iter().copied().find(|d| d.contains(&format!("@{name}(")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::version;
+
+    const POISON_F32: u64 = super::POISON_OFFSET / 4;
+
+    /// A kernel with parameters `%x` (f32 data), `%len`, `%n`, `%w`, `%h` and `body` after the
+    /// label `start`.
+    fn kernel(body: &str) -> String {
+        format!(
+            "define ptx_kernel void @k(ptr %x, i64 %len, i64 %n, i64 %w, i64 %h) {{\nstart:\n{body}}}\n\
+             declare void @__oxide_bounds_fail_if(i1)\n"
+        )
+    }
+
+    /// The checked load `x[idx]` with its marker and poison select (`lower/bounds.rs`).
+    fn checked_load(n: u32, idx: &str) -> String {
+        format!(
+            "  %oob{n} = icmp uge i64 {idx}, %len\n  tail call void @__oxide_bounds_fail_if(i1 %oob{n})\n  \
+             %s{n} = select i1 %oob{n}, i64 {POISON_F32}, i64 {idx}\n  %a{n} = getelementptr float, ptr %x, i64 %s{n}\n  \
+             %v{n} = load float, ptr %a{n}, align 4\n"
+        )
+    }
+
+    /// `%i` = this thread's 1D index; `if %i < %n { x[%i] }`.
+    fn guarded(index_def: &str) -> String {
+        kernel(&format!(
+            "{index_def}  %in = icmp ult i64 %i, %n\n  br i1 %in, label %then, label %exit\nthen:\n{}  br label %exit\n\
+             exit:\n  ret void\n",
+            checked_load(0, "%i")
+        ))
+    }
+
+    const THREAD_INDEX: &str = "  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  %i = zext i32 %t to i64\n";
+
+    #[test]
+    fn a_guard_on_a_uniform_length_versions_the_kernel() {
+        let out = version(&guarded("  %i = load i64, ptr %x, align 8\n"));
+        // U: n - 1 < len, spelled n <= len.
+        assert!(out.contains("%oxide.uv.2 = icmp ule i64 %n, %len"), "{out}");
+        assert!(out.contains("br i1 %oxide.uv.ok.0, label %oxide.fast.start, label %start\nstart:\n"), "{out}");
+        // The fast copy: the check is its in-bounds value, the marker records nothing.
+        assert!(out.contains("  %oxide.fast.oob0 = and i1 true, false\n"), "{out}");
+        assert!(out.contains("@__oxide_bounds_fail_if(i1 false)"), "{out}");
+        assert!(
+            out.contains(&format!("%oxide.fast.s0 = select i1 %oxide.fast.oob0, i64 {POISON_F32}, i64 %oxide.fast.i"))
+        );
+        assert!(out.contains("br i1 %oxide.fast.in, label %oxide.fast.then, label %oxide.fast.exit"), "{out}");
+        // The original copy is unchanged.
+        assert!(out.contains("tail call void @__oxide_bounds_fail_if(i1 %oob0)"), "{out}");
+    }
+
+    #[test]
+    fn thread_indices_are_bounded_by_the_block_size() {
+        // No guard: tid.x <= ntid.x - 1 < len.
+        let body = format!("{THREAD_INDEX}{}  ret void\n", checked_load(0, "%i"));
+        let out = version(&kernel(&body));
+        assert!(out.contains("call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()"), "{out}");
+        assert!(out.contains("declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x()"), "{out}");
+        assert!(out.contains("%oxide.fast.oob0 = and i1 true, false"), "{out}");
+    }
+
+    #[test]
+    fn two_guarded_coordinates_bound_a_row_major_index() {
+        // transpose: `if x < w && y < h { x[y * w + x] }`, x and y loaded (not uniform).
+        let body = format!(
+            "  %x0 = load i64, ptr %x, align 8\n  %y0 = load i64, ptr %x, align 8\n  %cx = icmp ult i64 %x0, %w\n  \
+             %cy = icmp ult i64 %y0, %h\n  %both = select i1 %cx, i1 %cy, i1 false\n  br i1 %both, label %then, label %exit\n\
+             then:\n  %row = mul i64 %y0, %w\n  %i = add i64 %row, %x0\n{}  br label %exit\nexit:\n  ret void\n",
+            checked_load(0, "%i")
+        );
+        let out = version(&kernel(&body));
+        assert!(out.contains("@llvm.umul.with.overflow.i64(i64 %oxide.uv.1, i64 %w)"), "{out}");
+        assert!(out.contains("%oxide.fast.oob0 = and i1 true, false"), "{out}");
+    }
+
+    #[test]
+    fn a_constant_length_check_of_shared_memory_is_bounded_by_ntid() {
+        // `tile[tid.x * 33 + tid.y]` against 1056 elements, spelled as opt does (`ugt … 1055`).
+        let body = "  %tx = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  %ty = call i32 @llvm.nvvm.read.ptx.sreg.tid.y()\n  \
+                    %a = zext i32 %tx to i64\n  %b = zext i32 %ty to i64\n  %m = mul nuw nsw i64 %a, 33\n  \
+                    %i = add nuw nsw i64 %m, %b\n  %bad = icmp samesign ugt i64 %i, 1055\n  \
+                    tail call void @__oxide_bounds_fail_if(i1 %bad)\n  ret void\n";
+        let out = version(&kernel(body));
+        assert!(out.contains("ntid.y()"), "{out}");
+        assert!(out.contains("icmp ule i64 %oxide.uv."), "{out}");
+        assert!(out.contains(", 1055\n"), "{out}");
+        assert!(out.contains("%oxide.fast.bad = and i1 true, false"), "{out}");
+    }
+
+    #[test]
+    fn a_multiple_of_a_power_of_two_rounds_its_bound_down() {
+        // `if t % 32 == 0 { parts[t / 32] }` with 8 parts, spelled as opt does: `t > 224` fails.
+        let body = "  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  %z = zext i32 %t to i64\n  \
+                    %low = and i64 %z, 31\n  %lead = icmp eq i64 %low, 0\n  br i1 %lead, label %then, label %exit\n\
+                    then:\n  %bad = icmp samesign ugt i32 %t, 224\n  tail call void @__oxide_bounds_fail_if(i1 %bad)\n  \
+                    br label %exit\nexit:\n  ret void\n";
+        let out = version(&kernel(body));
+        assert!(out.contains("= and i64 %oxide.uv.3, -32\n"), "{out}");
+        assert!(out.contains("%oxide.fast.bad = and i1 true, false"), "{out}");
+    }
+
+    #[test]
+    fn checks_at_constant_offsets_share_one_condition() {
+        // `tile[i]` and `tile[i + 264]` of a 1056-element tile: one condition `i <= 791`.
+        let body = "  %tx = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  %i = zext i32 %tx to i64\n  \
+                    %j = add nuw nsw i64 %i, 264\n  %bad0 = icmp ugt i64 %i, 1055\n  \
+                    tail call void @__oxide_bounds_fail_if(i1 %bad0)\n  %bad1 = icmp ugt i64 %j, 1055\n  \
+                    tail call void @__oxide_bounds_fail_if(i1 %bad1)\n  ret void\n";
+        let out = version(&kernel(body));
+        let entry = &out[..out.find("\nstart:").unwrap()];
+        assert_eq!(entry.matches(" = icmp ").count(), 1, "{out}");
+        assert!(entry.contains("icmp ule i64 %oxide.uv.3, 791"), "{out}");
+        assert!(
+            out.contains("%oxide.fast.bad0 = and i1 true, false")
+                && out.contains("%oxide.fast.bad1 = and i1 true, false")
+        );
+    }
+
+    #[test]
+    fn checks_at_constant_offsets_against_a_length_share_the_largest() {
+        // `x[t]`, `x[t + 256]` with `t < ntid.x`: one condition `ntid.x - 1 + 256 < len`.
+        let body = format!(
+            "{THREAD_INDEX}{}  %j = add nuw i64 %i, 256\n{}  ret void\n",
+            checked_load(0, "%i"),
+            checked_load(1, "%j")
+        );
+        let out = version(&kernel(&body));
+        let entry = &out[..out.find("\nstart:").unwrap()];
+        assert_eq!(entry.matches(" = icmp ").count(), 1, "{out}");
+        assert!(entry.contains(", 256\n"), "{out}");
+        assert!(entry.contains("icmp ult i64 %oxide.uv."), "{out}");
+    }
+
+    #[test]
+    fn a_kernel_that_linearises_the_grid_assumes_a_flat_launch_in_its_fast_copy() {
+        let body = format!(
+            "  %bz = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.z()\n  %gy = call i32 @llvm.nvvm.read.ptx.sreg.nctaid.y()\n\
+             {THREAD_INDEX}{}  ret void\n",
+            checked_load(0, "%i")
+        );
+        let out = version(&kernel(&body));
+        for reg in ["ntid.y", "ntid.z", "nctaid.y", "nctaid.z"] {
+            assert!(out.contains(&format!("@llvm.nvvm.read.ptx.sreg.{reg}()")), "{out}");
+        }
+        assert!(out.contains("= icmp eq i32 %oxide.uv."), "{out}");
+        assert!(out.contains("  %oxide.fast.bz = add i32 0, 0\n  %oxide.fast.gy = add i32 1, 0\n"), "{out}");
+        // The checked copy reads them.
+        assert!(out.contains("  %bz = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.z()"), "{out}");
+    }
+
+    #[test]
+    fn a_read_past_a_guarded_length_stays_checked() {
+        // `if i < n { x[i]; x[i + 1] }`: only `x[i]` gets a condition (`n <= len`).
+        let body = format!(
+            "  %i = load i64, ptr %x, align 8\n  %in = icmp ult i64 %i, %n\n  br i1 %in, label %then, label %exit\n\
+             then:\n{}  %j = add nuw i64 %i, 1\n{}  br label %exit\nexit:\n  ret void\n",
+            checked_load(0, "%i"),
+            checked_load(1, "%j")
+        );
+        // `n` the length of another slice (`out.get_mut(i)`).
+        let input = kernel(&body).replace("i64 %len, i64 %n,", "i64 %len, ptr %out, i64 %n,");
+        let out = version(&input);
+        assert!(out.contains("icmp ule i64 %n, %len"), "{out}");
+        assert!(out.contains("%oxide.fast.oob0 = and i1 true, false"), "{out}");
+        assert!(out.contains("%oxide.fast.oob1 = icmp uge i64 %oxide.fast.j, %len"), "{out}");
+        // `n` a plain parameter: both checks get a condition.
+        assert!(version(&kernel(&body)).contains("%oxide.fast.oob1 = and i1 true, false"));
+    }
+
+    #[test]
+    fn refusals_leave_the_kernel_as_it_was() {
+        let unchanged = |input: String| assert_eq!(version(&input), input);
+        // An index loaded from memory, no guard: no bound.
+        unchanged(kernel(&format!("  %i = load i64, ptr %x, align 8\n{}  ret void\n", checked_load(0, "%i"))));
+        // Arithmetic that may wrap below zero: `sub` without `nuw`, `sext`.
+        unchanged(kernel(&format!("{THREAD_INDEX}  %j = sub i64 %i, 1\n{}  ret void\n", checked_load(0, "%j"))));
+        unchanged(kernel(&format!(
+            "  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  %i = sext i32 %t to i64\n{}  ret void\n",
+            checked_load(0, "%i")
+        )));
+        // A guard with a bound that is not uniform (loaded).
+        let loaded_bound = guarded("  %i = load i64, ptr %x, align 8\n").replace(
+            "  %in = icmp ult i64 %i, %n\n",
+            "  %m = load i64, ptr %x, align 8\n  %in = icmp ult i64 %i, %m\n",
+        );
+        unchanged(loaded_bound);
+        // A length that is not uniform.
+        unchanged(
+            kernel(&format!("{THREAD_INDEX}  %l = load i64, ptr %x, align 8\n{}  ret void\n", checked_load(0, "%i")))
+                .replace("icmp uge i64 %i, %len", "icmp uge i64 %i, %l"),
+        );
+        // A guard that does not dominate the check: `then` is also reached without it.
+        let joined = kernel(&format!(
+            "  %i = load i64, ptr %x, align 8\n  %in = icmp ult i64 %i, %n\n  %other = icmp eq i64 %n, 7\n  \
+             br i1 %other, label %then, label %test\ntest:\n  br i1 %in, label %then, label %exit\nthen:\n{}  \
+             br label %exit\nexit:\n  ret void\n",
+            checked_load(0, "%i")
+        ));
+        unchanged(joined);
+        // A guard on the false edge of `<` says nothing about an upper bound.
+        unchanged(
+            guarded("  %i = load i64, ptr %x, align 8\n")
+                .replace("label %then, label %exit", "label %exit, label %then"),
+        );
+        // A device function: its parameters differ between threads.
+        unchanged(guarded("  %i = load i64, ptr %x, align 8\n").replace("define ptx_kernel void", "define void"));
+        // A bound that saturates (the condition could never hold): 31 * 2^63.
+        unchanged(kernel(&format!(
+            "  %l = call i32 @llvm.nvvm.read.ptx.sreg.laneid()\n  %i = zext i32 %l to i64\n  \
+             %j = shl i64 %i, 63\n{}  ret void\n",
+            checked_load(0, "%j")
+        )));
+        // A loop counter: the guard on an incoming value of a phi is not used.
+        unchanged(kernel(&format!(
+            "  br label %loop\nloop:\n  %i = phi i64 [ 0, %start ], [ %j, %loop ]\n{}  %j = add i64 %i, 1\n  \
+             %more = icmp ult i64 %j, %n\n  br i1 %more, label %loop, label %exit\nexit:\n  ret void\n",
+            checked_load(0, "%i")
+        )));
+    }
+
+    #[test]
+    fn checks_that_cannot_be_proven_stay_in_both_copies() {
+        // `x[l]` with `l` loaded has no bound; `x[i - 1]` (`add nsw %i, -1`) has only `u64::MAX`.
+        let body = format!(
+            "{THREAD_INDEX}  %l = load i64, ptr %x, align 8\n{}{}  %j = add nsw i64 %i, -1\n{}  ret void\n",
+            checked_load(0, "%i"),
+            checked_load(1, "%l"),
+            checked_load(2, "%j")
+        );
+        let out = version(&kernel(&body));
+        assert!(out.contains("%oxide.fast.oob2 = icmp uge i64 %oxide.fast.j, %len"), "{out}");
+        assert!(out.contains("%oxide.fast.oob0 = and i1 true, false"), "{out}");
+        assert!(out.contains("%oxide.fast.oob1 = icmp uge i64 %oxide.fast.l, %len"), "{out}");
+        assert!(out.contains("@__oxide_bounds_fail_if(i1 %oxide.fast.oob1)"), "{out}");
+    }
+
+    #[test]
+    fn uniform_values_are_recomputed_without_poison_flags() {
+        // The guard's bound `n * 4 + 1` is uniform; `nuw`/`nsw` are dropped at entry.
+        let out = version(&guarded("  %i = load i64, ptr %x, align 8\n").replace(
+            "  %in = icmp ult i64 %i, %n\n",
+            "  %n4 = shl nuw nsw i64 %n, 2\n  %n5 = add nuw i64 %n4, 1\n  %in = icmp ult i64 %i, %n5\n",
+        ));
+        assert!(out.contains("%oxide.uv.1 = shl i64 %n, 2\n  %oxide.uv.2 = add i64 %oxide.uv.1, 1\n"), "{out}");
+    }
+
+    #[test]
+    fn renaming_leaves_strings_params_and_comments() {
+        let defined = ["a", "b.1", "\"q r\""].into_iter().collect();
+        let line = "  %b.1 = call i32 asm \"mov.u32 %a, 1;\", \"=r\"(i32 %a, ptr %p, i32 %\"q r\") ; uses %a";
+        assert_eq!(
+            super::rename(line, &defined),
+            "  %oxide.fast.b.1 = call i32 asm \"mov.u32 %a, 1;\", \"=r\"(i32 %oxide.fast.a, ptr %p, i32 %\"oxide.fast.q r\") ; uses %a"
+        );
+    }
+}

@@ -1,0 +1,176 @@
+//! GPU test of the versioning in codegen-driver/src/pipeline/uniform_bounds.rs: a kernel whose
+//! checks all pass when a condition on its parameters and launch shape holds runs a copy
+//! without them; otherwise the checked copy. Each kernel runs with inputs for both copies:
+//! - `add` (`if let Some(c) = c.get_mut(i) { *c = a[i] + b[i] }`): the fast copy when
+//!   `c.len() <= a.len(), b.len()`; the checked one when `c` is longer but the launch covers only
+//!   `a.len()` threads (every access still in bounds, `c`'s tail untouched).
+//! - `transpose` (the bench's: guarded by `x < w && y + j < h`, a 32 x 33 shared tile): the fast
+//!   copy when `h * w <= input.len()` and the block is at most 32 x 8 (ragged edges included);
+//!   the checked one for a 64 x 64 matrix in buffers of 2048 elements with one block, which
+//!   touches only the top-left 32 x 32.
+//!
+//! - `add` in a 2D grid of 2D blocks: its fast copy assumes a flat launch (it linearises the
+//!   grid with `thread::index_1d`), so this takes the checked copy.
+//!
+//! Outputs are poisoned (NaN) first and compared bit for bit with the CPU. Last, `add` with `c`
+//! longer than `a` and a launch that covers `c` must stop the kernel (the checked copy's check).
+#![allow(static_mut_refs)]
+use cuda_core::{DeviceBuffer, LaunchConfig};
+use cuda_device::{DisjointSlice, SharedArray, cuda_module, kernel, launch_bounds, sync_threads, thread};
+
+#[path = "../../harness.rs"]
+mod harness;
+use harness::{Lcg, Report, ck, compare, expect_bounds_stop, same_bits_f32};
+
+const TILE: usize = 32;
+const PITCH: usize = TILE + 1;
+const BLOCK_ROWS: usize = 8;
+
+#[cuda_module]
+mod kernels {
+    use super::*;
+
+    #[kernel]
+    pub fn add(a: &[f32], b: &[f32], mut c: DisjointSlice<f32>) {
+        let idx = thread::index_1d();
+        let i = idx.get();
+        if let Some(c) = c.get_mut(idx) {
+            *c = a[i] + b[i];
+        }
+    }
+
+    /// `input` is `height x width`, `out` is `width x height`, both row-major.
+    #[kernel]
+    #[launch_bounds(256)]
+    pub fn transpose(input: &[f32], out: &mut [f32], width: u32, height: u32) {
+        static mut TILE_S: SharedArray<f32, { TILE * PITCH }> = SharedArray::UNINIT;
+        let (w, h) = (width as usize, height as usize);
+        let (tx, ty) = (thread::threadIdx_x() as usize, thread::threadIdx_y() as usize);
+        let (bx, by) = (thread::blockIdx_x() as usize, thread::blockIdx_y() as usize);
+        let x = bx * TILE + tx;
+        let y = by * TILE + ty;
+        let mut j = 0;
+        while j < TILE {
+            if x < w && y + j < h {
+                // SAFETY: each thread writes its own slots before the barrier.
+                unsafe { TILE_S[(ty + j) * PITCH + tx] = input[(y + j) * w + x] };
+            }
+            j += BLOCK_ROWS;
+        }
+        sync_threads();
+        let x = by * TILE + tx;
+        let y = bx * TILE + ty;
+        let mut j = 0;
+        while j < TILE {
+            if x < h && y + j < w {
+                // SAFETY: the tile is only read after the barrier.
+                out[(y + j) * h + x] = unsafe { TILE_S[tx * PITCH + ty + j] };
+            }
+            j += BLOCK_ROWS;
+        }
+    }
+}
+
+/// `out` (`w x h`) for `input` (`h x w`), for the rows `< rows` and columns `< cols` of the input;
+/// NaN elsewhere, as the poisoned output.
+fn transposed(input: &[f32], w: usize, h: usize, rows: usize, cols: usize, out_len: usize) -> Vec<f32> {
+    let mut out = vec![f32::NAN; out_len];
+    for r in 0..rows.min(h) {
+        for c in 0..cols.min(w) {
+            out[c * h + r] = input[r * w + c];
+        }
+    }
+    out
+}
+
+fn main() {
+    let mut report = Report::new("uniform-bounds");
+    let mut rng = Lcg::from_env_or_clock();
+    let (_ctx, s, m) = report.load(kernels::load);
+    let flat = |threads: usize| LaunchConfig {
+        grid_dim: (threads.div_ceil(256) as u32, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    };
+
+    report.check("add_fast_copy", || {
+        // A ragged length: the guard `i < c.len()` stops the last block's tail.
+        let n = 256 * 37 + 11;
+        let (a, b) = (rng.vec_f32(n), rng.vec_f32(n));
+        let (ad, bd) = (ck(DeviceBuffer::from_host(&s, &a), "copy a")?, ck(DeviceBuffer::from_host(&s, &b), "copy b")?);
+        let mut cd = ck(DeviceBuffer::from_host(&s, &vec![f32::NAN; n]), "poison c")?;
+        ck(m.add(&s, flat(n), &ad, &bd, &mut cd), "launch add")?;
+        let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
+        compare("add", &ck(cd.to_host_vec(&s), "copy c")?, &want, same_bits_f32)
+    });
+
+    report.check("add_checked_copy", || {
+        // `c` longer than `a` and `b`: the uniform condition fails, the launch stays in bounds.
+        let n = 256 * 37;
+        let (a, b) = (rng.vec_f32(n), rng.vec_f32(n));
+        let (ad, bd) = (ck(DeviceBuffer::from_host(&s, &a), "copy a")?, ck(DeviceBuffer::from_host(&s, &b), "copy b")?);
+        let mut cd = ck(DeviceBuffer::from_host(&s, &vec![f32::NAN; n + 5]), "poison c")?;
+        ck(m.add(&s, flat(n), &ad, &bd, &mut cd), "launch add")?;
+        let mut want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
+        want.extend([f32::NAN; 5]);
+        compare("add", &ck(cd.to_host_vec(&s), "copy c")?, &want, same_bits_f32)
+    });
+
+    report.check("add_2d_launch_checked_copy", || {
+        // The fast copy of `add` assumes a flat launch (it linearises the grid): a 2D grid of 2D
+        // blocks takes the checked copy, with the same results.
+        let n = 256 * 37 + 11;
+        let (a, b) = (rng.vec_f32(n), rng.vec_f32(n));
+        let (ad, bd) = (ck(DeviceBuffer::from_host(&s, &a), "copy a")?, ck(DeviceBuffer::from_host(&s, &b), "copy b")?);
+        let mut cd = ck(DeviceBuffer::from_host(&s, &vec![f32::NAN; n]), "poison c")?;
+        let blocks = n.div_ceil(128);
+        let cfg = LaunchConfig {
+            grid_dim: (blocks.div_ceil(2) as u32, 2, 1),
+            block_dim: (64, 2, 1),
+            shared_mem_bytes: 0,
+        };
+        ck(m.add(&s, cfg, &ad, &bd, &mut cd), "launch add")?;
+        let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
+        compare("add", &ck(cd.to_host_vec(&s), "copy c")?, &want, same_bits_f32)
+    });
+
+    report.check("transpose_fast_copy_ragged", || {
+        let (w, h) = (100usize, 70usize);
+        let input = rng.vec_f32(w * h);
+        let id = ck(DeviceBuffer::from_host(&s, &input), "copy input")?;
+        let mut od = ck(DeviceBuffer::from_host(&s, &vec![f32::NAN; w * h]), "poison out")?;
+        let cfg = LaunchConfig {
+            grid_dim: (w.div_ceil(TILE) as u32, h.div_ceil(TILE) as u32, 1),
+            block_dim: (TILE as u32, BLOCK_ROWS as u32, 1),
+            shared_mem_bytes: 0,
+        };
+        ck(m.transpose(&s, cfg, &id, &mut od, w as u32, h as u32), "launch transpose")?;
+        let want = transposed(&input, w, h, h, w, w * h);
+        compare("transpose", &ck(od.to_host_vec(&s), "copy out")?, &want, same_bits_f32)
+    });
+
+    report.check("transpose_checked_copy", || {
+        // 64 x 64 declared, 2048-element buffers (h * w > len): one block, the top-left 32 x 32.
+        let (w, h, len) = (64usize, 64usize, 2048usize);
+        let input = rng.vec_f32(len);
+        let id = ck(DeviceBuffer::from_host(&s, &input), "copy input")?;
+        let mut od = ck(DeviceBuffer::from_host(&s, &vec![f32::NAN; len]), "poison out")?;
+        let cfg =
+            LaunchConfig { grid_dim: (1, 1, 1), block_dim: (TILE as u32, BLOCK_ROWS as u32, 1), shared_mem_bytes: 0 };
+        ck(m.transpose(&s, cfg, &id, &mut od, w as u32, h as u32), "launch transpose")?;
+        let want = transposed(&input, w, h, TILE, TILE, len);
+        compare("transpose", &ck(od.to_host_vec(&s), "copy out")?, &want, same_bits_f32)
+    });
+
+    // Last: a trap leaves the context unusable.
+    report.check("add_past_the_end_of_a_stops_the_kernel", || {
+        let n = 256 * 37;
+        let (a, b) = (rng.vec_f32(n), rng.vec_f32(n + 1));
+        let (ad, bd) = (ck(DeviceBuffer::from_host(&s, &a), "copy a")?, ck(DeviceBuffer::from_host(&s, &b), "copy b")?);
+        let mut cd = ck(DeviceBuffer::from_host(&s, &vec![f32::NAN; n + 1]), "poison c")?;
+        ck(m.add(&s, flat(n + 1), &ad, &bd, &mut cd), "launch add (must be queued)")?;
+        expect_bounds_stop(s.synchronize(), "reading a[a.len()]")
+    });
+
+    report.finish()
+}
