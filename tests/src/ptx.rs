@@ -28,8 +28,13 @@ impl Built {
     }
 
     fn build(name: &str, src: &str, archs: &'static [&'static str], profile: &'static str) -> Built {
-        let project = TempProject::new(name, src);
-        remove_artifacts(profile, &project.crate_name());
+        Self::from_project(TempProject::new(name, src), archs, profile)
+    }
+
+    /// Builds an already written project (several source files) in `profile` for `archs`.
+    pub fn from_project(project: TempProject, archs: &'static [&'static str], profile: &'static str) -> Built {
+        let name = project.crate_name();
+        remove_artifacts(profile, &name);
         let arch_list = archs.join(",");
         let mut args = vec!["build"];
         if profile == "release" {

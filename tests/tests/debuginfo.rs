@@ -133,21 +133,6 @@ fn text_sizes(cubin: &[u8]) -> BTreeMap<String, u64> {
     elf.sections().filter_map(|s| Some((s.name().ok()?.strip_prefix(".text.")?.to_string(), s.size()))).collect()
 }
 
-/// A crate of the bench's kernels: `src/kernels.rs` (vector and half types, shared arrays,
-/// `cp.async`, closures, `#[unroll]`, `#[fast_math]`) and the two GEMM examples' kernels it also
-/// times (`mma.sync`, `ldmatrix`, TMA, wgmma, mbarriers).
-fn bench_kernels_project(name: &str) -> TempProject {
-    let project = TempProject::new(name, "mod gemm_mma;\nmod gemm_wgmma_tma;\nmod kernels;\nfn main() {}\n");
-    for (file, text) in [
-        ("kernels.rs", include_str!("../../bench/src/kernels.rs")),
-        ("gemm_mma.rs", include_str!("../../examples/gemm-mma/src/lib.rs")),
-        ("gemm_wgmma_tma.rs", include_str!("../../examples/gemm-wgmma-tma/src/lib.rs")),
-    ] {
-        std::fs::write(project.path().join("src").join(file), text).unwrap_or_else(|e| panic!("write src/{file}: {e}"));
-    }
-    project
-}
-
 #[test]
 fn full_debug_information_describes_every_bench_kernel() {
     let project = bench_kernels_project("e2e-debuginfo-bench-full");

@@ -4,8 +4,7 @@
 //! `cp.async`, `.const` memory, `#[fast_math]` against IEEE, and `#[unroll]` metadata.
 use std::sync::OnceLock;
 
-use oxide_contract::arch::Arch;
-use oxide_contract::naming::files;
+use oxide_tests::ptx::{Built, entry};
 use oxide_tests::*;
 
 const ARCHS: [&str; 2] = ["sm_80", "sm_90"];
@@ -17,9 +16,6 @@ use cuda_device::half::{bf16, Bf16x2, F16x2};
 use cuda_device::vector::{F32x4, F64x2, SharedLanes};
 use cuda_device::matrix::Matrix;
 use cuda_device::{async_copy, cuda_module, fast_math, kernel, launch_bounds, sync_threads, thread, ConstantMemory, DisjointSlice, SharedArray};
-
-const BM: usize = 128;
-const BK: usize = 8;
 
 static COEFFS: ConstantMemory<[f32; 4]> = ConstantMemory::new([1.0, 2.0, 3.0, 4.0]);
 
@@ -198,86 +194,6 @@ mod kernels {
         if let Some(o) = out.get_mut(thread::index_1d()) { *o = acc; }
     }
 
-    // The bench's sgemm128: a double buffer whose index `buf` toggles between 0 and 1, so the
-    // shared accesses at `buf * BK * BM + …` are in bounds; no check, so no trap, stays in the
-    // k loop (LLVM alone does not see the toggle's range).
-    #[kernel]
-    #[launch_bounds(256, 2)]
-    pub fn double_buffer(a: &[F32x4], b: &[F32x4], c: &mut [F32x4], m: u32, n: u32, k: u32) {
-        // A tiles transposed (`[buffer][kk][row]`), B tiles as they are (`[buffer][kk][col]`).
-        static mut AS: SharedArray<F32x4, { 2 * BK * BM / 4 }> = SharedArray::UNINIT;
-        static mut BS: SharedArray<F32x4, { 2 * BK * BM / 4 }> = SharedArray::UNINIT;
-        let (n, k) = (n as usize, k as usize);
-        let _ = m;
-        let tid = thread::threadIdx_x() as usize;
-        let (tx, ty) = (tid % 16, tid / 16);
-        let (row0, col0) = (thread::blockIdx_y() as usize * BM, thread::blockIdx_x() as usize * BM);
-        // This thread's loads: A row `tid / 2`, k columns `(tid % 2) * 4 ..`; B row `tid / 32`,
-        // columns `(tid % 32) * 4 ..`.
-        let (a_row, a_k) = (tid / 2, (tid % 2) * 4);
-        let (b_row, b_col) = (tid / 32, (tid % 32) * 4);
-        let (a_base, b_base) = (((row0 + a_row) * k + a_k) / 4, (b_row * n + col0 + b_col) / 4);
-        let a_at = |kt: usize| a[a_base + kt / 4];
-        let b_at = |kt: usize| b[b_base + kt * n / 4];
-        let store = |buf: usize, av: F32x4, bv: F32x4| {
-            #[unroll]
-            for q in 0..4 {
-                // SAFETY: every thread writes its own lanes of buffer `buf`, which no thread
-                // reads until the barrier after this store.
-                unsafe { AS.write_lane(buf * BK * BM + (a_k + q) * BM + a_row, av[q]) };
-            }
-            // SAFETY: as above.
-            unsafe { BS.write(buf * BK * BM / 4 + b_row * BM / 4 + b_col / 4, bv) };
-        };
-        let mut acc = [[0.0f32; 8]; 8];
-        store(0, a_at(0), b_at(0));
-        sync_threads();
-        let mut kt = 0;
-        let mut buf = 0;
-        while kt < k {
-            let next = kt + BK;
-            let (mut an, mut bn) = (F32x4::splat(0.0), F32x4::splat(0.0));
-            if next < k {
-                an = a_at(next);
-                bn = b_at(next);
-            }
-            #[unroll]
-            for kk in 0..BK {
-                let at = (buf * BK + kk) * BM / 4;
-                // SAFETY: buffer `buf` is complete (barrier) and nobody writes it now.
-                let (a0, a1) = unsafe { (AS.read(at + ty), AS.read(at + 16 + ty)) };
-                let (b0, b1) = unsafe { (BS.read(at + tx), BS.read(at + 16 + tx)) };
-                let av = [a0.x(), a0.y(), a0.z(), a0.w(), a1.x(), a1.y(), a1.z(), a1.w()];
-                let bv = [b0.x(), b0.y(), b0.z(), b0.w(), b1.x(), b1.y(), b1.z(), b1.w()];
-                #[unroll]
-                for i in 0..8 {
-                    #[unroll]
-                    for j in 0..8 {
-                        acc[i][j] += av[i] * bv[j];
-                    }
-                }
-            }
-            if next < k {
-                store(buf ^ 1, an, bn);
-            }
-            sync_threads();
-            buf ^= 1;
-            kt = next;
-        }
-        #[unroll]
-        for i in 0..8 {
-            let row = row0 + (i / 4) * 64 + ty * 4 + i % 4;
-            #[unroll]
-            for half in 0..2 {
-                let col = col0 + half * 64 + tx * 4;
-                let v =
-                    F32x4::new([acc[i][4 * half], acc[i][4 * half + 1], acc[i][4 * half + 2], acc[i][4 * half + 3]]);
-                c[(row * n + col) / 4] = v;
-            }
-        }
-    }
-    // A double buffer read through an inner loop's counter (tests/gpu/loop-facts): with
-    // `buf < 2` and `j < 128` every shared access is in bounds, so the kernel has no trap.
     #[kernel]
     #[launch_bounds(128)]
     pub fn toggled_tiles(x: &[u32], mut out: DisjointSlice<u32>) {
@@ -339,65 +255,28 @@ mod kernels {
 fn main() {}
 "#;
 
-struct Built {
-    project: TempProject,
-}
-
 fn built() -> &'static Built {
     static BUILT: OnceLock<Built> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let project = TempProject::new("e2e-perf-codegen", PERF);
-        remove_artifacts("release", &project.crate_name());
-        let out = cargo_oxide(project.path(), &["build", "--release", "--arch", &ARCHS.join(",")]);
-        assert_success(&out, "cargo oxide build --release --arch sm_80,sm_90 (perf codegen)");
-        Built { project }
-    })
+    BUILT.get_or_init(|| Built::release("e2e-perf-codegen", PERF, &ARCHS))
 }
 
-fn artifact(name: impl Fn(&str) -> String) -> String {
-    let crate_name = built().project.crate_name();
-    let path = device_dir("release").join(&crate_name).join(name(&crate_name));
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+/// The bench's own kernels (bench/src/kernels.rs and the GEMM examples'), as they are timed.
+fn bench() -> &'static Built {
+    static BUILT: OnceLock<Built> = OnceLock::new();
+    BUILT.get_or_init(|| Built::from_project(bench_kernels_project("e2e-perf-bench"), &["sm_90a"], "release"))
 }
 
 fn ptx(arch: &str) -> String {
-    artifact(|c| files::ptx(c, Arch::parse(arch).expect("known arch")))
-}
-
-/// The text of entry `name`: from its `.entry` line to the next entry.
-fn entry<'a>(ptx: &'a str, name: &str) -> &'a str {
-    let start = ptx.find(&format!(".entry {name}(")).unwrap_or_else(|| panic!("no `.entry {name}` in the PTX"));
-    let rest = &ptx[start..];
-    let end = rest[1..].find(".entry ").map_or(rest.len(), |e| e + 1);
-    &rest[..end]
+    built().ptx(arch)
 }
 
 fn assert_entry_has(kernel: &str, needles: &[&str]) {
-    for arch in ARCHS {
-        let text = ptx(arch);
-        let body = entry(&text, kernel);
-        for needle in needles {
-            assert!(body.contains(needle), "{arch}: `.entry {kernel}` has no `{needle}`:\n{body}");
-        }
-    }
+    built().assert_entry_has(kernel, needles);
 }
 
 #[test]
 fn every_ptx_passes_ptxas() {
-    let ptxas = ptxas();
-    for arch in ARCHS {
-        let crate_name = built().project.crate_name();
-        let path = device_dir("release").join(&crate_name).join(files::ptx(&crate_name, Arch::parse(arch).unwrap()));
-        let cubin = built().project.path().join(format!("check.{arch}.cubin"));
-        let out = std::process::Command::new(&ptxas)
-            .arg(format!("-arch={arch}"))
-            .arg(&path)
-            .arg("-o")
-            .arg(&cubin)
-            .output()
-            .expect("run ptxas");
-        assert!(out.status.success(), "ptxas -arch={arch} failed:\n{}", stderr(&out));
-    }
+    built().assert_ptxas();
 }
 
 #[test]
@@ -508,7 +387,7 @@ fn fast_math_is_per_kernel() {
 
 #[test]
 fn unroll_hint_reaches_llvm() {
-    let ll = artifact(files::llvm_ir);
+    let ll = built().ll();
     assert!(ll.contains("!{!\"llvm.loop.unroll.count\", i32 4}"), "no unroll metadata in the IR");
     assert!(ll.contains(", !llvm.loop !"), "no loop annotated in the IR");
     let marker_calls = ll.lines().filter(|l| l.contains("call ") && l.contains("loop_unroll")).count();
@@ -562,15 +441,17 @@ fn loops_without_checks_have_no_trap_inside() {
     }
 }
 
+/// The bench's sgemm128: its double buffer's index `buf` toggles between 0 and 1, so the shared
+/// accesses at `buf * BK * BM + …` are in bounds; no check, so no trap, stays in the k loop (LLVM
+/// alone does not see the toggle's range).
 #[test]
 fn double_buffer_toggles_leave_no_check_in_the_loop() {
-    for arch in ARCHS {
-        let text = ptx(arch);
-        let body = entry(&text, "double_buffer");
-        let the_loop = first_loop(arch, body);
-        assert!(the_loop.contains("st.shared") && the_loop.contains("bar.sync"), "{arch}: not the k loop:\n{the_loop}");
-        assert!(!the_loop.contains("trap;"), "{arch}: a trap in the double-buffered loop:\n{body}");
-    }
+    let arch = "sm_90a";
+    let text = bench().ptx(arch);
+    let body = entry(&text, "sgemm128");
+    let the_loop = first_loop(arch, body);
+    assert!(the_loop.contains("st.shared") && the_loop.contains("bar.sync"), "{arch}: not the k loop:\n{the_loop}");
+    assert!(!the_loop.contains("trap;"), "{arch}: a trap in the double-buffered loop:\n{body}");
 }
 
 #[test]
