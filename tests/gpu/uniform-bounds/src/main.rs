@@ -124,11 +124,8 @@ fn main() {
         let (ad, bd) = (ck(DeviceBuffer::from_host(&s, &a), "copy a")?, ck(DeviceBuffer::from_host(&s, &b), "copy b")?);
         let mut cd = ck(DeviceBuffer::from_host(&s, &vec![f32::NAN; n]), "poison c")?;
         let blocks = n.div_ceil(128);
-        let cfg = LaunchConfig {
-            grid_dim: (blocks.div_ceil(2) as u32, 2, 1),
-            block_dim: (64, 2, 1),
-            shared_mem_bytes: 0,
-        };
+        let cfg =
+            LaunchConfig { grid_dim: (blocks.div_ceil(2) as u32, 2, 1), block_dim: (64, 2, 1), shared_mem_bytes: 0 };
         ck(m.add(&s, cfg, &ad, &bd, &mut cd), "launch add")?;
         let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
         compare("add", &ck(cd.to_host_vec(&s), "copy c")?, &want, same_bits_f32)
