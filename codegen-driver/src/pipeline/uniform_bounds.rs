@@ -178,11 +178,14 @@ fn version_kernel(define: &str, body: &[&str], decls: &mut BTreeSet<&'static str
     if proven.is_empty() {
         return None;
     }
+    let reads = |reg: &str| body.iter().any(|l| l.contains(&format!("@{SREG}{reg}()")));
+    let flat = reads("ctaid.z") && reads("nctaid.y");
+    if !worth_a_copy(proven.len(), checks.len(), flat) {
+        return None;
+    }
     // A kernel that linearises the whole grid (`thread::index_1d`: `%ctaid.z` and `%nctaid.y`)
     // is launched flat almost always: its fast copy also assumes a 1D launch, where `.y`/`.z`
     // thread and block indices are 0 and extents 1, and the index is `ctaid.x * ntid.x + tid.x`.
-    let reads = |reg: &str| body.iter().any(|l| l.contains(&format!("@{SREG}{reg}()")));
-    let flat = reads("ctaid.z") && reads("nctaid.y");
     let mut flat_condition = None;
     if flat {
         // Each extent is at least 1, so their `or` is 1 exactly when all are 1.
@@ -404,6 +407,15 @@ fn rename(line: &str, defined: &HashSet<&str>) -> String {
 
 /// The checks of a body: conditions of failure markers (true when out of bounds) and of poison
 /// selects (`lower/bounds.rs`), each once.
+/// Whether a fast copy pays for its entry test (~10–40 instructions per warp, most of them
+/// uniform): when it removes at least half of the kernel's checks, or the grid linearisation of a
+/// flat launch. stencil5 (bench) proves 1 of its 5 checks (the neighbours' need `y < n`, which it
+/// never tests) and ran 6 % more instructions with a copy than without (bench/notes.md, perf4
+/// measured).
+fn worth_a_copy(proven: usize, checks: usize, flat: bool) -> bool {
+    flat || 2 * proven >= checks
+}
+
 fn find_checks<'a>(blocks: &[Block<'a>]) -> Vec<Check<'a>> {
     let mut found: Vec<Check<'a>> = Vec::new();
     let mut seen: HashMap<&str, bool> = HashMap::new();
@@ -1422,6 +1434,14 @@ mod tests {
              %j = shl i64 %i, 63\n{}  ret void\n",
             checked_load(0, "%j")
         )));
+        // One check proven of three (two indices loaded from memory): the copy would not pay
+        // for its entry test.
+        unchanged(kernel(&format!(
+            "{THREAD_INDEX}{}  %u = load i64, ptr %x, align 8\n{}  %v = load i64, ptr %x, align 8\n{}  ret void\n",
+            checked_load(0, "%i"),
+            checked_load(1, "%u"),
+            checked_load(2, "%v")
+        )));
         // A loop counter: the guard on an incoming value of a phi is not used.
         unchanged(kernel(&format!(
             "  br label %loop\nloop:\n  %i = phi i64 [ 0, %start ], [ %j, %loop ]\n{}  %j = add i64 %i, 1\n  \
@@ -1433,11 +1453,13 @@ mod tests {
     #[test]
     fn checks_that_cannot_be_proven_stay_in_both_copies() {
         // `x[l]` with `l` loaded has no bound; `x[i - 1]` (`add nsw %i, -1`) has only `u64::MAX`.
+        // Two of the four checks are proven: enough for a copy (`worth_a_copy`).
         let body = format!(
-            "{THREAD_INDEX}  %l = load i64, ptr %x, align 8\n{}{}  %j = add nsw i64 %i, -1\n{}  ret void\n",
+            "{THREAD_INDEX}  %l = load i64, ptr %x, align 8\n{}{}  %j = add nsw i64 %i, -1\n{}{}  ret void\n",
             checked_load(0, "%i"),
             checked_load(1, "%l"),
-            checked_load(2, "%j")
+            checked_load(2, "%j"),
+            checked_load(3, "%i")
         );
         let out = version(&kernel(&body));
         assert!(out.contains("%oxide.fast.oob2 = icmp uge i64 %oxide.fast.j, %len"), "{out}");
