@@ -13,6 +13,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::ir_functions::{Block, split_blocks, successor_indices, terminator_start};
 
+use super::ir_functions::value_names;
 /// The marker `lower/bounds.rs` emits.
 use crate::lower::BOUNDS_FAIL_MARKER as MARKER;
 
@@ -143,26 +144,6 @@ fn is_real_call(line: &str) -> bool {
     call && !t.contains("@llvm.") && !t.contains(&format!("@{MARKER}(")) && !t.contains(" asm ") && t.contains('@')
 }
 
-/// The names `%x` on `line`, in order.
-fn values(line: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let bytes = line.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let start = i;
-            i += 1;
-            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || b"._$-".contains(&bytes[i])) {
-                i += 1;
-            }
-            out.push(&line[start..i]);
-        } else {
-            i += 1;
-        }
-    }
-    out
-}
-
 /// The address operand of a plain `load` or `store` line, if it is one.
 fn access_address(line: &str) -> Option<&str> {
     let t = line.trim_start();
@@ -172,7 +153,7 @@ fn access_address(line: &str) -> Option<&str> {
     }
     let at = t.rfind("ptr ")?;
     let rest = t[at + 4..].trim_start_matches(|c: char| c != '%' && c != ',');
-    values(rest).first().copied()
+    value_names(rest).first().copied()
 }
 
 /// Markers whose failure is certain to stop the thread anyway: an access in the marker's own
@@ -192,7 +173,7 @@ fn covered_markers(blocks: &[Block<'_>]) -> Vec<(usize, usize)> {
             if !lhs.starts_with('%') {
                 continue;
             }
-            let ops = values(rhs);
+            let ops = value_names(rhs);
             if rhs.starts_with("alloca ") {
                 allocas.insert(lhs);
             } else if rhs.starts_with("select i1 ") {
@@ -213,7 +194,7 @@ fn covered_markers(blocks: &[Block<'_>]) -> Vec<(usize, usize)> {
                 continue;
             }
             let operand = line.split(&format!("@{MARKER}(")).nth(1).and_then(|r| r.split(')').next()).unwrap_or("");
-            let Some(flag) = values(operand).first().copied() else { continue };
+            let Some(flag) = value_names(operand).first().copied() else { continue };
             let poisoned: HashSet<&str> = selects_on.get(flag).into_iter().flatten().copied().collect();
             if poisoned.is_empty() {
                 continue;

@@ -117,6 +117,38 @@ pub(super) fn successor_indices(blocks: &[Block<'_>]) -> Vec<Vec<usize>> {
         .collect()
 }
 
+/// The names `%x` in `text`, in order (a lone `%` is not a name).
+pub(super) fn value_names(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let start = i;
+            i += 1;
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || b"._$-".contains(&bytes[i])) {
+                i += 1;
+            }
+            if i > start + 1 {
+                out.push(&text[start..i]);
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Whether `v` is one value's name (`%x`), not an expression or a constant.
+pub(super) fn is_plain_name(v: &str) -> bool {
+    v.starts_with('%') && v.len() > 1 && v[1..].bytes().all(|b| b.is_ascii_alphanumeric() || b"._$-".contains(&b))
+}
+
+/// `text` without trailing `, !name !n` metadata attachments.
+pub(super) fn strip_metadata(text: &str) -> &str {
+    text.find(", !").map_or(text, |i| &text[..i]).trim_end()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

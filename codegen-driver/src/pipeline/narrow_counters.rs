@@ -10,6 +10,7 @@
 //! the counter takes lies in `start..=end`, so the same loop on an `i32` counter, with its
 //! values zero-extended where `i64` is used, computes the same values.
 
+use super::ir_functions::{is_plain_name, strip_metadata};
 use std::collections::HashMap;
 
 /// The module with each such counter narrowed (see the module docs).
@@ -172,16 +173,6 @@ fn counter_at<'a>(
         cmp_pred: pred,
     })
 }
-
-fn is_plain_name(v: &str) -> bool {
-    v.starts_with('%') && v.len() > 1 && v[1..].bytes().all(|b| b.is_ascii_alphanumeric() || b"._$-".contains(&b))
-}
-
-/// `text` without trailing `, !name !n` metadata attachments.
-fn strip_metadata(text: &str) -> &str {
-    text.find(", !").map_or(text, |i| &text[..i]).trim_end()
-}
-
 #[cfg(test)]
 mod tests {
     use super::narrow;

@@ -27,6 +27,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::ir_functions::strip_metadata;
 use crate::lower::BOUNDS_POISON_OFFSET as POISON_OFFSET;
 
 /// Largest `offset × element size` folded (bytes): keeps bit 31 of a poisoned 32-bit shared
@@ -298,11 +299,6 @@ fn access_address(t: &str) -> Option<&str> {
     let at = t.rfind("ptr %")?;
     let rest = &t[at + 4..];
     Some(rest.split([',', ' ']).next().unwrap_or(rest))
-}
-
-/// `text` without trailing `, !name !n` metadata attachments.
-fn strip_metadata(text: &str) -> &str {
-    text.find(", !").map_or(text, |i| &text[..i]).trim_end()
 }
 
 #[cfg(test)]

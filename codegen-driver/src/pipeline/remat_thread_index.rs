@@ -11,6 +11,7 @@
 //! read the registers through inline asm: `llc`'s CSE would merge `readnone` intrinsic reads
 //! with the originals, and the value would be live across the loop again.
 
+use super::ir_functions::{is_plain_name, value_names};
 use std::collections::{HashMap, HashSet};
 
 /// The special registers that hold one value for the whole life of a thread.
@@ -67,7 +68,7 @@ fn rewrite_function(body: &[&str], counter: &mut usize) -> Vec<String> {
         }
         let rhs = l.trim_start().split_once(" = ").map_or(l.trim_start(), |(_, r)| r);
         let is_phi = rhs.starts_with("phi ");
-        for v in names(strip_debug(rhs)) {
+        for v in value_names(strip_debug(rhs)) {
             uses.entry(v).or_default().push((i, block_of[i], is_phi));
         }
     }
@@ -175,7 +176,7 @@ fn thread_constant_tree<'a>(root: &'a str, defs: &HashMap<&'a str, (usize, &'a s
             return None;
         }
         stack.push((v, true));
-        for o in names(rhs) {
+        for o in value_names(rhs) {
             stack.push((o, false));
         }
         if seen.len() > MAX_NODES {
@@ -280,28 +281,6 @@ fn reachable_from(blocks: &[Block], in_loop: &[bool]) -> Vec<bool> {
     seen
 }
 
-/// `%x` names in `text`.
-fn names(text: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let start = i;
-            i += 1;
-            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || b"._$-".contains(&bytes[i])) {
-                i += 1;
-            }
-            if i > start + 1 {
-                out.push(&text[start..i]);
-            }
-        } else {
-            i += 1;
-        }
-    }
-    out
-}
-
 /// The names of the `n`th copy: `%x` → `%oxide.rm<n>.x` (`%0` → `%oxide.rm<n>.0`: a numbered
 /// value's name cannot take a suffix).
 fn copy_namer(n: usize) -> impl Fn(&str) -> String {
@@ -311,7 +290,7 @@ fn copy_namer(n: usize) -> impl Fn(&str) -> String {
 /// `text` with each whole name in `copied` replaced by its copy's.
 fn rename(text: &str, copied: &HashSet<&str>, copy_of: &impl Fn(&str) -> String) -> String {
     let mut out = text.to_string();
-    let mut found: Vec<&str> = names(text).into_iter().filter(|n| copied.contains(n)).collect();
+    let mut found: Vec<&str> = value_names(text).into_iter().filter(|n| copied.contains(n)).collect();
     found.sort_unstable();
     found.dedup();
     for n in found {
@@ -339,11 +318,6 @@ fn replace_name(text: &str, from: &str, to: &str) -> String {
 fn strip_debug(rhs: &str) -> &str {
     rhs.find(", !").map_or(rhs, |i| &rhs[..i]).trim_end()
 }
-
-fn is_plain_name(v: &str) -> bool {
-    v.starts_with('%') && v.len() > 1 && v[1..].bytes().all(|b| b.is_ascii_alphanumeric() || b"._$-".contains(&b))
-}
-
 #[cfg(test)]
 mod tests {
     use super::rematerialize;

@@ -17,6 +17,7 @@
 //! operands, so the assume never sees poison). After the assumes are added, a short
 //! `instcombine` run folds the checks (`pipeline/llvm.rs`), before the deferred traps are placed.
 
+use super::ir_functions::{is_plain_name, strip_metadata};
 use std::collections::{HashMap, HashSet};
 
 /// The module with an `llvm.assume(phi < 2)` after the phis of each block that has a 0-or-1 phi
@@ -178,16 +179,6 @@ fn strip_flags<'a>(mut rest: &'a str, flags: &[&str]) -> &'a str {
     }
     rest
 }
-
-fn is_plain_name(v: &str) -> bool {
-    v.starts_with('%') && v.len() > 1 && v[1..].bytes().all(|b| b.is_ascii_alphanumeric() || b"._$-".contains(&b))
-}
-
-/// `text` without trailing `, !name !n` metadata attachments.
-fn strip_metadata(text: &str) -> &str {
-    text.find(", !").map_or(text, |i| &text[..i]).trim_end()
-}
-
 #[cfg(test)]
 mod tests {
     use super::add_facts;

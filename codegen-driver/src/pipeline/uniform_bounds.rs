@@ -68,7 +68,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use super::ir_functions::{Block, split_blocks, successor_indices, terminator_start};
+use super::ir_functions::{Block, split_blocks, strip_metadata, successor_indices, terminator_start};
 use crate::lower::BOUNDS_FAIL_MARKER as MARKER;
 use crate::lower::BOUNDS_POISON_OFFSET as POISON_OFFSET;
 
@@ -556,11 +556,6 @@ fn skip_words<'s>(mut s: &'s str, words: &[&str]) -> &'s str {
         s = r;
     }
     s
-}
-
-/// `text` without trailing `, !name !n` metadata attachments.
-fn strip_metadata(text: &str) -> &str {
-    text.find(", !").map_or(text, |i| &text[..i]).trim_end()
 }
 
 /// Bits of an integer type (`i32` → 32).
