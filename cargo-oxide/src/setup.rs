@@ -120,19 +120,8 @@ fn install_cuda() -> Result<()> {
     // leaves a half-filled directory behind.
     let staging = parent.join(format!(".cuda-{CUDA_VERSION}.partial"));
     let _ = std::fs::remove_dir_all(&staging);
-    let mut cmd = Command::new("python3");
-    cmd.args([
-        "-m",
-        "pip",
-        "install",
-        "--quiet",
-        "--disable-pip-version-check",
-        "--no-warn-script-location",
-        "--target",
-    ])
-    .arg(&staging)
-    .args(&wheels)
-    .env("PIP_ROOT_USER_ACTION", "ignore");
+    let mut cmd = pip_install_into(&staging);
+    cmd.args(&wheels);
     run_quietly(&mut cmd, &format!("installing CUDA {CUDA_VERSION} tools from PyPI (about 450 MB)"))?;
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::rename(&staging, &dir).with_context(|| format!("could not move the CUDA tools into {}", dir.display()))?;
@@ -140,6 +129,17 @@ fn install_cuda() -> Result<()> {
         .with_context(|| format!("could not write {}", dir.join(MARKER).display()))?;
     eprintln!("{:>12} CUDA {CUDA_VERSION} tools into {}", "Installed", dir.display());
     check_cuda()
+}
+
+/// `pip install` into `target` (a staging directory, renamed into place once complete); the
+/// caller adds what to install.
+fn pip_install_into(target: &std::path::Path) -> Command {
+    let mut cmd = Command::new("python3");
+    cmd.args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-warn-script-location"])
+        .arg("--target")
+        .arg(target)
+        .env("PIP_ROOT_USER_ACTION", "ignore");
+    cmd
 }
 
 /// CCCL's headers for CUDA C++ sources (`tools::CCCL_VERSION`), into a directory of their own;
@@ -164,21 +164,8 @@ fn install_cccl() -> Result<()> {
     let requirements = parent.join(format!(".cccl-{CCCL_VERSION}.requirements.txt"));
     std::fs::write(&requirements, &requirement)
         .with_context(|| format!("could not write {}", requirements.display()))?;
-    let mut cmd = Command::new("python3");
-    cmd.args([
-        "-m",
-        "pip",
-        "install",
-        "--quiet",
-        "--disable-pip-version-check",
-        "--no-deps",
-        "--require-hashes",
-        "--target",
-    ])
-    .arg(&staging)
-    .arg("-r")
-    .arg(&requirements)
-    .env("PIP_ROOT_USER_ACTION", "ignore");
+    let mut cmd = pip_install_into(&staging);
+    cmd.args(["--no-deps", "--require-hashes", "-r"]).arg(&requirements);
     let installed = run_quietly(&mut cmd, &format!("installing CCCL ({CCCL_WHEEL} {CCCL_VERSION}, about 4 MB)"));
     let _ = std::fs::remove_file(&requirements);
     installed?;
