@@ -1,7 +1,7 @@
 //! The LLVM steps: the lowered module → (llvm-link libdevice) → `opt -O3` once → `llc` per arch.
 
 use std::ffi::OsStr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use oxide_contract::arch::Arch;
 use oxide_contract::config::{DeviceDebugInfo, ToolPaths};
@@ -162,47 +162,26 @@ pub fn optimize(
         // at constant offsets (sgemm128's unrolled k tile); `indvars` those that also depend on
         // an inner loop's counter (`tile[buf * N + j]`).
         if let Some(facts) = toggle_ranges::add_facts(&text) {
-            let with_facts = work.path(&format!("{crate_name}.ranges.ll"));
-            std::fs::write(&with_facts, facts).map_err(|e| ToolError::Io(with_facts.clone(), e))?;
-            let args: [&OsStr; 7] = [
-                triple.as_ref(),
-                cpu.as_ref(),
-                "-passes=function(instcombine<no-verify-fixpoint>,loop(indvars),instcombine<no-verify-fixpoint>)"
-                    .as_ref(),
-                "-S".as_ref(),
-                with_facts.as_os_str(),
-                "-o".as_ref(),
-                opt_ll.as_os_str(),
-            ];
-            run(&tools.opt, &args, &with_facts)?;
-            let _ = std::fs::remove_file(&with_facts);
-            text = std::fs::read_to_string(&opt_ll).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;
+            let passes =
+                "-passes=function(instcombine<no-verify-fixpoint>,loop(indvars),instcombine<no-verify-fixpoint>)";
+            text = opt_again(tools, work, crate_name, "ranges", &facts, &[&triple, &cpu, passes], &opt_ll)?;
         }
         // The traps of deferred bounds checks go where the optimised code leaves its loops and
         // functions; a short second `opt` puts their flag in registers.
-        let placed = work.path(&format!("{crate_name}.traps.ll"));
-        std::fs::write(&placed, deferred_traps::place(&text)).map_err(|e| ToolError::Io(placed.clone(), e))?;
         // `speculative-execution` (LLVM's pass for GPUs) then hoists the address arithmetic out of
         // small guarded blocks (`if i < n { a[i] }`), leaving ptxas blocks it can predicate.
         // It gives up on a block with more instructions it cannot hoist than `not-hoisted`; SROA
         // splits each `F32x4` load into four scalar ones (llc joins them again), so two vector
         // loads count 8 and a limit of 8 left sgemm128's next-tile loads in a branch that ptxas
         // scheduled after all 512 FMAs (bench/notes.md).
-        let passes = "-passes=sroa,early-cse,instcombine<no-verify-fixpoint>,speculative-execution";
-        let args: [&OsStr; 9] = [
-            triple.as_ref(),
-            cpu.as_ref(),
-            passes.as_ref(),
-            "-spec-exec-max-speculation-cost=20".as_ref(),
-            "-spec-exec-max-not-hoisted=16".as_ref(),
-            "-S".as_ref(),
-            placed.as_os_str(),
-            "-o".as_ref(),
-            opt_ll.as_os_str(),
+        let args = [
+            triple.as_str(),
+            cpu.as_str(),
+            "-passes=sroa,early-cse,instcombine<no-verify-fixpoint>,speculative-execution",
+            "-spec-exec-max-speculation-cost=20",
+            "-spec-exec-max-not-hoisted=16",
         ];
-        run(&tools.opt, &args, &placed)?;
-        let _ = std::fs::remove_file(&placed);
-        let placed = std::fs::read_to_string(&opt_ll).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;
+        let placed = opt_again(tools, work, crate_name, "traps", &deferred_traps::place(&text), &args, &opt_ll)?;
         text = deferred_traps::drop_dead_traps(&placed);
         std::fs::write(&opt_ll, &text).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;
     }
@@ -225,6 +204,27 @@ pub fn optimize(
 }
 
 /// `llc` for one arch, at the lowest PTX ISA that targets it and is at least `isa_floor` →
+/// A short `opt` run with `args` (target and passes) over `text`, which goes to `<crate>.<stage>.ll`
+/// for the run (its name in an error) and is removed after; the output is written to `out` and
+/// returned.
+fn opt_again(
+    tools: &ToolPaths,
+    work: &WorkDir,
+    crate_name: &str,
+    stage: &str,
+    text: &str,
+    args: &[&str],
+    out: &Path,
+) -> Result<String, ToolError> {
+    let input = work.path(&format!("{crate_name}.{stage}.ll"));
+    std::fs::write(&input, text).map_err(|e| ToolError::Io(input.clone(), e))?;
+    let mut all: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+    all.extend(["-S".as_ref(), input.as_os_str(), "-o".as_ref(), out.as_os_str()]);
+    run(&tools.opt, &all, &input)?;
+    let _ = std::fs::remove_file(&input);
+    std::fs::read_to_string(out).map_err(|e| ToolError::Io(out.to_path_buf(), e))
+}
+
 /// `<crate>.<arch>.ptx`.
 pub fn llc(
     tools: &ToolPaths,
