@@ -129,7 +129,14 @@ fn version_kernel(define: &str, body: &[&str], decls: &mut BTreeSet<&'static str
     if checks.is_empty() {
         return None;
     }
-    let mut bounder = Bounder::new(&func);
+    let reads = |reg: &str| body.iter().any(|l| l.contains(&format!("@{SREG}{reg}()")));
+    // A kernel that linearises the whole grid (`thread::index_1d`: `%ctaid.z` and `%nctaid.y`)
+    // is launched flat almost always: its fast copy also assumes a 1D launch, where `.y`/`.z`
+    // thread and block indices are 0 and extents 1, and the index is `ctaid.x * ntid.x + tid.x`.
+    // Its bounds are built under that launch too (`U` asks for it), so the entry test bounds
+    // `ctaid.x * ntid.x + tid.x`, not a saturating product of six extents.
+    let flat = reads("ctaid.z") && reads("nctaid.y");
+    let mut bounder = Bounder::new(&func, flat);
     // Each proven check's `icmp` and the value it has in bounds.
     let mut proven: Vec<(&str, bool)> = Vec::new();
     // Conditions `lhs pred rhs` on `i64`s; with a constant `rhs`, one per `(lhs, pred)`.
@@ -178,14 +185,9 @@ fn version_kernel(define: &str, body: &[&str], decls: &mut BTreeSet<&'static str
     if proven.is_empty() {
         return None;
     }
-    let reads = |reg: &str| body.iter().any(|l| l.contains(&format!("@{SREG}{reg}()")));
-    let flat = reads("ctaid.z") && reads("nctaid.y");
     if !worth_a_copy(proven.len(), checks.len(), flat) {
         return None;
     }
-    // A kernel that linearises the whole grid (`thread::index_1d`: `%ctaid.z` and `%nctaid.y`)
-    // is launched flat almost always: its fast copy also assumes a 1D launch, where `.y`/`.z`
-    // thread and block indices are 0 and extents 1, and the index is `ctaid.x * ntid.x + tid.x`.
     let mut flat_condition = None;
     if flat {
         // Each extent is at least 1, so their `or` is 1 exactly when all are 1.
@@ -790,6 +792,8 @@ impl<'a> Function<'a> {
 /// Builds the new entry block: exact uniform values and upper bounds, as `i64` operands.
 struct Bounder<'f, 'a> {
     func: &'f Function<'a>,
+    /// Bounds hold in a flat launch only (`U` asks for one): `.y`/`.z` extents are 1.
+    flat: bool,
     lines: Vec<String>,
     decls: BTreeSet<&'static str>,
     n: usize,
@@ -812,9 +816,10 @@ const UNIFORM_SREGS: [&str; 6] = ["ntid.x", "ntid.y", "ntid.z", "nctaid.x", "nct
 const SREG: &str = "llvm.nvvm.read.ptx.sreg.";
 
 impl<'f, 'a> Bounder<'f, 'a> {
-    fn new(func: &'f Function<'a>) -> Self {
+    fn new(func: &'f Function<'a>, flat: bool) -> Self {
         Bounder {
             func,
+            flat,
             lines: Vec::new(),
             decls: BTreeSet::new(),
             n: 0,
@@ -927,6 +932,9 @@ impl<'f, 'a> Bounder<'f, 'a> {
             }
             Inst::Call { name, ty, args } => {
                 if let Some(reg) = name.strip_prefix(SREG).filter(|r| UNIFORM_SREGS.contains(r)) {
+                    if self.flat && ty == "i32" && !reg.ends_with(".x") {
+                        return Some("1".to_string());
+                    }
                     return (ty == "i32").then(|| self.sreg(reg));
                 }
                 let is_minmax =
@@ -1026,6 +1034,9 @@ impl<'f, 'a> Bounder<'f, 'a> {
                 let per_axis = |prefix: &str| {
                     name.strip_prefix(SREG)?.strip_prefix(prefix).filter(|a| ["x", "y", "z"].contains(a))
                 };
+                if self.flat && (per_axis("tid.").is_some() || per_axis("ctaid.").is_some()) && !name.ends_with(".x") {
+                    return Some("0".to_string());
+                }
                 if let Some(axis) = per_axis("tid.") {
                     let n = self.exact64_sreg(&format!("ntid.{axis}"));
                     return Some(self.sub1(n));
@@ -1365,6 +1376,36 @@ mod tests {
         assert!(out.contains("  %oxide.fast.bz = add i32 0, 0\n  %oxide.fast.gy = add i32 1, 0\n"), "{out}");
         // The checked copy reads them.
         assert!(out.contains("  %bz = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.z()"), "{out}");
+    }
+
+    #[test]
+    fn a_flat_kernel_bounds_its_index_as_in_a_flat_launch() {
+        // `thread::index_1d`: ((ctaid.z * nctaid.y + ctaid.y) * nctaid.x + ctaid.x) * threads +
+        // thread, unchecked `x[i]`. In a flat launch that is `ctaid.x * ntid.x + tid.x`: the
+        // entry test needs no saturating product of the six extents.
+        let sreg = |v: &str, r: &str| format!("  %{v} = call i32 @llvm.nvvm.read.ptx.sreg.{r}()\n");
+        let mut body = String::new();
+        for (v, r) in [("bz", "ctaid.z"), ("gy", "nctaid.y"), ("by", "ctaid.y"), ("gx", "nctaid.x"), ("bx", "ctaid.x")]
+        {
+            body += &sreg(v, r);
+        }
+        for (v, r) in [("nx", "ntid.x"), ("ny", "ntid.y"), ("tx", "tid.x"), ("ty", "tid.y")] {
+            body += &sreg(v, r);
+        }
+        body += "  %b0 = mul i32 %bz, %gy\n  %b1 = add i32 %b0, %by\n  %b2 = zext i32 %b1 to i64\n  \
+                 %gx64 = zext i32 %gx to i64\n  %b3 = mul i64 %b2, %gx64\n  %bx64 = zext i32 %bx to i64\n  \
+                 %b4 = add i64 %b3, %bx64\n  %n0 = mul i32 %nx, %ny\n  %n64 = zext i32 %n0 to i64\n  \
+                 %b5 = mul i64 %b4, %n64\n  %t0 = mul i32 %ty, %nx\n  %t1 = add i32 %t0, %tx\n  \
+                 %t64 = zext i32 %t1 to i64\n  %i = add i64 %b5, %t64\n";
+        body += &checked_load(0, "%i");
+        body += "  ret void\n";
+        let out = version(&kernel(&body));
+        let entry = out.split("br i1").next().unwrap();
+        assert!(!entry.contains("umul.with.overflow") && !entry.contains("uadd.sat"), "{out}");
+        // The bound is (nctaid.x - 1) * ntid.x + ntid.x - 1 < len.
+        assert!(entry.contains("call i32 @llvm.nvvm.read.ptx.sreg.nctaid.x()"), "{out}");
+        assert!(entry.contains("icmp ult i64 %oxide.uv.") && entry.contains(", %len"), "{out}");
+        assert!(out.contains("  %oxide.fast.oob0 = and i1 true, false\n"), "{out}");
     }
 
     #[test]
