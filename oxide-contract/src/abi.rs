@@ -33,6 +33,11 @@ pub enum ParamKind {
 /// The `kernelParams` entries of a slice kind: the pointer, then the length as `u64`.
 pub const SLICE_SLOTS: usize = 2;
 
+/// The pointer a launch passes for an empty slice: never null, so the backend can mark every
+/// slice pointer `nonnull` (an `if let Some(c) = out.get_mut(i)` then tests no null niche), and
+/// aligned for any element. It is never dereferenced: no index is below a length of 0.
+pub const EMPTY_SLICE_ADDRESS: u64 = 4096;
+
 /// The `kernelParams` entries of a [`ParamKind::RowWidthSlice`]: pointer, `u64` length, `u32` width.
 pub const ROW_WIDTH_SLICE_SLOTS: usize = 3;
 

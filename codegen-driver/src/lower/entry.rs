@@ -99,12 +99,13 @@ pub fn define<'tcx>(cx: &CodegenCx<'tcx>, kernel: &KernelRoot<'tcx>) -> KernelIn
                 entry_tys.push(cx.type_ptr());
                 // Elements with interior mutability (atomic cells) are written through `&[T]`.
                 let frozen = elem.is_none_or(|e| e.ty.is_freeze(tcx, ty::TypingEnv::fully_monomorphized()));
+                // Never null: an empty buffer is passed as `abi::EMPTY_SLICE_ADDRESS`.
                 entry_attrs.push(match kind {
-                    ParamKind::Slice if frozen => format!("noalias readonly align {elem_align}"),
-                    ParamKind::Slice => format!("align {elem_align}"),
+                    ParamKind::Slice if frozen => format!("noalias readonly nonnull align {elem_align}"),
+                    ParamKind::Slice => format!("nonnull align {elem_align}"),
                     // Each thread writes only its own element, and Rust's borrows keep the
                     // buffer apart from every other argument.
-                    _ => format!("noalias align {elem_align}"),
+                    _ => format!("noalias nonnull align {elem_align}"),
                 });
                 entry_tys.push(cx.type_i64());
                 entry_attrs.push(String::new());

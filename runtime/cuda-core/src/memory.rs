@@ -223,8 +223,12 @@ impl<T> DeviceBuffer<T> {
     }
 
     /// Addresses of the device pointer and the u64 length: the two launch parameters of a slice.
+    /// An empty buffer passes a dangling non-null pointer instead of 0 (the kernel's slice
+    /// pointers are `nonnull`).
     pub(crate) fn param_slots(&self) -> [*mut std::ffi::c_void; 2] {
-        [(&self.ptr as *const u64).cast_mut().cast(), (&self.len as *const u64).cast_mut().cast()]
+        static EMPTY: u64 = oxide_contract::abi::EMPTY_SLICE_ADDRESS;
+        let ptr = if self.ptr == 0 { &EMPTY } else { &self.ptr };
+        [(ptr as *const u64).cast_mut().cast(), (&self.len as *const u64).cast_mut().cast()]
     }
 }
 

@@ -12,6 +12,8 @@
 //! - `add` in a 2D grid of 2D blocks: its fast copy assumes a flat launch (it linearises the
 //!   grid with `thread::index_1d`), so this takes the checked copy.
 //!
+//! - `addresses` with empty buffers: slice pointers arrive non-null (`abi::EMPTY_SLICE_ADDRESS`).
+//!
 //! Outputs are poisoned (NaN) first and compared bit for bit with the CPU. Last, `add` with `c`
 //! longer than `a` and a launch that covers `c` must stop the kernel (the checked copy's check).
 #![allow(static_mut_refs)]
@@ -36,6 +38,17 @@ mod kernels {
         let i = idx.get();
         if let Some(c) = c.get_mut(idx) {
             *c = a[i] + b[i];
+        }
+    }
+
+    /// The addresses and lengths the kernel sees for its slices (`out` has 4 elements).
+    #[kernel]
+    pub fn addresses(a: &[f32], mut c: DisjointSlice<f32>, out: &mut [u64]) {
+        if thread::index_1d().get() == 0 {
+            out[0] = a.as_ptr() as u64;
+            out[1] = a.len() as u64;
+            out[2] = c.as_mut_ptr() as u64;
+            out[3] = c.len() as u64;
         }
     }
 
@@ -114,6 +127,20 @@ fn main() {
         let mut want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
         want.extend([f32::NAN; 5]);
         compare("add", &ck(cd.to_host_vec(&s), "copy c")?, &want, same_bits_f32)
+    });
+
+    report.check("empty_slices_are_passed_as_a_dangling_pointer", || {
+        // Slice pointers are `nonnull` in the kernel: an empty buffer (address 0 on the host)
+        // arrives as `abi::EMPTY_SLICE_ADDRESS`, and `add` over empty slices does nothing.
+        let empty = || ck(DeviceBuffer::<f32>::from_host(&s, &[]), "empty buffer");
+        let (ad, mut cd) = (empty()?, empty()?);
+        let mut out = ck(DeviceBuffer::from_host(&s, &[u64::MAX; 4]), "poison out")?;
+        ck(m.addresses(&s, flat(1), &ad, &mut cd, &mut out), "launch addresses")?;
+        let dangling = oxide_contract::abi::EMPTY_SLICE_ADDRESS;
+        compare("addresses", &ck(out.to_host_vec(&s), "copy out")?, &[dangling, 0, dangling, 0], |x, y| x == y)?;
+        let bd = empty()?;
+        ck(m.add(&s, flat(256), &ad, &bd, &mut cd), "launch add over empty slices")?;
+        ck(s.synchronize(), "synchronize after add over empty slices")
     });
 
     report.check("add_2d_launch_checked_copy", || {
