@@ -455,6 +455,21 @@ fn double_buffer_toggles_leave_no_check_in_the_loop() {
 }
 
 #[test]
+fn tile_loops_lose_their_checks_in_the_fast_copy() {
+    // The bench's sgemm (`a[row * n + t + tx]` while `t < n`, `t += 32`) and n-body
+    // (`pos[tile + t]` while `tile < len`, `tile += 128`): the induction's bound rounded down to
+    // its step, under the guard of the loop's back edge (pipeline/uniform_bounds.rs).
+    let text = bench().ptx("sm_90a");
+    for kernel in ["sgemm", "nbody"] {
+        let (checked, fast) = ptx::copies(entry(&text, kernel));
+        assert!(checked.contains("selp.b64"), "`{kernel}`'s checked copy has no check:\n{checked}");
+        assert!(!fast.is_empty(), "`{kernel}` has no fast copy:\n{checked}");
+        assert!(!fast.contains("selp.b64") && !fast.contains("trap;"), "`{kernel}`'s fast copy has a check:\n{fast}");
+        assert!(fast.contains("ld.global"), "`{kernel}`'s fast copy loads nothing:\n{fast}");
+    }
+}
+
+#[test]
 fn accesses_at_constant_offsets_share_one_check() {
     for arch in ARCHS {
         let text = ptx(arch);
@@ -502,10 +517,13 @@ fn toggled_tiles_have_no_trap() {
 fn thread_index_is_read_again_after_the_loop() {
     for arch in ARCHS {
         let text = ptx(arch);
-        let body = entry(&text, "index_after_loop");
-        // The loops end at the last barrier; the index is not kept in registers through them.
-        let loops_end = body.rfind("bar.sync").unwrap_or_else(|| panic!("{arch}: no tile loop:\n{body}"));
-        assert!(!body[..loops_end].contains("%ctaid.x"), "{arch}: the index is computed before the loop:\n{body}");
-        assert!(body[loops_end..].contains("%ctaid.x;"), "{arch}: no index after the loop:\n{body}");
+        // Both copies (the kernel is versioned: its tile loop's reads are proven in the fast one).
+        let (checked, fast) = ptx::copies(entry(&text, "index_after_loop"));
+        for body in [checked, fast].iter().filter(|b| !b.is_empty()) {
+            // The loops end at the last barrier; the index is not kept in registers through them.
+            let loops_end = body.rfind("bar.sync").unwrap_or_else(|| panic!("{arch}: no tile loop:\n{body}"));
+            assert!(!body[..loops_end].contains("%ctaid.x"), "{arch}: the index is computed before the loop:\n{body}");
+            assert!(body[loops_end..].contains("%ctaid.x;"), "{arch}: no index after the loop:\n{body}");
+        }
     }
 }

@@ -46,8 +46,15 @@
 //!   the block never runs and any bound is true of it; likewise `ntid - 1`, never with
 //!   `ntid = 0`). A guard `v & (2^k - 1) == 0` rounds `v`'s bound down to a multiple of `2^k`.
 //!   These facts are about SSA values,
-//!   which keep the value they had at the guard wherever the guard dominates; a `phi`'s incoming
-//!   values are bounded without them (a loop may have redefined them since).
+//!   which keep the value they had at the guard wherever the guard dominates. A `phi`'s incoming
+//!   values are bounded under the facts of their own edge instead (those at the end of the
+//!   predecessor plus the condition that takes the edge: a rotated loop's latch `j < n` bounds
+//!   the `j` it brings back), not those of the phi's block (a loop may have redefined them).
+//! - **Multiples**: a value that is a multiple of `2^k` by its definition (`shl`/`mul` by
+//!   constants, sums of multiples, a phi all of whose arms are multiples when the phi is: the
+//!   induction `t = phi [0, …], [t + 32, …]`) is at most its bound rounded down to one, so
+//!   sgemm's `a[row * n + t + tx]` with `t < n` gets `((n - 1) & -32) + 31`, in bounds for the
+//!   `n × n` matrices it is launched with.
 //!
 //! A condition `base + c < L` with constants `c`, `L` is `base < L - c`, so the checks at
 //! constant offsets from one index (an unrolled loop) share one condition, the strictest.
@@ -550,6 +557,17 @@ fn parse(rhs: &str) -> Option<Inst<'_>> {
     }
 }
 
+/// A phi's `[ value, %label ]` arms as (value, label without `%`).
+fn phi_arms(incoming: &str) -> Vec<(&str, &str)> {
+    incoming
+        .split("], ")
+        .filter_map(|arm| {
+            let (value, label) = arm.trim_start_matches(['[', ' ']).trim_end_matches([']', ' ']).split_once(", ")?;
+            Some((value.trim(), label.trim().strip_prefix('%')?))
+        })
+        .collect()
+}
+
 /// `s` without its leading words that are in `words`.
 fn skip_words<'s>(mut s: &'s str, words: &[&str]) -> &'s str {
     while let Some((w, r)) = s.split_once(' ')
@@ -743,6 +761,64 @@ impl<'a> Function<'a> {
             }
         }
         best
+    }
+
+    /// The facts that hold on the edge `pred → succ`: those at the end of `pred` and, where
+    /// `pred` ends in a conditional branch with two targets, the condition that takes the edge.
+    fn edge_facts(&self, pred: &str, succ: usize) -> Option<Vec<Fact<'a>>> {
+        let p = self.blocks.iter().position(|b| b.label.as_deref() == Some(pred))?;
+        let mut facts = self.facts_at(p);
+        if let Some((cond, then, els)) = self.cond_branch(p)
+            && then != els
+        {
+            self.condition_facts(cond, succ == then, 0, &mut facts);
+        }
+        Some(facts)
+    }
+
+    /// The largest `k` (up to 63) such that `v` is a multiple of `2^k` by its definition:
+    /// constants, `shl` by a constant, `mul` by a constant, `add`/`or` of multiples, and a phi
+    /// of multiples — with the phi itself assumed to be one while its arms are looked at, which
+    /// is induction over the loop's iterations (`t = phi [0, …], [t + 32, …]`).
+    fn multiple_of(&self, v: &str, ty: &str, assumed: &mut Vec<(String, u32)>, depth: usize) -> u32 {
+        if let Some(c) = constant(v, ty) {
+            return if c == 0 { 63 } else { c.trailing_zeros().min(63) };
+        }
+        if depth > 12 {
+            return 0;
+        }
+        if let Some(&(_, k)) = assumed.iter().find(|(a, _)| a == v) {
+            return k;
+        }
+        match self.inst(v) {
+            Some(Inst::Bin { op: "shl", ty, a, b, .. }) => match constant(b, ty) {
+                Some(k) if k < 64 => (self.multiple_of(a, ty, assumed, depth + 1) + k as u32).min(63),
+                _ => 0,
+            },
+            Some(Inst::Bin { op: "mul", ty, a, b, .. }) => {
+                (self.multiple_of(a, ty, assumed, depth + 1) + self.multiple_of(b, ty, assumed, depth + 1)).min(63)
+            }
+            Some(Inst::Bin { op: "add" | "or", ty, a, b, .. }) => {
+                self.multiple_of(a, ty, assumed, depth + 1).min(self.multiple_of(b, ty, assumed, depth + 1))
+            }
+            Some(Inst::Cast { op: "zext", from, a, .. }) => self.multiple_of(a, from, assumed, depth + 1),
+            Some(Inst::Phi { ty, incoming }) => {
+                // The largest k every arm keeps, assuming the phi has it: start from the
+                // non-recursive arms' and lower until the assumption reproduces itself.
+                let arms = phi_arms(incoming);
+                let mut k = 63;
+                loop {
+                    assumed.push((v.to_string(), k));
+                    let got = arms.iter().map(|(a, _)| self.multiple_of(a, ty, assumed, depth + 1)).min().unwrap_or(0);
+                    assumed.pop();
+                    if got >= k {
+                        return k;
+                    }
+                    k = got;
+                }
+            }
+            _ => 0,
+        }
     }
 
     /// `br i1 %c, label %then, label %else` ending `block`, as (c, then, else).
@@ -1007,9 +1083,13 @@ impl<'f, 'a> Bounder<'f, 'a> {
         self.in_progress.remove(&key);
         let mut bound = candidates.into_iter().reduce(|x, y| self.minmax("umin", x, y));
         // A multiple of 2^k is at most the bound rounded down to one (`t % 32 == 0` guards the
-        // warp leaders' `parts[t / 32]`, which opt spells `t <= 224`).
-        let align = facts.map_or(0, |f| self.func.alignment(v, f));
+        // warp leaders' `parts[t / 32]`, which opt spells `t <= 224`; sgemm's `t += 32`). A
+        // saturated bound stays saturated: it says no condition can hold.
+        let by_guard = facts.map_or(0, |f| self.func.alignment(v, f));
+        let align = by_guard.max(self.func.multiple_of(v, ty, &mut Vec::new(), 0));
+        let saturated = u64::MAX.to_string();
         if align > 0
+            && bound.as_ref().is_some_and(|b| *b != saturated)
             && let Some(b) = bound.take()
         {
             let mask = !((1u64 << align) - 1);
@@ -1100,11 +1180,28 @@ impl<'f, 'a> Bounder<'f, 'a> {
                 Some(self.minmax("umax", x, y))
             }
             Inst::Phi { ty, incoming } => {
-                // Without guards: a loop may have redefined an incoming value since its guard.
+                // Each incoming value under the facts of its own edge: those that hold at the
+                // end of the predecessor and the branch condition that takes that edge (a
+                // rotated loop's `t < n` at its latch bounds the `t` it brings back). Not the
+                // facts of the phi's block: a loop may have redefined a value since its guard.
+                let phi_block = self.func.defs.get(v)?.0;
                 let mut acc: Option<String> = None;
-                for arm in incoming.split("], ") {
-                    let value = arm.trim_start_matches(['[', ' ']).split(", ").next()?.trim();
-                    let x = self.upper(value, ty, None)?;
+                for (value, pred) in phi_arms(incoming) {
+                    let edge = self.func.edge_facts(pred, phi_block)?;
+                    // The memo holds bounds under the check's facts: keep it apart.
+                    let memo = std::mem::take(&mut self.memo);
+                    let x = self.upper(value, ty, Some(&edge));
+                    self.memo = memo;
+                    let mut x = x?;
+                    // An arm's bound may hold only when its edge is taken: a guard's `n - 1`
+                    // wraps to u64::MAX for n = 0, while another arm runs. Still an upper
+                    // bound, but above the largest value `max` records, on which later sums
+                    // rely to skip saturation: clamp it (a no-op whenever the edge is taken).
+                    let max = self.max_of(&x);
+                    if x.parse::<u64>().is_err() && max < u128::from(u64::MAX) {
+                        // As IR spells an i64 constant (signed).
+                        x = self.minmax("umin", x, (max as u64 as i64).to_string());
+                    }
                     acc = Some(match acc {
                         None => x,
                         Some(prev) => self.minmax("umax", prev, x),
@@ -1478,12 +1575,64 @@ mod tests {
             checked_load(1, "%u"),
             checked_load(2, "%v")
         )));
-        // A loop counter: the guard on an incoming value of a phi is not used.
+        // A loop counter whose back edge has a guard on a loaded value.
         unchanged(kernel(&format!(
+            "  %m = load i64, ptr %x, align 8\n  br label %loop\nloop:\n  %i = phi i64 [ 0, %start ], [ %j, %loop ]\n{}  \
+             %j = add i64 %i, 1\n  %more = icmp ult i64 %j, %m\n  br i1 %more, label %loop, label %exit\nexit:\n  \
+             ret void\n",
+            checked_load(0, "%i")
+        )));
+    }
+
+    #[test]
+    fn a_loop_counter_is_bounded_by_the_guard_of_its_back_edge() {
+        // A rotated loop: `x[i]` runs for i = 0 and for every `j` that passed `j < n` at the
+        // latch, so i <= max(0, n - 1). With n = 0 that `n - 1` wraps to u64::MAX: the phi's
+        // first arm runs anyway, and the condition fails as it must (no `n <= len` shortcut).
+        let out = version(&kernel(&format!(
             "  br label %loop\nloop:\n  %i = phi i64 [ 0, %start ], [ %j, %loop ]\n{}  %j = add i64 %i, 1\n  \
              %more = icmp ult i64 %j, %n\n  br i1 %more, label %loop, label %exit\nexit:\n  ret void\n",
             checked_load(0, "%i")
         )));
+        assert!(out.contains("= add i64 %n, -1\n"), "{out}");
+        assert!(out.contains("= call i64 @llvm.umax.i64(i64 0, i64 %oxide.uv."), "{out}");
+        // Clamped to its largest value when the edge is taken (u64::MAX - 1): see the next test.
+        assert!(out.contains(", i64 -2)"), "{out}");
+        assert!(!out.contains("icmp ule i64 %n, %len"), "{out}");
+        assert!(out.contains("%oxide.fast.oob0 = and i1 true, false"), "{out}");
+    }
+
+    #[test]
+    fn a_phi_arm_bounded_by_its_edge_is_clamped_to_its_largest_value() {
+        // `n` a u32: the back edge's `j < n` bounds `j` by `n - 1`, at most 2^32 - 2 when that
+        // edge is taken; but the first arm runs for n = 0 too, where `n - 1` wraps to u64::MAX
+        // and `+ 5` would wrap to 4 (a fast copy for len = 5 reading x[5]). The clamp keeps it
+        // at 2^32 - 2.
+        let out = version(&kernel(&format!(
+            "  %n32 = trunc i64 %n to i32\n  %nz = zext i32 %n32 to i64\n  br label %loop\nloop:\n  \
+             %i = phi i64 [ 0, %start ], [ %j, %loop ]\n  %k = add i64 %i, 5\n{}  %j = add i64 %i, 1\n  \
+             %more = icmp ult i64 %j, %nz\n  br i1 %more, label %loop, label %exit\nexit:\n  ret void\n",
+            checked_load(0, "%k")
+        )));
+        assert!(out.contains("@llvm.umin.i64(i64 %oxide.uv."), "{out}");
+        assert!(out.contains(", i64 4294967294)"), "{out}");
+        assert!(out.contains("%oxide.fast.oob0 = and i1 true, false"), "{out}");
+    }
+
+    #[test]
+    fn an_induction_variable_stepping_by_a_power_of_two_rounds_its_bound_down() {
+        // sgemm's `t` (0, 32, 64, … while `t < n`) plus `tx <= 31`: t <= (n - 1) & -32, so
+        // `x[t + tx]` is in bounds when ((n - 1) & -32) + 31 < len.
+        let out = version(&kernel(&format!(
+            "  %tx = call i32 @llvm.nvvm.read.ptx.sreg.laneid()\n  %tx64 = zext i32 %tx to i64\n  \
+             br label %loop\nloop:\n  %t = phi i64 [ 0, %start ], [ %u, %loop ]\n  %i = add i64 %t, %tx64\n{}  \
+             %u = add nuw i64 %t, 32\n  %more = icmp ult i64 %u, %n\n  br i1 %more, label %loop, label %exit\n\
+             exit:\n  ret void\n",
+            checked_load(0, "%i")
+        )));
+        assert!(out.contains("= and i64 %oxide.uv."), "{out}");
+        assert!(out.contains(", -32\n"), "{out}");
+        assert!(out.contains("%oxide.fast.oob0 = and i1 true, false"), "{out}");
     }
 
     #[test]

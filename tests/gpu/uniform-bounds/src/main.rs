@@ -12,6 +12,9 @@
 //! - `add` in a 2D grid of 2D blocks: its fast copy assumes a flat launch (it linearises the
 //!   grid with `thread::index_1d`), so this takes the checked copy.
 //!
+//! - `strided_row_sums` (sgemm's `t += 32` loop reading `x[row * n + t + tx]`): the fast copy for
+//!   n a multiple of 32 and for a ragged n with padding; one element of padding too few must
+//!   stop the kernel (in a child process: one stop per context).
 //! - `addresses` with empty buffers: slice pointers arrive non-null (`abi::EMPTY_SLICE_ADDRESS`).
 //!
 //! Outputs are poisoned (NaN) first and compared bit for bit with the CPU. Last, `add` with `c`
@@ -50,6 +53,22 @@ mod kernels {
             out[2] = c.as_mut_ptr() as u64;
             out[3] = c.len() as u64;
         }
+    }
+
+    /// Row `blockIdx.x` of a `rows x n` matrix summed in 32-wide strides, sgemm's tile loop:
+    /// `out[row * 32 + tx] = x[row*n + tx] + x[row*n + 32 + tx] + …` while the stride start
+    /// `t < n`. Blocks of 32 threads.
+    #[kernel]
+    pub fn strided_row_sums(x: &[f32], out: &mut [f32], n: u32) {
+        let n = n as usize;
+        let (tx, row) = (thread::threadIdx_x() as usize, thread::blockIdx_x() as usize);
+        let mut acc = 0.0f32;
+        let mut t = 0;
+        while t < n {
+            acc += x[row * n + t + tx];
+            t += 32;
+        }
+        out[row * 32 + tx] = acc;
     }
 
     /// `input` is `height x width`, `out` is `width x height`, both row-major.
@@ -94,6 +113,49 @@ fn transposed(input: &[f32], w: usize, h: usize, rows: usize, cols: usize, out_l
         }
     }
     out
+}
+
+/// `strided_row_sums` on the CPU, in the kernel's order of additions.
+fn strided_row_sums(x: &[f32], rows: usize, n: usize) -> Vec<f32> {
+    let mut out = vec![0.0f32; rows * 32];
+    for row in 0..rows {
+        for tx in 0..32 {
+            let mut acc = 0.0f32;
+            for t in (0..n).step_by(32) {
+                acc += x[row * n + t + tx];
+            }
+            out[row * 32 + tx] = acc;
+        }
+    }
+    out
+}
+
+/// Set in the child process that runs one stopping check (see `stop_check`).
+const CHILD: &str = "UNIFORM_BOUNDS_STOP_CHILD";
+
+/// Runs the check `name`, which stops a kernel, in a child process of its own: a stopped kernel
+/// leaves its context unusable, so one process can see only one.
+fn stop_check(report: &mut Report, name: &str, f: impl FnOnce() -> Result<(), String>) {
+    if std::env::var_os(CHILD).is_some() {
+        return report.check(name, f);
+    }
+    report.check(name, || {
+        let exe = ck(std::env::current_exe(), "current_exe")?;
+        let out = ck(
+            std::process::Command::new(exe).env(CHILD, "1").env("GPU_TEST_ONLY", name).output(),
+            "run the child process",
+        )?;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        for line in stdout.lines().filter(|l| l.starts_with("    ")) {
+            println!("{line}");
+        }
+        let passed = stdout.lines().any(|l| l.starts_with("PASS ") && l.ends_with(&format!("/{name}")));
+        if out.status.success() && passed {
+            Ok(())
+        } else {
+            Err(format!("child process: {}\n{stdout}{}", out.status, String::from_utf8_lossy(&out.stderr)))
+        }
+    });
 }
 
 fn main() {
@@ -184,6 +246,31 @@ fn main() {
         ck(m.transpose(&s, cfg, &id, &mut od, w as u32, h as u32), "launch transpose")?;
         let want = transposed(&input, w, h, TILE, TILE, len);
         compare("transpose", &ck(od.to_host_vec(&s), "copy out")?, &want, same_bits_f32)
+    });
+
+    for (n, pad) in [(96usize, 0usize), (70, 26)] {
+        // n a multiple of 32: the last stride ends at the row's end. n = 70: it reads 26
+        // elements past the row (the next row's, or padding after the last row), all in bounds.
+        report.check(&format!("strided_row_sums_fast_copy_n{n}"), || {
+            let rows = 37;
+            let x = rng.vec_f32(rows * n + pad);
+            let xd = ck(DeviceBuffer::from_host(&s, &x), "copy x")?;
+            let mut od = ck(DeviceBuffer::from_host(&s, &vec![f32::NAN; rows * 32]), "poison out")?;
+            let cfg = LaunchConfig { grid_dim: (rows as u32, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 };
+            ck(m.strided_row_sums(&s, cfg, &xd, &mut od, n as u32), "launch strided_row_sums")?;
+            compare("out", &ck(od.to_host_vec(&s), "copy out")?, &strided_row_sums(&x, rows, n), same_bits_f32)
+        });
+    }
+
+    stop_check(&mut report, "strided_read_past_the_end_stops_the_kernel", || {
+        // n = 70 with one element of padding too few: the last row's last stride reads x[len].
+        let (rows, n) = (37usize, 70usize);
+        let x = rng.vec_f32(rows * n + 25);
+        let xd = ck(DeviceBuffer::from_host(&s, &x), "copy x")?;
+        let mut od = ck(DeviceBuffer::from_host(&s, &vec![f32::NAN; rows * 32]), "poison out")?;
+        let cfg = LaunchConfig { grid_dim: (rows as u32, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 };
+        ck(m.strided_row_sums(&s, cfg, &xd, &mut od, n as u32), "launch strided_row_sums (must be queued)")?;
+        expect_bounds_stop(s.synchronize(), "reading x[x.len()]")
     });
 
     // Last: a trap leaves the context unusable.
