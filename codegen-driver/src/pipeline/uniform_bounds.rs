@@ -17,7 +17,9 @@
 //! ```
 //!
 //! and the short second `opt` folds the fast copy's poison selects and failure flags away, so
-//! it issues the instructions of an unchecked kernel (bench/notes.md, "perf4").
+//! it issues the instructions of an unchecked kernel (bench/notes.md, "perf4"). The thread and
+//! block indices the first block reads are read in the new entry, so that their latency hides
+//! behind the test instead of delaying each copy's first load.
 //!
 //! **What a check's condition is.** A check (`icmp` whose result feeds a failure marker or a
 //! poison select, `lower/bounds.rs`) says in bounds when `idx < len` (or `idx <= lim`) with `len`
@@ -229,12 +231,27 @@ fn version_kernel(define: &str, body: &[&str], decls: &mut BTreeSet<&'static str
         out.push(format!("  {name} = and i1 {all}, {c}"));
         all = name;
     }
+    // The index registers both copies read first are read once, before the test: ptxas then
+    // issues their `S2R` at the kernel's first instruction and the test hides its latency
+    // (otherwise each copy starts by waiting for it, in front of its first load).
+    let hoisted = early_index_reads(&blocks[0], flat);
+    for (reg, rhs) in &hoisted {
+        out.push(format!("  %{UV}.{reg} = {rhs}"));
+    }
+    let read_early = |line: &str| {
+        let (lhs, rhs) = line.trim_start().split_once(" = ")?;
+        let reg = index_register(rhs)?;
+        hoisted.iter().any(|(r, _)| *r == reg).then(|| (lhs.to_string(), reg))
+    };
     let entry = entry_label.clone().unwrap_or_else(|| "oxide.orig".to_string());
     out.push(format!("  br i1 {all}, label %{}, label %{entry}", fast_name(&entry)));
     if entry_label.is_none() {
         out.push(format!("{entry}:"));
     }
-    out.extend(body.iter().map(|l| l.to_string()));
+    out.extend(body.iter().map(|l| match read_early(l) {
+        Some((lhs, reg)) => format!("  {lhs} = add i32 %{UV}.{reg}, 0"),
+        None => l.to_string(),
+    }));
     // The fast copy.
     let mut defined: HashSet<&str> = func.defs.keys().map(|v| &v[1..]).collect();
     defined.extend(blocks.iter().filter_map(|b| b.label.as_deref()));
@@ -259,6 +276,10 @@ fn version_kernel(define: &str, body: &[&str], decls: &mut BTreeSet<&'static str
             && let Some(value) = flat_value(rhs)
         {
             out.push(format!("  %{} = add i32 {value}, 0", fast_name(&lhs[1..])));
+            continue;
+        }
+        if let Some((lhs, reg)) = read_early(line) {
+            out.push(format!("  %{} = add i32 %{UV}.{reg}, 0", fast_name(&lhs[1..])));
             continue;
         }
         let mut renamed = rename(line, &defined);
@@ -347,6 +368,32 @@ fn add_condition(conditions: &mut Vec<Condition>, condition: Condition) {
         }
     }
     conditions.push(condition);
+}
+
+/// The thread and block index registers (`tid.x`, `ctaid.y`, …) that the kernel's first block
+/// reads, each once, as (register, right-hand side without metadata): they are read at the
+/// kernel's start whichever copy runs. In a flat kernel only the `.x` ones (its fast copy reads
+/// the others as 0).
+fn early_index_reads(first: &Block<'_>, flat: bool) -> Vec<(String, String)> {
+    let mut reads: Vec<(String, String)> = Vec::new();
+    for line in &first.lines {
+        let Some((_, rhs)) = line.trim_start().split_once(" = ") else { continue };
+        let Some(reg) = index_register(rhs) else { continue };
+        if (flat && !reg.ends_with("_x")) || reads.iter().any(|(r, _)| *r == reg) {
+            continue;
+        }
+        let rhs = strip_metadata(rhs);
+        reads.push((reg, rhs.strip_prefix("tail ").unwrap_or(rhs).to_string()));
+    }
+    reads
+}
+
+/// `tid_x`, `ctaid_y`, … when `rhs` reads that index register (a name usable in IR values).
+fn index_register(rhs: &str) -> Option<String> {
+    let Some(Inst::Call { name, args: [None, None], .. }) = parse(rhs) else { return None };
+    let reg = name.strip_prefix(SREG)?;
+    let (base, axis) = reg.split_once('.')?;
+    (["tid", "ctaid"].contains(&base) && ["x", "y", "z"].contains(&axis)).then(|| format!("{base}_{axis}"))
 }
 
 /// In a 1D launch: the value of a `.y`/`.z` special register read by `rhs`, if it reads one.
@@ -1503,6 +1550,29 @@ mod tests {
         assert!(entry.contains("call i32 @llvm.nvvm.read.ptx.sreg.nctaid.x()"), "{out}");
         assert!(entry.contains("icmp ult i64 %oxide.uv.") && entry.contains(", %len"), "{out}");
         assert!(out.contains("  %oxide.fast.oob0 = and i1 true, false\n"), "{out}");
+    }
+
+    #[test]
+    fn the_first_blocks_index_reads_happen_before_the_test() {
+        // `tid.x` (first block) is read once in the new entry, both copies use that value; the
+        // read in a later block stays where it is.
+        let body = format!(
+            "  %t = tail call noundef range(i32 0, 1024) i32 @llvm.nvvm.read.ptx.sreg.tid.x(), !dbg !7\n  \
+             %i = zext i32 %t to i64\n{}  br label %next\nnext:\n  \
+             %u = call i32 @llvm.nvvm.read.ptx.sreg.tid.y()\n  ret void\n",
+            checked_load(0, "%i")
+        );
+        let out = version(&kernel(&body));
+        let entry = out.split("br i1").next().unwrap();
+        assert!(
+            entry
+                .contains("  %oxide.uv.tid_x = call noundef range(i32 0, 1024) i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n"),
+            "{out}"
+        );
+        assert!(out.contains("  %t = add i32 %oxide.uv.tid_x, 0\n"), "{out}");
+        assert!(out.contains("  %oxide.fast.t = add i32 %oxide.uv.tid_x, 0\n"), "{out}");
+        assert!(out.contains("  %oxide.fast.u = call i32 @llvm.nvvm.read.ptx.sreg.tid.y()"), "{out}");
+        assert!(!entry.contains("tid.y"), "{out}");
     }
 
     #[test]
