@@ -29,7 +29,11 @@
 //!   of them) are recomputed exactly at entry, with the flags that could make them poison
 //!   (`nuw`, `nsw`, `exact`, `disjoint`, …) dropped, and no division by a non-constant or shift by
 //!   a non-constant amount: so `U` is never poison.
-//! - **Special registers**: `%tid.c <= %ntid.c - 1`, `%ctaid.c <= %nctaid.c - 1`, `%laneid <= 31`.
+//! - **Special registers**: `%tid.c <= %ntid.c - 1`, `%ctaid.c <= %nctaid.c - 1`, `%laneid <= 31`;
+//!   `%ntid.c` is at most the launch bounds' block size (`"nvvm.maxntid"`: a launch with more
+//!   threads fails), else 1024, and the entry's reads say so (`range`). A condition whose bound
+//!   is below a constant limit for every value it can take is decided here, not tested at entry
+//!   (`parts[t / 32]` of 8 warp sums under `launch_bounds(256)`).
 //! - **Arithmetic** in unsigned terms: `add`, `or`, `xor` are at most the sum of their operands'
 //!   bounds, `mul` the product, `shl` by a constant `k` the product with `2^k`, computed
 //!   saturating (an overflow makes the bound `u64::MAX`, so the condition fails; where the
@@ -37,12 +41,14 @@
 //!   flags that could make `U` poison). That holds
 //!   whatever the operation's wrap flags: an unsigned result that wraps is below `2^width`, which
 //!   is at most its mathematical value, itself at most the bound; without a wrap it *is* the
-//!   mathematical value. `and`, `lshr`, `udiv`, `urem`, `zext`, `trunc` and `sub nuw` are at
-//!   most an operand; `select` and `phi` at most the larger of their operands' bounds. Anything
+//!   mathematical value. `and`, `urem`, `zext`, `trunc` and `sub nuw` are at most an operand,
+//!   `lshr`/`udiv` by a constant at most the operand's bound shifted/divided (monotone); `select` and `phi` at most the larger of their operands' bounds. Anything
 //!   else (a load, `sub` without `nuw`, `sext`, a call) has no bound, and the check stays in both
 //!   copies.
-//! - **Guards**: a conditional branch whose successor has it as its only predecessor makes its
-//!   condition hold in every block that successor dominates (`icmp ult/ule/ugt/uge` and `samesign`
+//! - **Guards**: an `llvm.assume(c)` makes `c` hold in the blocks its block strictly dominates
+//!   (the launch bounds' `tid.x < 256`; a constant bound from one is combined with the operands'
+//!   bound, the smaller wins). A conditional branch whose successor has it as its only
+//!   predecessor makes its condition hold in every block that successor dominates (`icmp ult/ule/ugt/uge` and `samesign`
 //!   signed ones, `eq` on the true edge, `ne` on the false one; through `and`/`or`/`select`
 //!   forms of `&&`/`||` and `xor … true`). So `x < w` there bounds `x` by `w - 1` (for `w = 0`
 //!   the block never runs and any bound is true of it; likewise `ntid - 1`, never with
@@ -93,8 +99,11 @@ pub fn version(module: &str) -> String {
     }
     let mut decls: BTreeSet<&'static str> = BTreeSet::new();
     let mut out = super::ir_functions::rewrite_definitions(module, |define, body| {
-        let versioned =
-            define.starts_with("define ptx_kernel ").then(|| version_kernel(define, body, &mut decls)).flatten();
+        let block_size = max_block_size(module, define);
+        let versioned = define
+            .starts_with("define ptx_kernel ")
+            .then(|| version_kernel(define, body, block_size, &mut decls))
+            .flatten();
         versioned.unwrap_or_else(|| body.iter().map(|l| l.to_string()).collect())
     });
     for decl in decls {
@@ -122,7 +131,27 @@ struct Fact<'a> {
     strict: bool,
 }
 
-fn version_kernel(define: &str, body: &[&str], decls: &mut BTreeSet<&'static str>) -> Option<Vec<String>> {
+/// The most threads a block of the kernel `define` can have: the product of its
+/// `"nvvm.maxntid"` (launch bounds; a launch with more fails), else the hardware's 1024.
+fn max_block_size(module: &str, define: &str) -> u32 {
+    let groups: Vec<&str> = define.split(" #").skip(1).filter_map(|g| g.split([' ', '{']).next()).collect();
+    module
+        .lines()
+        .filter(|l| groups.iter().any(|g| l.starts_with(&format!("attributes #{g} = "))))
+        .find_map(|l| {
+            let dims = l.split("\"nvvm.maxntid\"=\"").nth(1)?.split('"').next()?;
+            dims.split(',').map(|d| d.trim().parse::<u32>().ok()).product::<Option<u32>>()
+        })
+        .unwrap_or(1024)
+        .min(1024)
+}
+
+fn version_kernel(
+    define: &str,
+    body: &[&str],
+    block_size: u32,
+    decls: &mut BTreeSet<&'static str>,
+) -> Option<Vec<String>> {
     if body.iter().any(|l| l.contains(FAST) || l.contains(UV) || l.contains(" = alloca ")) {
         return None;
     }
@@ -145,7 +174,7 @@ fn version_kernel(define: &str, body: &[&str], decls: &mut BTreeSet<&'static str
     // Its bounds are built under that launch too (`U` asks for it), so the entry test bounds
     // `ctaid.x * ntid.x + tid.x`, not a saturating product of six extents.
     let flat = reads("ctaid.z") && reads("nctaid.y");
-    let mut bounder = Bounder::new(&func, flat);
+    let mut bounder = Bounder::new(&func, flat, block_size);
     // Each proven check's `icmp` and the value it has in bounds.
     let mut proven: Vec<(&str, bool)> = Vec::new();
     // Conditions `lhs pred rhs` on `i64`s; with a constant `rhs`, one per `(lhs, pred)`.
@@ -159,7 +188,7 @@ fn version_kernel(define: &str, body: &[&str], decls: &mut BTreeSet<&'static str
         // The in-bounds outcome of the icmp, as a fact `idx < len` / `idx <= lim`.
         let in_bounds = !check.oob_when_true;
         let Some(&[fact]) = icmp_facts(pred, a, b, in_bounds).as_deref() else { continue };
-        let facts = func.facts_at(block);
+        let facts = func.facts_at(block, false);
         if reads_past_a_guarded_length(&func, fact.lhs, &facts, &lengths) {
             continue;
         }
@@ -171,9 +200,12 @@ fn version_kernel(define: &str, body: &[&str], decls: &mut BTreeSet<&'static str
             continue;
         }
         let pred = if fact.strict { "ult" } else { "ule" };
+        // The bound's largest value (launch bounds: `ntid.x <= 256`) may decide it already.
+        let largest = bounder.max_of(&bound);
         match (bound.parse::<u64>(), limit.parse::<u64>()) {
             (Ok(x), Ok(y)) if (fact.strict && x < y) || (!fact.strict && x <= y) => {}
             (Ok(_), Ok(_)) => continue,
+            (_, Ok(y)) if (fact.strict && largest < u128::from(y)) || (!fact.strict && largest <= u128::from(y)) => {}
             _ => {
                 let (base, offset) = bounder.split(&bound);
                 let condition = match (limit.parse::<u64>(), base) {
@@ -764,11 +796,17 @@ impl<'a> Function<'a> {
         Some(inst)
     }
 
-    /// The facts that hold in `block`: the conditions of the guarded edges that dominate it.
-    fn facts_at(&self, block: usize) -> Vec<Fact<'a>> {
+    /// The facts that hold in `block`: the conditions of the guarded edges that dominate it,
+    /// and those of the `llvm.assume`s in the blocks that strictly dominate it (the launch
+    /// bounds' `tid.x < 256`), with `block`'s own at its end only (`at_end`): an assume holds
+    /// after it runs.
+    fn facts_at(&self, block: usize, at_end: bool) -> Vec<Fact<'a>> {
         let mut facts = Vec::new();
         let mut b = block;
         loop {
+            if b != block || at_end {
+                self.assumed(b, &mut facts);
+            }
             if let [p] = self.preds[b][..]
                 && let Some((cond, then, els)) = self.cond_branch(p)
                 && then != els
@@ -781,6 +819,17 @@ impl<'a> Function<'a> {
             }
         }
         facts
+    }
+
+    /// The facts of the `llvm.assume(i1 %c)` calls in `block`.
+    fn assumed(&self, block: usize, out: &mut Vec<Fact<'a>>) {
+        for line in &self.blocks[block].lines {
+            let Some(rest) = line.trim_start().split("call void @llvm.assume(i1 ").nth(1) else { continue };
+            let cond = rest.split(')').next().unwrap_or_default();
+            if cond.starts_with('%') {
+                self.condition_facts(cond, true, 0, out);
+            }
+        }
     }
 
     /// The largest `k` (up to 63) such that `facts` say `v` is a multiple of `2^k`: a fact
@@ -814,7 +863,7 @@ impl<'a> Function<'a> {
     /// `pred` ends in a conditional branch with two targets, the condition that takes the edge.
     fn edge_facts(&self, pred: &str, succ: usize) -> Option<Vec<Fact<'a>>> {
         let p = self.blocks.iter().position(|b| b.label.as_deref() == Some(pred))?;
-        let mut facts = self.facts_at(p);
+        let mut facts = self.facts_at(p, true);
         if let Some((cond, then, els)) = self.cond_branch(p)
             && then != els
         {
@@ -917,6 +966,9 @@ struct Bounder<'f, 'a> {
     func: &'f Function<'a>,
     /// Bounds hold in a flat launch only (`U` asks for one): `.y`/`.z` extents are 1.
     flat: bool,
+    /// The most threads per block (launch bounds): the range of the `%ntid` reads at entry, so
+    /// that `opt` folds conditions such as `(ntid.x - 1) & -32 < 225` under `launch_bounds(256)`.
+    block_size: u32,
     lines: Vec<String>,
     decls: BTreeSet<&'static str>,
     n: usize,
@@ -939,10 +991,11 @@ const UNIFORM_SREGS: [&str; 6] = ["ntid.x", "ntid.y", "ntid.z", "nctaid.x", "nct
 const SREG: &str = "llvm.nvvm.read.ptx.sreg.";
 
 impl<'f, 'a> Bounder<'f, 'a> {
-    fn new(func: &'f Function<'a>, flat: bool) -> Self {
+    fn new(func: &'f Function<'a>, flat: bool, block_size: u32) -> Self {
         Bounder {
             func,
             flat,
+            block_size,
             lines: Vec::new(),
             decls: BTreeSet::new(),
             n: 0,
@@ -997,6 +1050,9 @@ impl<'f, 'a> Bounder<'f, 'a> {
             _ => "declare i32 @llvm.nvvm.read.ptx.sreg.nctaid.z()",
         };
         self.decls.insert(decl);
+        if reg.starts_with("ntid.") {
+            return self.emit(format!("call range(i32 1, {}) i32 @{SREG}{reg}()", self.block_size + 1));
+        }
         self.emit(format!("call i32 @{SREG}{reg}()"))
     }
 
@@ -1078,7 +1134,8 @@ impl<'f, 'a> Bounder<'f, 'a> {
     fn exact64_sreg(&mut self, reg: &str) -> String {
         let n = self.sreg(reg);
         let v = self.emit(format!("zext i32 {n} to i64"));
-        self.max.insert(v.clone(), u128::from(u32::MAX));
+        let max = if reg.starts_with("ntid.") { self.block_size } else { u32::MAX };
+        self.max.insert(v.clone(), u128::from(max));
         v
     }
 
@@ -1122,7 +1179,9 @@ impl<'f, 'a> Bounder<'f, 'a> {
                 candidates.push(if fact.strict { self.sub1(b) } else { b });
             }
         }
-        if candidates.is_empty()
+        // A constant from a guard or an assume (`tid.x < 256` of the launch bounds) may be
+        // looser than the operands' bound (`ntid.y - 1` of a 32 x 8 launch): keep both then.
+        if candidates.iter().all(|c| c.parse::<u64>().is_ok())
             && let Some(b) = self.structural(v, facts)
         {
             candidates.push(b);
@@ -1143,7 +1202,7 @@ impl<'f, 'a> Bounder<'f, 'a> {
             bound = Some(match b.parse::<u64>() {
                 Ok(c) => (c & mask).to_string(),
                 Err(_) => {
-                    let max = self.max_of(&b);
+                    let max = self.max_of(&b) & u128::from(mask);
                     let v = self.emit(format!("and i64 {b}, {}", mask as i64));
                     self.max.insert(v.clone(), max);
                     v
@@ -1210,7 +1269,25 @@ impl<'f, 'a> Bounder<'f, 'a> {
                         (x, y) => x.or(y),
                     }
                 }
-                "lshr" | "udiv" => self.upper(a, ty, facts),
+                "lshr" | "udiv" => {
+                    // Monotone: by a constant, the bound shifted or divided too (`t / 32`).
+                    let x = self.upper(a, ty, facts)?;
+                    let divisor = match (op, constant(b, ty)) {
+                        ("lshr", Some(k)) if k < 64 => 1u64 << k,
+                        ("udiv", Some(d)) if d > 0 => d,
+                        _ => return Some(x),
+                    };
+                    Some(match x.parse::<u64>() {
+                        Ok(c) => (c / divisor).to_string(),
+                        Err(_) if divisor == 1 => x,
+                        Err(_) => {
+                            let max = self.max_of(&x) / u128::from(divisor);
+                            let v = self.emit(format!("udiv i64 {x}, {divisor}"));
+                            self.max.insert(v.clone(), max);
+                            v
+                        }
+                    })
+                }
                 "urem" => {
                     let (x, y) = (self.upper(a, ty, facts), self.upper(b, ty, facts).map(|y| self.sub1(y)));
                     match (x, y) {
@@ -1246,8 +1323,11 @@ impl<'f, 'a> Bounder<'f, 'a> {
                     // rely to skip saturation: clamp it (a no-op whenever the edge is taken).
                     let max = self.max_of(&x);
                     if x.parse::<u64>().is_err() && max < u128::from(u64::MAX) {
-                        // As IR spells an i64 constant (signed).
-                        x = self.minmax("umin", x, (max as u64 as i64).to_string());
+                        // As IR spells an i64 constant (signed); not through `minmax`, which
+                        // would drop a `umin` with a constant no smaller than the largest value.
+                        self.decls.insert("declare i64 @llvm.umin.i64(i64, i64)");
+                        x = self.emit(format!("call i64 @llvm.umin.i64(i64 {x}, i64 {})", max as u64 as i64));
+                        self.max.insert(x.clone(), max);
                     }
                     acc = Some(match acc {
                         None => x,
@@ -1346,6 +1426,15 @@ impl<'f, 'a> Bounder<'f, 'a> {
         if x == y {
             return x;
         }
+        // `umin(v, c)` is `v` when `v` is at most `c`. (A `v` that may wrap above its largest
+        // value only when its check cannot run is then a looser bound, still a bound.)
+        if op == "umin" {
+            for (v, c) in [(&x, &y), (&y, &x)] {
+                if c.parse::<u64>().is_ok_and(|c| self.max_of(v) <= u128::from(c)) {
+                    return v.clone();
+                }
+            }
+        }
         let decl =
             if op == "umin" { "declare i64 @llvm.umin.i64(i64, i64)" } else { "declare i64 @llvm.umax.i64(i64, i64)" };
         self.decls.insert(decl);
@@ -1428,8 +1517,53 @@ mod tests {
         // No guard: tid.x <= ntid.x - 1 < len.
         let body = format!("{THREAD_INDEX}{}  ret void\n", checked_load(0, "%i"));
         let out = version(&kernel(&body));
-        assert!(out.contains("call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()"), "{out}");
+        // Without launch bounds a block has at most 1024 threads.
+        assert!(out.contains("call range(i32 1, 1025) i32 @llvm.nvvm.read.ptx.sreg.ntid.x()"), "{out}");
         assert!(out.contains("declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x()"), "{out}");
+        assert!(out.contains("%oxide.fast.oob0 = and i1 true, false"), "{out}");
+        // `launch_bounds(256)` (`"nvvm.maxntid"="256,1,1"`): at most 256.
+        let bounded = kernel(&body).replace(") {\nstart:", ") #3 {\nstart:")
+            + "attributes #3 = { convergent \"nvvm.maxntid\"=\"256,1,1\" }\n";
+        let out = version(&bounded);
+        assert!(out.contains("call range(i32 1, 257) i32 @llvm.nvvm.read.ptx.sreg.ntid.x()"), "{out}");
+    }
+
+    #[test]
+    fn launch_bounds_decide_a_condition_at_compile_time() {
+        // `parts[t / 32]` under `t % 32 == 0` with 8 parts and launch_bounds(256): the bound
+        // `(ntid.x - 1) & -32` is at most 224 < 225, so no runtime condition is needed.
+        let body = "  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  %t64 = zext i32 %t to i64\n  \
+                    %low = and i64 %t64, 31\n  %lead = icmp eq i64 %low, 0\n  br i1 %lead, label %w, label %exit\n\
+                    w:\n  %i = lshr i64 %t64, 5\n"
+            .to_string()
+            + &checked_load(0, "%i").replace("%len", "8")
+            + "  br label %exit\nexit:\n  ret void\n";
+        let bounded = kernel(&body).replace(") {\nstart:", ") #3 {\nstart:")
+            + "attributes #3 = { convergent \"nvvm.maxntid\"=\"256,1,1\" }\n";
+        let out = version(&bounded);
+        assert!(out.contains("  br i1 true, label %oxide.fast.start, label %start"), "{out}");
+        assert!(out.contains("%oxide.fast.oob0 = and i1 true, false"), "{out}");
+        // Without launch bounds (1024 threads) it is a runtime condition, `(ntid.x - 1) / 32 < 8`.
+        assert!(version(&kernel(&body)).contains(", 32\n"), "{}", version(&kernel(&body)));
+        let out = version(&kernel(&body));
+        assert!(out.contains("icmp ult i64 %oxide.uv."), "{out}");
+    }
+
+    #[test]
+    fn an_assumed_constant_bound_is_combined_with_the_operands_bound() {
+        // `tid.x < 256` assumed (launch bounds) and a shared index `tid.x * 33 < 1056`: 255 alone
+        // proves nothing, `ntid.x - 1` (a runtime condition) does; both are kept.
+        let body = "  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  %small = icmp ult i32 %t, 256\n  \
+                    call void @llvm.assume(i1 %small)\n  br label %next\nnext:\n  %t64 = zext i32 %t to i64\n  \
+                    %i = mul i64 %t64, 33\n"
+            .to_string()
+            + &checked_load(0, "%i").replace("%len", "1056")
+            + "  ret void\n";
+        let out = version(&kernel(&body));
+        assert!(
+            out.contains("@llvm.umin.i64(i64 255, i64 %oxide.uv.") || out.contains("@llvm.umin.i64(i64 %oxide.uv."),
+            "{out}"
+        );
         assert!(out.contains("%oxide.fast.oob0 = and i1 true, false"), "{out}");
     }
 
