@@ -42,13 +42,15 @@
 //!   whatever the operation's wrap flags: an unsigned result that wraps is below `2^width`, which
 //!   is at most its mathematical value, itself at most the bound; without a wrap it *is* the
 //!   mathematical value. `and`, `urem`, `zext`, `trunc` and `sub nuw` are at most an operand,
-//!   `lshr`/`udiv` by a constant at most the operand's bound shifted/divided (monotone); `select` and `phi` at most the larger of their operands' bounds. Anything
+//!   `lshr`/`udiv` by a constant at most the operand's bound shifted/divided (monotone);
+//!   `select` and `phi` at most the larger of their operands' bounds. Anything
 //!   else (a load, `sub` without `nuw`, `sext`, a call) has no bound, and the check stays in both
 //!   copies.
 //! - **Guards**: an `llvm.assume(c)` makes `c` hold in the blocks its block strictly dominates
 //!   (the launch bounds' `tid.x < 256`; a constant bound from one is combined with the operands'
 //!   bound, the smaller wins). A conditional branch whose successor has it as its only
-//!   predecessor makes its condition hold in every block that successor dominates (`icmp ult/ule/ugt/uge` and `samesign`
+//!   predecessor makes its condition hold in every block that successor dominates
+//!   (`icmp ult/ule/ugt/uge` and `samesign`
 //!   signed ones, `eq` on the true edge, `ne` on the false one; through `and`/`or`/`select`
 //!   forms of `&&`/`||` and `xor … true`). So `x < w` there bounds `x` by `w - 1` (for `w = 0`
 //!   the block never runs and any bound is true of it; likewise `ntid - 1`, never with
