@@ -9,6 +9,7 @@ use oxide_contract::limits;
 use oxide_contract::naming::files;
 
 use super::deferred_traps;
+use super::flat_index_u32;
 use super::narrow_counters;
 use super::offset_checks;
 use super::ptxas_quirks;
@@ -189,7 +190,10 @@ pub fn optimize(
     // register, immediate offsets): after the second `opt`, whose instcombine would split them again.
     // Then loop counters with constant ranges become 32-bit, as nvcc's `int` counters, and
     // thread indices used only after a loop are computed again there (`remat_thread_index.rs`).
-    let merged = remat_thread_index::rematerialize(&narrow_counters::narrow(&offset_checks::merge(&text)));
+    // First, the fast copy of a flat kernel computes its index in 32 bits (`flat_index_u32.rs`).
+    let merged = remat_thread_index::rematerialize(&narrow_counters::narrow(&offset_checks::merge(
+        &flat_index_u32::narrow(&text),
+    )));
     if merged != text {
         text = merged;
         std::fs::write(&opt_ll, &text).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;

@@ -5,6 +5,7 @@
 mod artifacts;
 mod cuda;
 mod deferred_traps;
+mod flat_index_u32;
 mod ir_functions;
 mod link;
 pub mod llvm;

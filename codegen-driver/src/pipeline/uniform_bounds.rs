@@ -73,7 +73,8 @@
 //! (`thread::index_1d`), which nearly every launch of it does in one dimension: its `U` also
 //! asks `ntid.y = ntid.z = nctaid.y = nctaid.z = 1`, and its fast copy reads `.y`/`.z` thread
 //! and block indices as 0 and those extents as 1 (exact under that `U`), so the index is
-//! `ctaid.x * ntid.x + tid.x`. A 2D or 3D launch of such a kernel takes the checked copy.
+//! `ctaid.x * ntid.x + tid.x`. A 2D or 3D launch of such a kernel takes the checked copy. `U`
+//! also asks `nctaid.x * ntid.x < 2^32`, so that index fits in 32 bits (`flat_index_u32.rs`).
 //!
 //! The check's `icmp` is then replaced by its in-bounds result in the fast copy only. Sound
 //! because the copy runs only when `U` holds, and then every replaced `icmp` would have computed
@@ -85,6 +86,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
+use super::flat_index_u32::GRID_THREADS_U32;
 use super::ir_functions::{Block, split_blocks, strip_metadata, successor_indices, terminator_start};
 use crate::lower::BOUNDS_FAIL_MARKER as MARKER;
 use crate::lower::BOUNDS_POISON_OFFSET as POISON_OFFSET;
@@ -241,6 +243,21 @@ fn version_kernel(
         }
         flat_condition = Some(bounder.emit(format!("icmp eq i32 {any}, 1")));
     }
+    // A flat launch of fewer than 2^32 threads: the fast copy's index then fits in 32 bits
+    // (`flat_index_u32.rs`, which finds the condition by its name). Spelled as the overflow of
+    // the 32-bit product, which instcombine would make of an `i64` compare anyway (dropping the
+    // name): one uniform `IMAD.WIDE.U32` and one `ISETP` on its high word.
+    let mut grid_condition = None;
+    if flat {
+        let (blocks, threads) = (bounder.sreg("nctaid.x"), bounder.sreg("ntid.x"));
+        bounder.decls.insert("declare { i32, i1 } @llvm.umul.with.overflow.i32(i32, i32)");
+        let product = format!("%{GRID_THREADS_U32}");
+        bounder.lines.push(format!(
+            "  {product} = call {{ i32, i1 }} @llvm.umul.with.overflow.i32(i32 {blocks}, i32 {threads})"
+        ));
+        let wraps = bounder.emit(format!("extractvalue {{ i32, i1 }} {product}, 1"));
+        grid_condition = Some(bounder.emit(format!("xor i1 {wraps}, true")));
+    }
     let conditions: Vec<String> = conditions
         .into_iter()
         .map(|c| match bounder.minus_one.get(&c.base) {
@@ -255,6 +272,7 @@ fn version_kernel(
             }
         })
         .chain(flat_condition)
+        .chain(grid_condition)
         .collect();
     decls.extend(bounder.decls.iter().copied());
     let mut out: Vec<String> = vec![format!("{UV}:")];
@@ -1659,6 +1677,41 @@ mod tests {
     }
 
     #[test]
+    fn a_flat_kernel_asks_for_fewer_than_2_pow_32_threads() {
+        // The fast copy computes `ctaid.x * ntid.x + tid.x` in 32 bits (`flat_index_u32.rs`):
+        // `U` asks that `nctaid.x * ntid.x` not wrap in 32 bits, under the name that pass looks for.
+        let flat = format!(
+            "  %bz = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.z()\n  %gy = call i32 @llvm.nvvm.read.ptx.sreg.nctaid.y()\n\
+             {THREAD_INDEX}{}  ret void\n",
+            checked_load(0, "%i")
+        );
+        let out = version(&kernel(&flat));
+        let entry = out.split("\nstart:").next().unwrap();
+        let line = |prefix: &str| entry.lines().find(|l| l.trim_start().starts_with(prefix)).map(str::trim);
+        // The name of the entry's value `= rhs`.
+        let defined_as = |rhs: &str| {
+            let tail = format!(" = {rhs}");
+            entry.lines().map(str::trim).find(|l| l.ends_with(&tail)).and_then(|l| l.split(" = ").next())
+        };
+        let blocks = defined_as("call i32 @llvm.nvvm.read.ptx.sreg.nctaid.x()").expect(&out);
+        let threads = defined_as("call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()").expect(&out);
+        let product = format!("%{}", super::GRID_THREADS_U32);
+        let call = format!("{product} = call {{ i32, i1 }} @llvm.umul.with.overflow.i32(i32 {blocks}, i32 {threads})");
+        assert_eq!(line(&product), Some(call.as_str()), "{out}");
+        assert!(out.contains("declare { i32, i1 } @llvm.umul.with.overflow.i32(i32, i32)"), "{out}");
+        // Its overflow bit, negated, is one of the conditions the branch to the fast copy ands.
+        let wraps = defined_as(&format!("extractvalue {{ i32, i1 }} {product}, 1")).expect(&out);
+        let fits = defined_as(&format!("xor i1 {wraps}, true")).expect(&out);
+        let anded = entry
+            .lines()
+            .any(|l| l.contains("%oxide.uv.ok.") && l.contains(" = and i1 ") && l.ends_with(&format!(", {fits}")));
+        assert!(anded, "{out}");
+        // A kernel that does not linearise the grid gets no such condition.
+        let out = version(&kernel(&format!("{THREAD_INDEX}{}  ret void\n", checked_load(0, "%i"))));
+        assert!(out.contains("%oxide.fast.") && !out.contains("umul.with.overflow"), "{out}");
+    }
+
+    #[test]
     fn a_flat_kernel_bounds_its_index_as_in_a_flat_launch() {
         // `thread::index_1d`: ((ctaid.z * nctaid.y + ctaid.y) * nctaid.x + ctaid.x) * threads +
         // thread, unchecked `x[i]`. In a flat launch that is `ctaid.x * ntid.x + tid.x`: the
@@ -1681,7 +1734,9 @@ mod tests {
         body += "  ret void\n";
         let out = version(&kernel(&body));
         let entry = out.split("br i1").next().unwrap();
-        assert!(!entry.contains("umul.with.overflow") && !entry.contains("uadd.sat"), "{out}");
+        // The one `umul.with.overflow` is the test for fewer than 2^32 threads, not a bound's.
+        assert_eq!(entry.matches("umul.with.overflow").count(), 1, "{out}");
+        assert!(!entry.contains("uadd.sat"), "{out}");
         // The bound is (nctaid.x - 1) * ntid.x + ntid.x - 1 < len.
         assert!(entry.contains("call i32 @llvm.nvvm.read.ptx.sreg.nctaid.x()"), "{out}");
         assert!(entry.contains("icmp ult i64 %oxide.uv.") && entry.contains(", %len"), "{out}");

@@ -1,0 +1,208 @@
+//! After the second `opt`: the fast copy of a flat kernel computes its thread index in 32 bits.
+//!
+//! `thread::index_1d` in the fast copy of a flat launch (`uniform_bounds.rs`) folds to
+//! `add nuw nsw i64 (mul nuw nsw i64 (zext %ctaid.x), (zext %ntid.x)), (zext %tid.x)`. That
+//! 64-bit index makes each address a 64-bit shift and a 64-bit add (`SHF.L.U64.HI`, `IMAD.SHL`,
+//! `IADD3` + `IADD3.X` per pointer), where nvcc's `int i` gives one `IMAD.WIDE` per pointer.
+//! So in the fast copy it becomes `zext (add nuw i32 (mul nuw i32 %ctaid.x, %ntid.x), %tid.x)`,
+//! which `llc` selects as `mul.wide.u32` and ptxas as one `IMAD.WIDE.U32` per address.
+//!
+//! **Why it is exact.** A flat kernel's `U` also asks that `nctaid.x * ntid.x` not wrap in 32
+//! bits (`llvm.umul.with.overflow.i32`, whose overflow bit `U` requires false; the call is named
+//! [`GRID_THREADS_U32`], and that name marks the kernels whose `U` has the condition: instcombine
+//! keeps an intrinsic call, where it rewrites a compare and drops its name). The blocks named
+//! `oxide.fast.*` run only when `U` held: they are reached only through the entry's branch on
+//! `U`, and no pass between here and there moves an instruction into them from the entry (one
+//! that moved the index out of them would only leave it unrewritten). There
+//! `ctaid.x <= nctaid.x - 1` and `tid.x <= ntid.x - 1`, so
+//! `ctaid.x * ntid.x + tid.x <= nctaid.x * ntid.x - 1 < 2^32 - 1`: neither the `i32` product nor
+//! the sum wraps (their `nuw` holds) and the zero-extended sum is the `i64` index. A launch of
+//! `2^32` threads or more takes the checked copy, which keeps the 64-bit index. A kernel without
+//! the marker (not flat) is left as it is.
+
+use super::ir_functions::{block_label, is_plain_name, strip_metadata, value_names};
+use std::collections::{HashMap, HashSet};
+
+/// Name (without `%`) of the `umul.with.overflow.i32` of `nctaid.x` and `ntid.x` in a flat
+/// kernel's entry, whose overflow bit `U` requires false.
+pub const GRID_THREADS_U32: &str = "oxide.uv.grid_threads_u32";
+
+/// Prefix of the fast copy's block names (`uniform_bounds.rs`).
+const FAST_BLOCK: &str = "oxide.fast.";
+
+const SREG: &str = "@llvm.nvvm.read.ptx.sreg.";
+
+/// The module with the flat index of each marked kernel's fast copy in 32 bits (module docs).
+pub fn narrow(module: &str) -> String {
+    if !module.contains(&format!("%{GRID_THREADS_U32} = ")) {
+        return module.to_string();
+    }
+    super::ir_functions::rewrite_bodies(module, rewrite_function)
+}
+
+fn rewrite_function(body: &[&str]) -> Vec<String> {
+    let marker = format!("%{GRID_THREADS_U32} = ");
+    if !body.iter().any(|l| l.trim_start().starts_with(&marker)) {
+        return body.iter().map(|l| l.to_string()).collect();
+    }
+    let defs: HashMap<&str, &str> = body
+        .iter()
+        .filter_map(|l| l.trim_start().split_once(" = "))
+        .filter(|(lhs, _)| is_plain_name(lhs))
+        .map(|(lhs, rhs)| (lhs, strip_metadata(rhs)))
+        .collect();
+    // A loop's start value (a grid-stride loop's first index) stays: `llc`'s loop strength
+    // reduction rebuilds the `i64` sum from the 32-bit parts, two more instructions (bench
+    // `block_sum`).
+    let phi_inputs: HashSet<&str> = body
+        .iter()
+        .filter_map(|l| l.trim_start().split_once(" = ").filter(|(_, rhs)| rhs.starts_with("phi ")))
+        .flat_map(|(_, rhs)| value_names(rhs))
+        .collect();
+    let mut out = Vec::with_capacity(body.len() + 8);
+    let mut in_fast = false;
+    let mut n = 0usize;
+    for line in body {
+        if let Some(label) = block_label(line) {
+            in_fast = label.trim_start_matches('"').starts_with(FAST_BLOCK);
+        }
+        let flat = in_fast.then(|| line.trim_start().split_once(" = ")).flatten();
+        if let Some((lhs, rhs)) = flat
+            && !phi_inputs.contains(lhs)
+            && let Some([block, extent, thread]) = flat_index(&defs, strip_metadata(rhs))
+        {
+            let (mul, sum) = (format!("%oxide.u32.{n}.mul"), format!("%oxide.u32.{n}.index"));
+            n += 1;
+            out.push(format!("  {mul} = mul nuw i32 {block}, {extent}"));
+            out.push(format!("  {sum} = add nuw i32 {mul}, {thread}"));
+            out.push(format!("  {lhs} = zext i32 {sum} to i64"));
+            continue;
+        }
+        out.push(line.to_string());
+    }
+    out
+}
+
+/// `[ctaid.x, ntid.x, tid.x]` (their `i32` reads) if `rhs` is
+/// `add i64 (mul i64 (zext ctaid.x), (zext ntid.x)), (zext tid.x)` in any operand order.
+fn flat_index<'a>(defs: &HashMap<&'a str, &'a str>, rhs: &'a str) -> Option<[&'a str; 3]> {
+    let (a, b) = binary(rhs, "add")?;
+    let (sum_reads, mul) = [(a, b), (b, a)].into_iter().find_map(|(x, y)| Some((read_of(defs, x)?, y)))?;
+    let (sreg, thread) = sum_reads;
+    if sreg != "tid.x" {
+        return None;
+    }
+    let (c, d) = binary(defs.get(mul)?, "mul")?;
+    let (c, d) = (read_of(defs, c)?, read_of(defs, d)?);
+    let [block, extent] = match (c.0, d.0) {
+        ("ctaid.x", "ntid.x") => [c.1, d.1],
+        ("ntid.x", "ctaid.x") => [d.1, c.1],
+        _ => return None,
+    };
+    Some([block, extent, thread])
+}
+
+/// The operands of `op [flags] i64 a, b`.
+fn binary<'a>(rhs: &'a str, op: &str) -> Option<(&'a str, &'a str)> {
+    let rest = rhs.strip_prefix(op)?.strip_prefix(' ')?;
+    let rest = rest.trim_start_matches("nuw ").trim_start_matches("nsw ");
+    let (a, b) = rest.strip_prefix("i64 ")?.split_once(", ")?;
+    (is_plain_name(a) && is_plain_name(b)).then_some((a, b))
+}
+
+/// `(register, its i32 read)` if `v` is `zext [nneg] i32 %read to i64` of a special register.
+fn read_of<'a>(defs: &HashMap<&'a str, &'a str>, v: &str) -> Option<(&'a str, &'a str)> {
+    let rhs = defs.get(v)?;
+    let rest = rhs.strip_prefix("zext ")?;
+    let read = rest.trim_start_matches("nneg ").strip_prefix("i32 ")?.strip_suffix(" to i64")?;
+    if !is_plain_name(read) {
+        return None;
+    }
+    let call = defs.get(read)?;
+    // `[tail] call [noundef] [range(i32 a, b)] i32 @llvm.nvvm.read.ptx.sreg.R()`.
+    let (head, reg) = call.split_once(SREG)?;
+    let is_call = head.starts_with("call ") || head.starts_with("tail call ");
+    (is_call && head.ends_with(" i32 ")).then_some(())?;
+    Some((reg.strip_suffix("()")?, read))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{GRID_THREADS_U32, narrow};
+
+    /// A kernel whose entry defines the marker (or not) and branches to a fast copy computing
+    /// the flat index `%i` (`index` gives its last line) and storing `x[i]`.
+    fn kernel(marked: bool, index: &str) -> String {
+        let marker = if marked { format!("%{GRID_THREADS_U32}") } else { "%oxide.uv.9".to_string() };
+        format!(
+            "define ptx_kernel void @k(ptr %x) {{\noxide.uv:\n  %g = call i32 @llvm.nvvm.read.ptx.sreg.nctaid.x()\n  \
+             {marker} = call {{ i32, i1 }} @llvm.umul.with.overflow.i32(i32 %g, i32 %g)\n  \
+             %w = extractvalue {{ i32, i1 }} {marker}, 1\n  br i1 %w, label %start, label %oxide.fast.start\n\
+             start:\n  ret void\n\
+             oxide.fast.start:\n  \
+             %oxide.fast.b = tail call noundef range(i32 0, 2147483647) i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()\n  \
+             %oxide.fast.b64 = zext nneg i32 %oxide.fast.b to i64\n  \
+             %oxide.fast.n = tail call range(i32 1, 1025) i32 @llvm.nvvm.read.ptx.sreg.ntid.x()\n  \
+             %oxide.fast.n64 = zext nneg i32 %oxide.fast.n to i64, !dbg !3\n  \
+             %oxide.fast.m = mul nuw nsw i64 %oxide.fast.n64, %oxide.fast.b64\n  \
+             %oxide.fast.t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  \
+             %oxide.fast.t64 = zext i32 %oxide.fast.t to i64\n  \
+             {index}\n  %a = getelementptr inbounds float, ptr %x, i64 %oxide.fast.i\n  \
+             store float 0.0, ptr %a, align 4\n  ret void\n}}\n"
+        )
+    }
+
+    const INDEX: &str = "%oxide.fast.i = add nuw nsw i64 %oxide.fast.t64, %oxide.fast.m, !dbg !4";
+
+    #[test]
+    fn the_fast_copy_computes_the_flat_index_in_32_bits() {
+        let out = narrow(&kernel(true, INDEX));
+        let want = "  %oxide.u32.0.mul = mul nuw i32 %oxide.fast.b, %oxide.fast.n\n  \
+                    %oxide.u32.0.index = add nuw i32 %oxide.u32.0.mul, %oxide.fast.t\n  \
+                    %oxide.fast.i = zext i32 %oxide.u32.0.index to i64\n  %a = getelementptr";
+        assert!(out.contains(want), "{out}");
+        assert!(!out.contains("add nuw nsw i64"), "{out}");
+    }
+
+    #[test]
+    fn only_marked_kernels_are_narrowed() {
+        // Without `U`'s `nctaid.x * ntid.x <= 2^32` the index may not fit.
+        let ir = kernel(false, INDEX);
+        assert_eq!(narrow(&ir), ir);
+    }
+
+    #[test]
+    fn only_the_fast_copy_is_narrowed() {
+        // The same index in the checked copy (the block `start`) runs for every launch.
+        let ir = kernel(true, INDEX).replace("start:\n  ret void\noxide.fast.start:\n", "oxide.fast.start:\nstart:\n");
+        assert!(ir.contains("\nstart:\n  %oxide.fast.b = "), "{ir}");
+        assert_eq!(narrow(&ir), ir);
+    }
+
+    #[test]
+    fn a_loop_start_is_left_as_it_is() {
+        let ir = kernel(true, INDEX).replace(
+            "  ret void\n}",
+            "  br label %oxide.fast.loop\noxide.fast.loop:\n  \
+             %oxide.fast.j = phi i64 [ %oxide.fast.i, %oxide.fast.start ], [ %oxide.fast.j, %oxide.fast.loop ]\n  \
+             br label %oxide.fast.loop\n}",
+        );
+        assert!(ir.contains("phi i64 [ %oxide.fast.i,"), "{ir}");
+        assert_eq!(narrow(&ir), ir);
+    }
+
+    #[test]
+    fn other_indices_are_left_as_they_are() {
+        // `ctaid.x * ntid.x + tid.y`, `+ 5`, and an `i32` add are not the flat index.
+        for index in [
+            INDEX.replace("%oxide.fast.t64, ", "%oxide.fast.b64, "),
+            "%oxide.fast.i = add nuw nsw i64 %oxide.fast.m, 5".to_string(),
+            "%oxide.fast.i = add i64 %oxide.fast.m, %oxide.fast.m".to_string(),
+        ] {
+            let ir = kernel(true, &index);
+            assert_eq!(narrow(&ir), ir, "{index}");
+        }
+        let ir = kernel(true, INDEX).replace("sreg.tid.x()", "sreg.tid.y()");
+        assert_eq!(narrow(&ir), ir);
+    }
+}
