@@ -15,6 +15,10 @@
 //! - `strided_row_sums` (sgemm's `t += 32` loop reading `x[row * n + t + tx]`): the fast copy for
 //!   n a multiple of 32 and for a ragged n with padding; one element of padding too few must
 //!   stop the kernel (in a child process: one stop per context).
+//!
+//! - `tag_block` (`c[i] = a[i] ^ blockIdx.x`) in flat launches of just under and just over 2^32
+//!   threads: the fast copy's index is 32-bit, so the larger launch must take the checked copy.
+//!
 //! - `addresses` with empty buffers: slice pointers arrive non-null (`abi::EMPTY_SLICE_ADDRESS`).
 //!
 //! Outputs are poisoned (NaN) first and compared bit for bit with the CPU. Last, `add` with `c`
@@ -41,6 +45,17 @@ mod kernels {
         let i = idx.get();
         if let Some(c) = c.get_mut(idx) {
             *c = a[i] + b[i];
+        }
+    }
+
+    /// `c[i] = a[i] ^ blockIdx.x`: were the index of a thread past 2^32 wrapped to 32 bits, it
+    /// would write a block number 2^22 higher into an element of the first blocks.
+    #[kernel]
+    pub fn tag_block(a: &[u32], mut c: DisjointSlice<u32>) {
+        let idx = thread::index_1d();
+        let i = idx.get();
+        if let Some(c) = c.get_mut(idx) {
+            *c = a[i] ^ thread::blockIdx_x();
         }
     }
 
@@ -219,6 +234,25 @@ fn main() {
         let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
         compare("add", &ck(cd.to_host_vec(&s), "copy c")?, &want, same_bits_f32)
     });
+
+    // The fast copy computes the flat index in 32 bits when the launch has fewer than 2^32
+    // threads (`pipeline/flat_index_u32.rs`); with 2^32 or more it takes the checked copy, whose
+    // index is 64-bit. Each launch has ~2^32 threads of 1024 per block, all but the first 4096
+    // returning at once (a few milliseconds).
+    for (name, blocks) in
+        [("grid_just_under_2_pow_32_threads", (1u32 << 22) - 1), ("grid_over_2_pow_32_threads", (1 << 22) + 1)]
+    {
+        report.check(name, || {
+            let n = 4096;
+            let a: Vec<u32> = (0..n).map(|_| rng.next_u32()).collect();
+            let ad = ck(DeviceBuffer::from_host(&s, &a), "copy a")?;
+            let mut cd = ck(DeviceBuffer::from_host(&s, &vec![u32::MAX; n]), "poison c")?;
+            let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
+            ck(m.tag_block(&s, cfg, &ad, &mut cd), "launch tag_block")?;
+            let want: Vec<u32> = a.iter().enumerate().map(|(i, x)| x ^ (i / 1024) as u32).collect();
+            compare("tag_block", &ck(cd.to_host_vec(&s), "copy c")?, &want, |x, y| x == y)
+        });
+    }
 
     report.check("transpose_fast_copy_ragged", || {
         let (w, h) = (100usize, 70usize);
