@@ -536,7 +536,7 @@ fn flat_fast_copies_index_in_32_bits() {
     // 64-bit shift and add per pointer. The checked copy keeps the 64-bit index.
     let arch = "sm_90a";
     let text = bench().ptx(arch);
-    for kernel in ["vecadd", "saxpy"] {
+    for kernel in ["vecadd", "saxpy", "vecadd_v4", "axpy_bf16"] {
         let (checked, fast) = ptx::copies(entry(&text, kernel));
         assert!(fast.contains("mad.lo.s32"), "{kernel}: the index is not 32-bit:\n{fast}");
         assert!(fast.contains("mul.wide.u32"), "{kernel}: no `mul.wide.u32` address:\n{fast}");

@@ -5,7 +5,10 @@
 //! 64-bit index makes each address a 64-bit shift and a 64-bit add (`SHF.L.U64.HI`, `IMAD.SHL`,
 //! `IADD3` + `IADD3.X` per pointer), where nvcc's `int i` gives one `IMAD.WIDE` per pointer.
 //! So in the fast copy it becomes `zext (add nuw i32 (mul nuw i32 %ctaid.x, %ntid.x), %tid.x)`,
-//! which `llc` selects as `mul.wide.u32` and ptxas as one `IMAD.WIDE.U32` per address.
+//! which `llc` selects as `mul.wide.u32` and ptxas as one `IMAD.WIDE.U32` per address. `llc`
+//! does so only where the `zext` and the address are in one block, so the addresses of a
+//! parameter at that index move into the index's block (pure arithmetic, computed earlier on
+//! the same path: the same value wherever it is used).
 //!
 //! **Why it is exact.** A flat kernel's `U` also asks that `nctaid.x * ntid.x` not wrap in 32
 //! bits (`llvm.umul.with.overflow.i32`, whose overflow bit `U` requires false; the call is named
@@ -59,28 +62,71 @@ fn rewrite_function(body: &[&str]) -> Vec<String> {
         .filter_map(|l| l.trim_start().split_once(" = ").filter(|(_, rhs)| rhs.starts_with("phi ")))
         .flat_map(|(_, rhs)| value_names(rhs))
         .collect();
-    let mut out = Vec::with_capacity(body.len() + 8);
+    // The narrowed indices: their line, block and the three reads.
+    let mut block = 0usize;
     let mut in_fast = false;
-    let mut n = 0usize;
-    for line in body {
+    let mut blocks = Vec::with_capacity(body.len());
+    let mut narrowed: HashMap<&str, (usize, [&str; 3])> = HashMap::new();
+    for (i, line) in body.iter().enumerate() {
         if let Some(label) = block_label(line) {
             in_fast = label.trim_start_matches('"').starts_with(FAST_BLOCK);
+            block += 1;
         }
+        blocks.push(block);
         let flat = in_fast.then(|| line.trim_start().split_once(" = ")).flatten();
         if let Some((lhs, rhs)) = flat
             && !phi_inputs.contains(lhs)
-            && let Some([block, extent, thread]) = flat_index(&defs, strip_metadata(rhs))
+            && let Some(reads) = flat_index(&defs, strip_metadata(rhs))
         {
-            let (mul, sum) = (format!("%oxide.u32.{n}.mul"), format!("%oxide.u32.{n}.index"));
-            n += 1;
-            out.push(format!("  {mul} = mul nuw i32 {block}, {extent}"));
-            out.push(format!("  {sum} = add nuw i32 {mul}, {thread}"));
-            out.push(format!("  {lhs} = zext i32 {sum} to i64"));
+            narrowed.insert(lhs, (i, reads));
+        }
+    }
+    // Addresses `p + index` (`p` a parameter) in other blocks move next to the index: `llc`
+    // selects `mul.wide.u32` only where it sees the `zext` (it selects one block at a time), and
+    // a `getelementptr` computes the same value wherever the index is defined. bench `vecadd_v4`
+    // has its accesses in the guarded block; `speculative-execution` hoisted `vecadd`'s.
+    let mut hoisted: HashMap<usize, Vec<usize>> = HashMap::new();
+    for (j, line) in body.iter().enumerate() {
+        if let Some(index) = address_of_parameter(line, &defs)
+            && let Some(&(i, _)) = narrowed.get(index)
+            && blocks[j] != blocks[i]
+        {
+            hoisted.entry(i).or_default().push(j);
+        }
+    }
+    let moved: HashSet<usize> = hoisted.values().flatten().copied().collect();
+    let mut out = Vec::with_capacity(body.len() + 3 * narrowed.len());
+    for (i, line) in body.iter().enumerate() {
+        if moved.contains(&i) {
             continue;
         }
-        out.push(line.to_string());
+        let Some((lhs, _)) = line.trim_start().split_once(" = ") else {
+            out.push(line.to_string());
+            continue;
+        };
+        let Some(&(_, [block, extent, thread])) = narrowed.get(lhs) else {
+            out.push(line.to_string());
+            continue;
+        };
+        // Named after the line, unique in the function whatever the index is called.
+        let (mul, sum) = (format!("%oxide.u32.{i}.mul"), format!("%oxide.u32.{i}.index"));
+        out.push(format!("  {mul} = mul nuw i32 {block}, {extent}"));
+        out.push(format!("  {sum} = add nuw i32 {mul}, {thread}"));
+        out.push(format!("  {lhs} = zext i32 {sum} to i64"));
+        out.extend(hoisted.get(&i).into_iter().flatten().map(|&j| body[j].to_string()));
     }
     out
+}
+
+/// The index of `line` if it is `%a = getelementptr [flags] T, ptr %p, i64 %index` with `%p` a
+/// parameter (defined nowhere in the body).
+fn address_of_parameter<'a>(line: &'a str, defs: &HashMap<&str, &str>) -> Option<&'a str> {
+    let (_, rhs) = line.trim_start().split_once(" = ")?;
+    let parts: Vec<&str> = strip_metadata(rhs).strip_prefix("getelementptr ")?.split(", ").collect();
+    let [_, base, index] = parts[..] else { return None };
+    let base = base.strip_prefix("ptr ")?;
+    let index = index.strip_prefix("i64 ")?;
+    (is_plain_name(base) && !defs.contains_key(base) && is_plain_name(index)).then_some(index)
 }
 
 /// `[ctaid.x, ntid.x, tid.x]` (their `i32` reads) if `rhs` is
@@ -157,9 +203,9 @@ mod tests {
     #[test]
     fn the_fast_copy_computes_the_flat_index_in_32_bits() {
         let out = narrow(&kernel(true, INDEX));
-        let want = "  %oxide.u32.0.mul = mul nuw i32 %oxide.fast.b, %oxide.fast.n\n  \
-                    %oxide.u32.0.index = add nuw i32 %oxide.u32.0.mul, %oxide.fast.t\n  \
-                    %oxide.fast.i = zext i32 %oxide.u32.0.index to i64\n  %a = getelementptr";
+        let want = "  %oxide.u32.15.mul = mul nuw i32 %oxide.fast.b, %oxide.fast.n\n  \
+                    %oxide.u32.15.index = add nuw i32 %oxide.u32.15.mul, %oxide.fast.t\n  \
+                    %oxide.fast.i = zext i32 %oxide.u32.15.index to i64\n  %a = getelementptr";
         assert!(out.contains(want), "{out}");
         assert!(!out.contains("add nuw nsw i64"), "{out}");
     }
@@ -177,6 +223,23 @@ mod tests {
         let ir = kernel(true, INDEX).replace("start:\n  ret void\noxide.fast.start:\n", "oxide.fast.start:\nstart:\n");
         assert!(ir.contains("\nstart:\n  %oxide.fast.b = "), "{ir}");
         assert_eq!(narrow(&ir), ir);
+    }
+
+    #[test]
+    fn addresses_in_other_blocks_move_next_to_the_index() {
+        let ir = kernel(true, INDEX).replace(
+            "\n  %a = getelementptr inbounds float, ptr %x, i64 %oxide.fast.i\n",
+            "\n  br label %oxide.fast.then\noxide.fast.then:\n  \
+             %a = getelementptr inbounds nuw [16 x i8], ptr %x, i64 %oxide.fast.i, !dbg !5\n  \
+             %b = getelementptr float, ptr %a, i64 %oxide.fast.i\n",
+        );
+        assert!(ir.contains("oxide.fast.then:\n  %a = getelementptr"), "{ir}");
+        let out = narrow(&ir);
+        // `%a` moves (its base is a parameter); `%b`'s base is defined in the body.
+        let want = "  %oxide.fast.i = zext i32 %oxide.u32.15.index to i64\n  \
+                    %a = getelementptr inbounds nuw [16 x i8], ptr %x, i64 %oxide.fast.i, !dbg !5\n  \
+                    br label %oxide.fast.then\noxide.fast.then:\n  %b = getelementptr float, ptr %a, i64 %oxide.fast.i\n";
+        assert!(out.contains(want), "{out}");
     }
 
     #[test]

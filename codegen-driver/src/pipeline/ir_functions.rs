@@ -1,4 +1,4 @@
-//! The textual LLVM IR passes after `opt` (uniform_bounds, toggle_ranges, deferred_traps,
+//! The textual LLVM IR passes after `opt` (uniform_bounds, toggle_ranges, deferred_traps, flat_index_u32,
 //! offset_checks, narrow_counters, remat_thread_index) each rewrite one function body at a time;
 //! this walks a module's `define … {` … `}` bodies for them and splits a body into its blocks.
 //!
