@@ -23,7 +23,7 @@
 //! `2^32` threads or more takes the checked copy, which keeps the 64-bit index. A kernel without
 //! the marker (not flat) is left as it is.
 
-use super::ir_functions::{block_label, is_plain_name, strip_metadata, value_names};
+use super::ir_functions::{is_plain_name, split_blocks, strip_metadata, successor_indices, value_names};
 use std::collections::{HashMap, HashSet};
 
 /// Name (without `%`) of the `umul.with.overflow.i32` of `nctaid.x` and `ntid.x` in a flat
@@ -63,17 +63,26 @@ fn rewrite_function(body: &[&str]) -> Vec<String> {
         .flat_map(|(_, rhs)| value_names(rhs))
         .collect();
     // The narrowed indices: their line, block and the three reads.
-    let mut block = 0usize;
-    let mut in_fast = false;
+    // Each line's block, as `split_blocks` numbers them, and each block's predecessors.
+    let split = split_blocks(body);
     let mut blocks = Vec::with_capacity(body.len());
+    for (b, block) in split.iter().enumerate() {
+        let lines = block.lines.len() + usize::from(block.label.is_some());
+        blocks.extend(std::iter::repeat_n(b, lines));
+    }
+    let mut preds = vec![Vec::new(); split.len()];
+    for (b, succs) in successor_indices(&split).into_iter().enumerate() {
+        for s in succs {
+            preds[s].push(b);
+        }
+    }
+    let in_fast: Vec<bool> = split
+        .iter()
+        .map(|b| b.label.as_deref().is_some_and(|l| l.trim_start_matches('"').starts_with(FAST_BLOCK)))
+        .collect();
     let mut narrowed: HashMap<&str, (usize, [&str; 3])> = HashMap::new();
     for (i, line) in body.iter().enumerate() {
-        if let Some(label) = block_label(line) {
-            in_fast = label.trim_start_matches('"').starts_with(FAST_BLOCK);
-            block += 1;
-        }
-        blocks.push(block);
-        let flat = in_fast.then(|| line.trim_start().split_once(" = ")).flatten();
+        let flat = in_fast[blocks[i]].then(|| line.trim_start().split_once(" = ")).flatten();
         if let Some((lhs, rhs)) = flat
             && !phi_inputs.contains(lhs)
             && let Some(reads) = flat_index(&defs, strip_metadata(rhs))
@@ -81,15 +90,17 @@ fn rewrite_function(body: &[&str]) -> Vec<String> {
             narrowed.insert(lhs, (i, reads));
         }
     }
-    // Addresses `p + index` (`p` a parameter) in other blocks move next to the index: `llc`
-    // selects `mul.wide.u32` only where it sees the `zext` (it selects one block at a time), and
-    // a `getelementptr` computes the same value wherever the index is defined. bench `vecadd_v4`
-    // has its accesses in the guarded block; `speculative-execution` hoisted `vecadd`'s.
+    // Addresses `p + index` (`p` a parameter) in a block guarded by the index's block (its only
+    // predecessor: `if i < n { … }`) move next to the index: `llc` selects `mul.wide.u32` only
+    // where it sees the `zext` (it selects one block at a time), and a `getelementptr` computes
+    // the same value wherever the index is defined. bench `vecadd_v4` has its accesses in the
+    // guarded block; `speculative-execution` hoisted `vecadd`'s. Not from farther: an address
+    // moved before a loop would stay in registers through it (`remat_thread_index.rs`).
     let mut hoisted: HashMap<usize, Vec<usize>> = HashMap::new();
     for (j, line) in body.iter().enumerate() {
         if let Some(index) = address_of_parameter(line, &defs)
             && let Some(&(i, _)) = narrowed.get(index)
-            && blocks[j] != blocks[i]
+            && preds[blocks[j]] == [blocks[i]]
         {
             hoisted.entry(i).or_default().push(j);
         }
@@ -240,6 +251,20 @@ mod tests {
                     %a = getelementptr inbounds nuw [16 x i8], ptr %x, i64 %oxide.fast.i, !dbg !5\n  \
                     br label %oxide.fast.then\noxide.fast.then:\n  %b = getelementptr float, ptr %a, i64 %oxide.fast.i\n";
         assert!(out.contains(want), "{out}");
+    }
+
+    #[test]
+    fn addresses_after_a_loop_stay_where_they_are() {
+        // Moved before the loop, the address would stay in registers through it.
+        let ir = kernel(true, INDEX).replace(
+            "\n  %a = getelementptr inbounds float, ptr %x, i64 %oxide.fast.i\n",
+            "\n  br label %oxide.fast.loop\noxide.fast.loop:\n  %c = load i1, ptr %x, align 1\n  \
+             br i1 %c, label %oxide.fast.loop, label %oxide.fast.after\noxide.fast.after:\n  \
+             %a = getelementptr inbounds float, ptr %x, i64 %oxide.fast.i\n",
+        );
+        let out = narrow(&ir);
+        assert!(out.contains("%oxide.fast.i = zext i32 %oxide.u32.15.index to i64\n  br label"), "{out}");
+        assert!(out.contains("oxide.fast.after:\n  %a = getelementptr"), "{out}");
     }
 
     #[test]

@@ -1693,8 +1693,17 @@ mod tests {
             let tail = format!(" = {rhs}");
             entry.lines().map(str::trim).find(|l| l.ends_with(&tail)).and_then(|l| l.split(" = ").next())
         };
-        let blocks = defined_as("call i32 @llvm.nvvm.read.ptx.sreg.nctaid.x()").expect(&out);
-        let threads = defined_as("call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()").expect(&out);
+        // The entry's read of `reg` (maybe with a `range`).
+        let read = |reg: &str| {
+            let tail = format!(" i32 @llvm.nvvm.read.ptx.sreg.{reg}()");
+            entry
+                .lines()
+                .map(str::trim)
+                .find(|l| l.starts_with("%oxide.uv.") && l.ends_with(&tail))?
+                .split(" = ")
+                .next()
+        };
+        let (blocks, threads) = (read("nctaid.x").expect(&out), read("ntid.x").expect(&out));
         let product = format!("%{}", super::GRID_THREADS_U32);
         let call = format!("{product} = call {{ i32, i1 }} @llvm.umul.with.overflow.i32(i32 {blocks}, i32 {threads})");
         assert_eq!(line(&product), Some(call.as_str()), "{out}");
