@@ -43,9 +43,16 @@
 //!   is at most its mathematical value, itself at most the bound; without a wrap it *is* the
 //!   mathematical value. `and`, `urem`, `zext`, `trunc` and `sub nuw` are at most an operand,
 //!   `lshr`/`udiv` by a constant at most the operand's bound shifted/divided (monotone);
-//!   `select` and `phi` at most the larger of their operands' bounds. Anything
-//!   else (a load, `sub` without `nuw`, `sext`, a call) has no bound, and the check stays in both
-//!   copies.
+//!   `select` and `phi` at most the larger of their operands' bounds.
+//! - **Differences**: `a - b` without `nuw` (Rust's wrapping release `c - n`; `c - 1` is
+//!   `add c, -1`) is at most `B(a)` where `a >= b`, so `U` also asks `L(a) >= b` (`b` uniform,
+//!   else `L(a) >= B(b)`), with `L` a lower bound of `a` built at entry (`Bounder::lower`): where
+//!   the check runs, `a >= L(a) >= b`, the difference does not wrap and is at most `a`. `L` comes
+//!   from guards `k < v`, `k <= v`, `v != k` (constant `k`: `y != 0` gives 1), constants, uniform
+//!   values, `zext`, and `add`/`mul` of lower bounds where the operation cannot wrap (`nuw`, or
+//!   the operands' largest values); else it is 0. Each is at most the value where the check runs,
+//!   so their sums and products do not wrap there either.
+//!   Anything else (a load, `sext`, a call) has no bound, and the check stays in both copies.
 //! - **Guards**: an `llvm.assume(c)` makes `c` hold in the blocks its block strictly dominates
 //!   (the launch bounds' `tid.x < 256`; a constant bound from one is combined with the operands'
 //!   bound, the smaller wins). A conditional branch whose successor has it as its only
@@ -65,6 +72,24 @@
 //!   induction `t = phi [0, …], [t + 32, …]`) is at most its bound rounded down to one, so
 //!   sgemm's `a[row * n + t + tx]` with `t < n` gets `((n - 1) & -32) + 31`, in bounds for the
 //!   `n × n` matrices it is launched with.
+//! - **`!=` facts** (the false edge of `v == k`, the true edge of `v != k`, `k` uniform): where
+//!   `v <= B`, also `v <= (B == k ? B - 1 : B)`, a select at entry (folded where `B` is `k`,
+//!   as `x < n` and `x != n - 1` give `n - 2`). Where `B = k = 0` no `v` is both, the block never
+//!   runs, and the wrapped `B - 1` is as true of it as any bound.
+//! - **Row-major indices**: a guard `c < len` where `c = v * n + x` (or `v * n`), `n` uniform,
+//!   computed without wrapping (`nuw`, or the operands' largest values) bounds the coordinate
+//!   `v` too, where it has no guard of its own: `v * n <= c < len`. For a uniform `k` with a
+//!   guard `v != k` (the stencil's interior `y != n - 1`), `U` asks `(k + 1) * n >= len`
+//!   (saturating: a saturated product is below the true one); then `v < k + 1`, and with
+//!   `v != k`, `v <= k - 1` (`n = 0` would need `len = 0`, and the guard never held). With
+//!   several such `k`, each is a select of `k - 1` and `v`'s largest value instead, so that no
+//!   one of them must hold. (`v <= (len - 1) / n` needs no `k`, but a 64-bit division at entry
+//!   costs more than the checks it removes: the entry runs once per warp, as often as the body
+//!   of a kernel with one point per thread.) So the stencil's `input[c + n]` under
+//!   `x < n`, `c = y * n + x < out.len`, `x, y != n - 1` is at most `(n - 2) * n + n - 2 + n`,
+//!   below `input.len = out.len = n * n`. Such an index `c + t` under a guard `c < len` of a slice
+//!   length is bounded through `c`'s operands, not that guard, and only where that bound does
+//!   not come from the launch's extent (`reads_past_a_guarded_length`).
 //!
 //! A condition `base + c < L` with constants `c`, `L` is `base < L - c`, so the checks at
 //! constant offsets from one index (an unrolled loop) share one condition, the strictest.
@@ -127,12 +152,13 @@ struct Check<'a> {
     oob_when_true: bool,
 }
 
-/// `u < v` (`strict`) or `u <= v`, unsigned, known to hold.
+/// `u < v` (`strict`) or `u <= v`, unsigned, known to hold; `u != v` if `ne`.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 struct Fact<'a> {
     lhs: &'a str,
     rhs: &'a str,
     strict: bool,
+    ne: bool,
 }
 
 /// The most threads a block of the kernel `define` can have: the product of its
@@ -183,6 +209,8 @@ fn version_kernel(
     let mut proven: Vec<(&str, bool)> = Vec::new();
     // Conditions `lhs pred rhs` on `i64`s; with a constant `rhs`, one per `(lhs, pred)`.
     let mut conditions: Vec<Condition> = Vec::new();
+    // Conditions already built as `i1`s (`sub` that cannot wrap below zero: `Bounder::upper`).
+    let mut sides: Vec<String> = Vec::new();
     for check in &checks {
         let Some(&(block, _)) = func.defs.get(check.cond) else { continue };
         if !func.reachable[block] {
@@ -192,16 +220,30 @@ fn version_kernel(
         // The in-bounds outcome of the icmp, as a fact `idx < len` / `idx <= lim`.
         let in_bounds = !check.oob_when_true;
         let Some(&[fact]) = icmp_facts(pred, a, b, in_bounds).as_deref() else { continue };
-        let facts = func.facts_at(block, false);
-        if reads_past_a_guarded_length(&func, fact.lhs, &facts, &lengths) {
+        if fact.ne {
             continue;
         }
+        let facts = func.facts_at(block, false);
         bounder.memo.clear();
+        bounder.memo_lower.clear();
+        bounder.side.clear();
+        bounder.skip_guard = reads_past_a_guarded_length(&func, fact.lhs, &facts, &lengths);
+        let extents_before = bounder.extents_used;
         let Some(limit) = bounder.exact64(fact.rhs, ty) else { continue };
         let Some(bound) = bounder.upper(fact.lhs, ty, Some(&facts)) else { continue };
-        if bound == u64::MAX.to_string() {
+        if bound == u64::MAX.to_string() || bounder.side.iter().any(|s| s == "false") {
             // Saturated: the condition could never hold.
             continue;
+        }
+        if bounder.skip_guard.is_some() && bounder.extents_used != extents_before {
+            // The guarded index bounded by the launch's extent, which grids round up past the
+            // guarded length: the condition would fail for the usual launch.
+            continue;
+        }
+        for side in bounder.side.drain(..) {
+            if side != "true" && !sides.contains(&side) {
+                sides.push(side);
+            }
         }
         let pred = if fact.strict { "ult" } else { "ule" };
         // The bound's largest value (launch bounds: `ntid.x <= 256`) may decide it already.
@@ -271,6 +313,7 @@ fn version_kernel(
                 bounder.emit(format!("icmp {} i64 {lhs}, {}", c.pred, c.rhs))
             }
         })
+        .chain(sides)
         .chain(flat_condition)
         .chain(grid_condition)
         .collect();
@@ -347,14 +390,33 @@ fn version_kernel(
     Some(out)
 }
 
-/// Whether `idx` is `v + t` (`t` not 0) where a guard says `v < len` with `len` a slice's
-/// length: the stencil's `input[c + n]` under `out.get_mut(c)`. Its condition would ask for
-/// `input` longer than `out`, false for the equal lengths such a kernel is launched with, which
-/// would send every launch to the checked copy: the check stays.
-fn reads_past_a_guarded_length(func: &Function<'_>, idx: &str, facts: &[Fact<'_>], lengths: &HashSet<&str>) -> bool {
-    let Some(Inst::Bin { op: "add" | "or", a, b, .. }) = func.inst(idx) else { return false };
-    let guarded = |v: &str| facts.iter().any(|f| f.lhs == v && lengths.contains(f.rhs));
-    (guarded(a) && b != "0") || (guarded(b) && a != "0")
+/// If `idx` is `v + t` (`t` not 0 and not negative) where a guard says `v < len` with `len` a
+/// slice's length (the stencil's `input[c + n]` under `out.get_mut(c)`), that `v`: bounded by its
+/// guard, the condition would ask for `input` longer than `out`, false for the equal lengths such
+/// a kernel is launched with. `v` is then bounded by its operands (`Bounder::skip_guard`), and
+/// only where that bound comes from other guards (the stencil's `x < n`, `y != n - 1`), not
+/// from the launch's extent, which grids round up past the length.
+fn reads_past_a_guarded_length<'a>(
+    func: &Function<'a>,
+    idx: &str,
+    facts: &[Fact<'a>],
+    lengths: &HashSet<&str>,
+) -> Option<&'a str> {
+    let Some(Inst::Bin { op: "add" | "or", ty, a, b, .. }) = func.inst(idx) else { return None };
+    let guarded = |v: &str| facts.iter().any(|f| !f.ne && f.lhs == v && lengths.contains(f.rhs));
+    let past = |t: &str| t != "0" && !constant(t, ty).is_some_and(|c| negative(c, ty));
+    if guarded(a) && past(b) {
+        Some(a)
+    } else if guarded(b) && past(a) {
+        Some(b)
+    } else {
+        None
+    }
+}
+
+/// Whether the constant `c` of type `ty` is negative as a signed value.
+fn negative(c: u64, ty: &str) -> bool {
+    bits(ty).is_some_and(|w| c >> (w - 1) & 1 == 1)
 }
 
 /// The parameters of `define` that are slice lengths: an `i64` right after a `ptr` (a slice
@@ -517,9 +579,9 @@ fn rename(line: &str, defined: &HashSet<&str>) -> String {
 /// selects (`lower/bounds.rs`), each once.
 /// Whether a fast copy pays for its entry test (~10–40 instructions per warp, most of them
 /// uniform): when it removes at least half of the kernel's checks, or the grid linearisation of a
-/// flat launch. stencil5 (bench) proves 1 of its 5 checks (the neighbours' need `y < n`, which it
-/// never tests) and ran 6 % more instructions with a copy than without (bench/notes.md, perf4
-/// measured).
+/// flat launch. stencil5 (bench) proved 1 of its 6 checks before `!=` facts, lower bounds and
+/// row-major coordinate bounds (it never tests `y < n`) and ran 6 % more instructions with a copy
+/// than without (bench/notes.md, perf4 measured); it now proves all 6.
 fn worth_a_copy(proven: usize, checks: usize, flat: bool) -> bool {
     flat || 2 * proven >= checks
 }
@@ -696,7 +758,8 @@ fn constant(v: &str, ty: &str) -> Option<u64> {
 
 /// The facts an `icmp pred a, b` with result `outcome` gives.
 fn icmp_facts<'a>(pred: &str, a: &'a str, b: &'a str, outcome: bool) -> Option<Vec<Fact<'a>>> {
-    let f = |lhs, rhs, strict| Fact { lhs, rhs, strict };
+    let f = |lhs, rhs, strict| Fact { lhs, rhs, strict, ne: false };
+    let ne = |lhs, rhs| Fact { lhs, rhs, strict: false, ne: true };
     // Signed predicates appear only with `samesign` (parse drops the flag; the caller checks).
     let pred = match pred {
         "slt" => "ult",
@@ -711,6 +774,7 @@ fn icmp_facts<'a>(pred: &str, a: &'a str, b: &'a str, outcome: bool) -> Option<V
         ("ugt", true) | ("ule", false) => vec![f(b, a, true)],
         ("uge", true) | ("ult", false) => vec![f(b, a, false)],
         ("eq", true) | ("ne", false) => vec![f(a, b, false), f(b, a, false)],
+        ("eq", false) | ("ne", true) => vec![ne(a, b), ne(b, a)],
         _ => return None,
     })
 }
@@ -863,7 +927,7 @@ impl<'a> Function<'a> {
         let mut best = 0;
         for fact in facts {
             let zero = fact.rhs == "0" && !fact.strict || fact.rhs == "1" && fact.strict;
-            if !zero {
+            if !zero || fact.ne {
                 continue;
             }
             let Some(Inst::Bin { op: "and", ty, a, b, .. }) = self.inst(fact.lhs) else { continue };
@@ -937,6 +1001,28 @@ impl<'a> Function<'a> {
         }
     }
 
+    /// The largest value `v` of type `ty` can have, from its type and `zext`, `add`, `mul`
+    /// (clamped to the type: a wrapped result is below it too).
+    fn value_max(&self, v: &str, ty: &str, depth: usize) -> u128 {
+        let full = (1u128 << bits(ty).unwrap_or(64)) - 1;
+        if let Some(c) = constant(v, ty) {
+            return u128::from(c);
+        }
+        if depth > 8 {
+            return full;
+        }
+        match self.inst(v) {
+            Some(Inst::Cast { op: "zext", from, a, .. }) => self.value_max(a, from, depth + 1).min(full),
+            Some(Inst::Bin { op: "add", ty, a, b, .. }) => {
+                (self.value_max(a, ty, depth + 1) + self.value_max(b, ty, depth + 1)).min(full)
+            }
+            Some(Inst::Bin { op: "mul", ty, a, b, .. }) => {
+                (self.value_max(a, ty, depth + 1).saturating_mul(self.value_max(b, ty, depth + 1))).min(full)
+            }
+            _ => full,
+        }
+    }
+
     /// `br i1 %c, label %then, label %else` ending `block`, as (c, then, else).
     fn cond_branch(&self, block: usize) -> Option<(&'a str, usize, usize)> {
         let lines = &self.blocks[block].lines;
@@ -1004,6 +1090,17 @@ struct Bounder<'f, 'a> {
     affine: HashMap<String, (String, u64)>,
     /// Built values by their right-hand side (every one is pure and at entry).
     cse: HashMap<String, String>,
+    /// Lower bounds already built for the current check.
+    memo_lower: HashMap<&'a str, String>,
+    /// Conditions (`i1`s at entry, or `true`/`false`) the current check's bound needs besides
+    /// `bound < len`: a `sub` that cannot wrap below zero.
+    side: Vec<String>,
+    /// A value whose own guards are not used (`reads_past_a_guarded_length`).
+    skip_guard: Option<&'a str>,
+    /// How many bounds came from the launch's extent (`%tid`, `%ctaid`).
+    extents_used: usize,
+    /// Bounds built as already below a value `k` they would otherwise equal (`row_bounds`).
+    below: HashMap<String, String>,
 }
 
 /// The special registers that are the same in every thread of a launch.
@@ -1026,6 +1123,11 @@ impl<'f, 'a> Bounder<'f, 'a> {
             max: HashMap::new(),
             affine: HashMap::new(),
             cse: HashMap::new(),
+            memo_lower: HashMap::new(),
+            side: Vec::new(),
+            skip_guard: None,
+            extents_used: 0,
+            below: HashMap::new(),
         }
     }
 
@@ -1192,11 +1294,18 @@ impl<'f, 'a> Bounder<'f, 'a> {
         // bounds, and the entry block stays short.
         let mut candidates: Vec<String> = Vec::new();
         for fact in facts.unwrap_or_default() {
-            if fact.lhs != v {
+            if fact.ne || fact.lhs != v || self.skip_guard == Some(v) {
                 continue;
             }
             if let Some(b) = self.upper(fact.rhs, ty, facts) {
                 candidates.push(if fact.strict { self.sub1(b) } else { b });
+            }
+        }
+        // Else a guard on a row-major index `v * n + x`.
+        for fact in facts.unwrap_or_default() {
+            if candidates.is_empty() && !fact.ne && fact.lhs != v {
+                let bounds = self.row_bounds(v, ty, fact, facts);
+                candidates.extend(bounds);
             }
         }
         // A constant from a guard or an assume (`tid.x < 256` of the launch bounds) may be
@@ -1208,6 +1317,17 @@ impl<'f, 'a> Bounder<'f, 'a> {
         }
         self.in_progress.remove(&key);
         let mut bound = candidates.into_iter().reduce(|x, y| self.minmax("umin", x, y));
+        // `v <= B` and `v != K` give `v <= B - 1` where `K = B` (`x != n - 1` under `x < n`).
+        for fact in facts.unwrap_or_default() {
+            if !fact.ne || fact.lhs != v {
+                continue;
+            }
+            // (`v != 0` lowers only a bound 0, under which no `v != 0` runs.)
+            let (Some(b), Some(k)) = (bound.clone(), self.exact64(fact.rhs, ty)) else { continue };
+            if k != "0" {
+                bound = Some(self.below_if_equal(b, k));
+            }
+        }
         // A multiple of 2^k is at most the bound rounded down to one (`t % 32 == 0` guards the
         // warp leaders' `parts[t / 32]`, which opt spells `t <= 224`; sgemm's `t += 32`). A
         // saturated bound stays saturated: it says no condition can hold.
@@ -1243,6 +1363,9 @@ impl<'f, 'a> Bounder<'f, 'a> {
                 if self.flat && (per_axis("tid.").is_some() || per_axis("ctaid.").is_some()) && !name.ends_with(".x") {
                     return Some("0".to_string());
                 }
+                if per_axis("tid.").is_some() || per_axis("ctaid.").is_some() {
+                    self.extents_used += 1;
+                }
                 if let Some(axis) = per_axis("tid.") {
                     let n = self.exact64_sreg(&format!("ntid.{axis}"));
                     return Some(self.sub1(n));
@@ -1268,6 +1391,12 @@ impl<'f, 'a> Bounder<'f, 'a> {
                 }
             }
             Inst::Bin { op, ty, a, b, nuw } => match op {
+                // `a + (-k)` is `a - k`.
+                "add" if constant(b, ty).is_some_and(|k| negative(k, ty)) => {
+                    let k = constant(b, ty)?.wrapping_neg() & (u64::MAX >> (64 - bits(ty)?));
+                    self.difference(a, Ok(k), ty, facts)
+                }
+                "sub" if !nuw => self.difference(a, Err(b), ty, facts),
                 "add" | "or" | "xor" => {
                     let (x, y) = (self.upper(a, ty, facts)?, self.upper(b, ty, facts)?);
                     Some(self.add_sat(x, y))
@@ -1360,6 +1489,258 @@ impl<'f, 'a> Bounder<'f, 'a> {
         }
     }
 
+    /// An upper bound of `a - b` (of type `ty`, wrapping) where `a >= b`: `a`'s, with the condition
+    /// `L(a) >= b` (`b` uniform, else `L(a) >= B(b)`) for `U`. Where it holds and the check runs,
+    /// `a >= L(a) >= b`, so the difference does not wrap and is at most `a`.
+    fn difference(
+        &mut self,
+        a: &'a str,
+        b: Result<u64, &'a str>,
+        ty: &str,
+        facts: Option<&[Fact<'a>]>,
+    ) -> Option<String> {
+        let bound = self.upper(a, ty, facts)?;
+        let low = self.lower(a, ty, facts, 0);
+        let b = match b {
+            Ok(c) => c.to_string(),
+            Err(b) => match self.exact64(b, ty) {
+                Some(e) => e,
+                None => self.upper(b, ty, facts)?,
+            },
+        };
+        let side = match (low.parse::<u64>(), b.parse::<u64>()) {
+            (Ok(l), Ok(b)) => (l >= b).to_string(),
+            _ if low == b => "true".to_string(),
+            _ => self.emit(format!("icmp uge i64 {low}, {b}")),
+        };
+        self.side.push(side);
+        Some(bound)
+    }
+
+    /// `b` lowered by one where it equals `k`: a bound of a value that is at most `b` and not
+    /// `k`. (Where `b = k = 0` no value is both, the block never runs, and the wrapped `b - 1`
+    /// is a bound as good as any.)
+    fn below_if_equal(&mut self, b: String, k: String) -> String {
+        if self.below.get(&b) == Some(&k) {
+            return b;
+        }
+        if b == k || self.minus_one.get(&b).is_some_and(|x| self.plus_one(&k).as_ref() == Some(x)) {
+            // (`sub1(x)` and the uniform `x - 1` are one value.)
+            return self.sub1(b);
+        }
+        if let (Ok(x), Ok(y)) = (b.parse::<u64>(), k.parse::<u64>()) {
+            return if x == y { x.saturating_sub(1) } else { x }.to_string();
+        }
+        let max = self.max_of(&b);
+        let equal = self.emit(format!("icmp eq i64 {b}, {k}"));
+        let less = self.emit(format!("add i64 {b}, -1"));
+        let v = self.emit(format!("select i1 {equal}, i64 {less}, i64 {b}"));
+        self.max.insert(v.clone(), max);
+        v
+    }
+
+    /// Bounds of `v` from a guard `c < len` (`c <= lim`) where `c` is `v * n + x` (or `v * n`),
+    /// computed without wrapping (`nuw`, or the operands' largest values show no wrap is
+    /// possible), `n` uniform: then `v * n <= c < len`. For each uniform `k` that a guard says
+    /// `v != k` of (the stencil's interior `y != n - 1`), where `(k + 1) * n >= len` (computed
+    /// saturating: a saturated product is below the true one) `v * n < (k + 1) * n`, so `v <= k`
+    /// (`n = 0` gives `len = 0`, and the guard never held), and with `v != k`, `v <= k - 1`;
+    /// elsewhere the bound is `v`'s largest value. (Dividing `len - 1` by `n` would bound `v`
+    /// without such a `k`, but a 64-bit division at entry costs more than the checks it removes:
+    /// it runs once per warp, as often as a one-point-per-thread kernel's body.)
+    fn row_bounds(&mut self, v: &'a str, ty: &str, fact: &Fact<'a>, facts: Option<&[Fact<'a>]>) -> Vec<String> {
+        let func = self.func;
+        let no_wrap = |inst: Inst<'_>| match inst {
+            Inst::Bin { op, ty, a, b, nuw } => {
+                let (ma, mb) = (func.value_max(a, ty, 0), func.value_max(b, ty, 0));
+                let full = (1u128 << bits(ty).unwrap_or(64)) - 1;
+                nuw || (op == "mul" && ma * mb <= full) || (op == "add" && ma + mb <= full)
+            }
+            _ => false,
+        };
+        let is_mul = |x: &str| matches!(func.inst(x), Some(Inst::Bin { op: "mul", .. }));
+        let product = match func.inst(fact.lhs) {
+            Some(Inst::Bin { op: "mul", .. }) => fact.lhs,
+            Some(c @ Inst::Bin { op: "add", a, b, .. }) if no_wrap(c) => {
+                if is_mul(a) {
+                    a
+                } else if is_mul(b) {
+                    b
+                } else {
+                    return Vec::new();
+                }
+            }
+            _ => return Vec::new(),
+        };
+        let Some(m @ Inst::Bin { op: "mul", ty: mty, a, b, .. }) = func.inst(product) else { return Vec::new() };
+        if mty != ty || !no_wrap(m) {
+            return Vec::new();
+        }
+        let n = if a == v {
+            b
+        } else if b == v {
+            a
+        } else {
+            return Vec::new();
+        };
+        let (Some(n), Some(len)) = (self.exact64(n, ty), self.upper(fact.rhs, ty, facts)) else { return Vec::new() };
+        let top = func.value_max(v, ty, 0).min(u128::from(u64::MAX)) as u64;
+        // (k, `k - 1`, its largest value, whether `v <= k` holds: a constant or an `i1`).
+        let mut found: Vec<(String, String, u128, String)> = Vec::new();
+        for ne in facts.unwrap_or_default().iter().filter(|f| f.ne && f.lhs == v) {
+            let Some(k) = self.exact64(ne.rhs, ty) else { continue };
+            if k == "0" {
+                // `v <= 0` and `v != 0`: nothing runs; no bound worth a test.
+                continue;
+            }
+            let x = self.plus_one(&k);
+            let (k1, below, max) = match &x {
+                // Where the check runs and `v <= k` holds, `k >= 1` (`v != k`), so `x >= 2` and
+                // `x - 2` is at most `max(x) - 2`.
+                Some(x) => {
+                    let max = self.max_of(x).saturating_sub(2);
+                    let below = self.emit(format!("add i64 {x}, -2"));
+                    self.max.insert(below.clone(), max);
+                    (x.clone(), below, max)
+                }
+                None => {
+                    let below = self.sub1(k.clone());
+                    let max = self.max_of(&below);
+                    (self.plus(k.clone(), "1".to_string()), below, max)
+                }
+            };
+            let reach = self.mul_sat(k1, n.clone());
+            let pred = if fact.strict { "uge" } else { "ugt" };
+            let covers = match (reach.parse::<u64>(), len.parse::<u64>()) {
+                (Ok(r), Ok(l)) => (if fact.strict { r >= l } else { r > l }).to_string(),
+                _ => self.emit(format!("icmp {pred} i64 {reach}, {len}")),
+            };
+            if covers != "false" {
+                found.push((k, below, max, covers));
+            }
+        }
+        let mut bounds = Vec::new();
+        let alone = found.len() == 1;
+        for (k, below, max, covers) in found {
+            let bound = if covers == "true" {
+                below
+            } else if alone {
+                // One such `k`: `U` asks for `v <= k` (without it the bound would be `v`'s
+                // largest value, too large for any condition on a length to hold).
+                self.side.push(covers);
+                below
+            } else {
+                let max = max.max(u128::from(top));
+                let b = self.emit(format!("select i1 {covers}, i64 {below}, i64 {top}"));
+                self.max.insert(b.clone(), max);
+                b
+            };
+            self.below.insert(bound.clone(), k);
+            bounds.push(bound);
+        }
+        bounds
+    }
+
+    /// `x` where `k` was built as `x - 1` (wrapping: `k + 1 = x` whatever `x`).
+    fn plus_one(&self, k: &str) -> Option<String> {
+        let rhs = self.cse.iter().find(|(_, v)| *v == k)?.0;
+        let x = rhs.strip_prefix("add i64 ")?;
+        let x = x.strip_suffix(", -1").or_else(|| x.strip_suffix(", 18446744073709551615"))?;
+        (!x.contains(' ')).then(|| x.to_string())
+    }
+
+    /// A lower bound (unsigned, as an `i64` at entry; `0` where none is known) of `v` of type
+    /// `ty` wherever `facts` hold: from guards `k < v`, `k <= v` and `v != k` with `k` uniform,
+    /// and through `add`/`mul` that cannot wrap (`nuw`, or the operands' largest values) and
+    /// `zext`. Where the check runs, each is at most `v`, so their sums and products do not
+    /// wrap either; at entry, where it does not, they are plain arithmetic (never poison).
+    fn lower(&mut self, v: &'a str, ty: &str, facts: Option<&[Fact<'a>]>, depth: usize) -> String {
+        if let Some(c) = constant(v, ty) {
+            return c.to_string();
+        }
+        if let Some(e) = self.exact64(v, ty) {
+            return e;
+        }
+        if depth > 8 {
+            return "0".to_string();
+        }
+        if let Some(done) = self.memo_lower.get(v) {
+            return done.clone();
+        }
+        let mut low = "0".to_string();
+        for fact in facts.unwrap_or_default() {
+            if fact.ne || fact.rhs != v {
+                continue;
+            }
+            let Some(k) = self.exact64(fact.lhs, ty) else { continue };
+            // `k < v` leaves room for `k + 1` below `v`: no wrap where the check runs.
+            let k = if fact.strict { self.plus(k, "1".to_string()) } else { k };
+            low = self.minmax("umax", low, k);
+        }
+        if low == "0"
+            && let Some(inst) = self.func.inst(v)
+        {
+            low = match inst {
+                Inst::Bin { op: op @ ("add" | "mul"), ty, a, b, nuw } => {
+                    let (ma, mb) = (self.func.value_max(a, ty, 0), self.func.value_max(b, ty, 0));
+                    let full = (1u128 << bits(ty).unwrap_or(64)) - 1;
+                    let fits = if op == "add" { ma + mb <= full } else { ma * mb <= full };
+                    if nuw || fits {
+                        let (x, y) = (self.lower(a, ty, facts, depth + 1), self.lower(b, ty, facts, depth + 1));
+                        if op == "add" { self.plus(x, y) } else { self.times(x, y) }
+                    } else {
+                        low
+                    }
+                }
+                Inst::Cast { op: "zext", from, a, .. } => self.lower(a, from, facts, depth + 1),
+                _ => low,
+            };
+        }
+        // `v >= L` and `v != k` give `v >= L + 1` where `k = L` (`y != 0`); constants `k` only,
+        // smallest first, so the entry test stays short.
+        let mut ks: Vec<u64> = facts
+            .unwrap_or_default()
+            .iter()
+            .filter(|f| f.ne && f.lhs == v)
+            .filter_map(|f| constant(f.rhs, ty))
+            .collect();
+        ks.sort_unstable();
+        for k in ks {
+            low = match low.parse::<u64>() {
+                Ok(l) if l == k => (l + 1).to_string(),
+                Ok(_) => low,
+                Err(_) => {
+                    let equal = self.emit(format!("icmp eq i64 {low}, {k}"));
+                    let more = self.plus(low.clone(), "1".to_string());
+                    self.emit(format!("select i1 {equal}, i64 {more}, i64 {low}"))
+                }
+            };
+        }
+        self.memo_lower.insert(v, low.clone());
+        low
+    }
+
+    /// `x + y`, wrapping (a lower bound's arithmetic), folded where both are constants.
+    fn plus(&mut self, x: String, y: String) -> String {
+        match (x.parse::<u64>(), y.parse::<u64>()) {
+            (Ok(a), Ok(b)) => a.wrapping_add(b).to_string(),
+            (Ok(0), _) => y,
+            (_, Ok(0)) => x,
+            _ => self.emit(format!("add i64 {x}, {y}")),
+        }
+    }
+
+    /// `x * y`, wrapping, folded where both are constants.
+    fn times(&mut self, x: String, y: String) -> String {
+        match (x.parse::<u64>(), y.parse::<u64>()) {
+            (Ok(a), Ok(b)) => a.wrapping_mul(b).to_string(),
+            (Ok(0), _) | (_, Ok(0)) => "0".to_string(),
+            (Ok(1), _) => y,
+            (_, Ok(1)) => x,
+            _ => self.emit(format!("mul i64 {x}, {y}")),
+        }
+    }
+
     /// `x - 1`, wrapping: every `x` lowered here is at least 1 whenever the check it bounds can
     /// run (an extent of the launch; the right side of a guard `v < x` that held; a divisor), so
     /// for `x = 0` the check never runs and any condition is true of it.
@@ -1445,6 +1826,11 @@ impl<'f, 'a> Bounder<'f, 'a> {
         }
         if x == y {
             return x;
+        }
+        match (op, x.as_str(), y.as_str()) {
+            ("umax", "0", _) | ("umin", _, "0") => return y,
+            ("umax", _, "0") | ("umin", "0", _) => return x,
+            _ => {}
         }
         // `umin(v, c)` is `v` when `v` is at most `c`. (A `v` that may wrap above its largest
         // value only when its check cannot run is then a looser bound, still a bound.)
@@ -1794,6 +2180,109 @@ mod tests {
         assert!(version(&kernel(&body)).contains("%oxide.fast.oob1 = and i1 true, false"));
     }
 
+    /// The bench's stencil5 as opt leaves it: `x < w` (`to_linear`), `c = y * w + x < n` with
+    /// `n` the length of `out` (`out.get_mut(c)`), interior `x, y != 0`, `x, y != w - 1`; then
+    /// `x[c]`, `x[c - w]`, `x[c + w]`, `x[c - 1]`, `x[c + 1]`. `flags` go on the row index's
+    /// `mul` and `add` (`x`, `y` and `w` are 32-bit values zero-extended: no wrap either way).
+    fn stencil(flags: &str) -> String {
+        let body = format!(
+            "  %x32 = load i32, ptr %x, align 4\n  %y32 = load i32, ptr %x, align 4\n  %w32 = trunc i64 %w to i32\n  \
+             %x0 = zext i32 %x32 to i64\n  %y0 = zext i32 %y32 to i64\n  %ww = zext i32 %w32 to i64\n  \
+             %inx = icmp ult i64 %x0, %ww\n  br i1 %inx, label %row, label %exit\nrow:\n  \
+             %r = mul {flags}i64 %ww, %y0\n  %c = add {flags}i64 %r, %x0\n  %inc = icmp ult i64 %c, %n\n  \
+             br i1 %inc, label %b0, label %exit\nb0:\n  %x00 = icmp eq i64 %x0, 0\n  %y00 = icmp eq i32 %y32, 0\n  \
+             %e0 = or i1 %y00, %x00\n  br i1 %e0, label %exit, label %b1\nb1:\n  %last = add nsw i64 %ww, -1\n  \
+             %xl = icmp eq i64 %x0, %last\n  %yl = icmp eq i64 %last, %y0\n  %e1 = or i1 %xl, %yl\n  \
+             br i1 %e1, label %exit, label %then\nthen:\n{}  %north = sub nsw i64 %c, %ww\n{}  \
+             %south = add nuw nsw i64 %c, %ww\n{}  %west = add nsw i64 %c, -1\n{}  %east = add nuw nsw i64 %c, 1\n{}  \
+             br label %exit\nexit:\n  ret void\n",
+            checked_load(0, "%c"),
+            checked_load(1, "%north"),
+            checked_load(2, "%south"),
+            checked_load(3, "%west"),
+            checked_load(4, "%east"),
+        );
+        // `n` the length of another slice, `out`.
+        kernel(&body).replace("i64 %len, i64 %n,", "i64 %len, ptr %out, i64 %n,")
+    }
+
+    #[test]
+    fn a_stencil_loses_all_its_checks() {
+        for flags in ["nuw nsw ", ""] {
+            let out = version(&stencil(flags));
+            for k in 0..5 {
+                assert!(out.contains(&format!("%oxide.fast.oob{k} = and i1 true, false")), "{k} {flags}: {out}");
+            }
+            let entry = &out[..out.find("\nstart:").unwrap()];
+            // y <= w - 2 (`y != w - 1` and `c < n`) where U has `w * w >= n`; x <= w - 2.
+            assert!(entry.contains(" = mul i64 %oxide.uv.2, %oxide.uv.2\n"), "{out}");
+            assert!(entry.contains(" = add i64 %oxide.uv.2, -2\n"), "{out}");
+            assert!(entry.contains(" = icmp uge i64 %oxide.uv.8, %n\n"), "{out}");
+            // All plain arithmetic: no division, no overflow tests.
+            for op in ["udiv", "with.overflow", "uadd.sat", "icmp eq"] {
+                assert!(!entry.contains(op), "{op}: {out}");
+            }
+            // `c` and `c - w`, `c - 1`: `n - 1 < len`; `c + w`, `c + 1` from `y * w + x`.
+            assert!(entry.contains("icmp ule i64 %n, %len"), "{out}");
+            assert_eq!(entry.matches(", %len\n").count(), 3, "{out}");
+        }
+    }
+
+    #[test]
+    fn a_ne_guard_lowers_a_bound_that_equals_it() {
+        // `if i < n && i != n - 1 { x[i + 1] }`: i <= n - 2, so n - 2 + 1 < len.
+        let body = format!(
+            "  %i = load i64, ptr %x, align 8\n  %in = icmp ult i64 %i, %n\n  %m = add i64 %n, -1\n  \
+             %last = icmp eq i64 %i, %m\n  br i1 %in, label %test, label %exit\ntest:\n  \
+             br i1 %last, label %exit, label %then\nthen:\n  %j = add nuw i64 %i, 1\n{}  br label %exit\n\
+             exit:\n  ret void\n",
+            checked_load(0, "%j")
+        );
+        let out = version(&kernel(&body));
+        let entry = &out[..out.find("\nstart:").unwrap()];
+        assert!(entry.contains("%oxide.uv.1 = add i64 %n, -1\n"), "{out}");
+        assert!(entry.contains("%oxide.uv.3 = add i64 %oxide.uv.1, -1\n  %oxide.uv.4 = add i64 %oxide.uv.3, 1\n"));
+        assert!(entry.contains("icmp ult i64 %oxide.uv.4, %len") && !entry.contains("select"), "{out}");
+        // `i != w` with `w` another uniform value: `i <= (n - 1 == w ? n - 2 : n - 1)`.
+        let out = version(&kernel(&body.replace("%last = icmp eq i64 %i, %m", "%last = icmp eq i64 %w, %i")));
+        assert!(out.contains("= icmp eq i64 %oxide.uv.1, %w\n"), "{out}");
+        assert!(out.contains("= select i1 %oxide.uv."), "{out}");
+        assert!(out.contains("%oxide.fast.oob0 = and i1 true, false"), "{out}");
+    }
+
+    #[test]
+    fn a_difference_that_cannot_wrap_is_bounded_by_its_first_operand() {
+        // `if t != 0 { x[t - 1] }` (opt: `add nsw %t, -1`): t >= 1, so t - 1 <= ntid.x - 1.
+        let body = format!(
+            "{THREAD_INDEX}  %z = icmp eq i64 %i, 0\n  br i1 %z, label %exit, label %then\nthen:\n  \
+             %j = add nsw i64 %i, -1\n{}  br label %exit\nexit:\n  ret void\n",
+            checked_load(0, "%j")
+        );
+        let out = version(&kernel(&body));
+        assert!(out.contains("%oxide.fast.oob0 = and i1 true, false"), "{out}");
+        // `if n <= i { x[i - n] }` (a `sub` of a uniform value): U asks `n >= n`.
+        let body = format!(
+            "  %i = load i64, ptr %x, align 8\n  %in = icmp ult i64 %i, %w\n  %ge = icmp uge i64 %i, %n\n  \
+             %both = select i1 %in, i1 %ge, i1 false\n  br i1 %both, label %then, label %exit\nthen:\n  \
+             %j = sub i64 %i, %n\n{}  br label %exit\nexit:\n  ret void\n",
+            checked_load(0, "%j")
+        );
+        let out = version(&kernel(&body));
+        assert!(out.contains("%oxide.fast.oob0 = and i1 true, false"), "{out}");
+        let entry = &out[..out.find("\nstart:").unwrap()];
+        assert!(entry.contains("icmp ule i64 %w, %len") && !entry.contains("icmp uge"), "{out}");
+        // Not below 2: `x[t - 2]` stays checked.
+        unchanged_by_version(&kernel(&format!(
+            "{THREAD_INDEX}  %z = icmp eq i64 %i, 0\n  br i1 %z, label %exit, label %then\nthen:\n  \
+             %j = add nsw i64 %i, -2\n{}  br label %exit\nexit:\n  ret void\n",
+            checked_load(0, "%j")
+        )));
+    }
+
+    fn unchanged_by_version(input: &str) {
+        assert_eq!(version(input), input);
+    }
+
     #[test]
     fn refusals_leave_the_kernel_as_it_was() {
         let unchanged = |input: String| assert_eq!(version(&input), input);
@@ -1865,9 +2354,9 @@ mod tests {
             checked_load(0, "%i")
         )));
         assert!(out.contains("= add i64 %n, -1\n"), "{out}");
-        assert!(out.contains("= call i64 @llvm.umax.i64(i64 0, i64 %oxide.uv."), "{out}");
         // Clamped to its largest value when the edge is taken (u64::MAX - 1): see the next test.
-        assert!(out.contains(", i64 -2)"), "{out}");
+        // (`umax(0, b)` is `b`.)
+        assert!(out.contains("= call i64 @llvm.umin.i64(i64 %oxide.uv.1, i64 -2)"), "{out}");
         assert!(!out.contains("icmp ule i64 %n, %len"), "{out}");
         assert!(out.contains("%oxide.fast.oob0 = and i1 true, false"), "{out}");
     }

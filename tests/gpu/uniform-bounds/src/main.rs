@@ -21,8 +21,17 @@
 //!
 //! - `addresses` with empty buffers: slice pointers arrive non-null (`abi::EMPTY_SLICE_ADDRESS`).
 //!
+//! - `stencil5` (the bench's: `to_linear` tests only `x < n`, the interior `x, y != 0, n - 1`):
+//!   the fast copy when `out.len() <= input.len() <= n * n` and `n * n - 2 < input.len()`
+//!   (`n x n` buffers, `n` from 1, where the interior is empty, to ragged sizes; `input` longer),
+//!   whose neighbour reads are bounded through `y != n - 1` and the guard `y * n + x < out.len()`;
+//!   the checked copy when `input` is one element short and the launch stops a row early
+//!   (every access in bounds), or `out` is longer than `input` (its tail untouched).
+//!
 //! Outputs are poisoned (NaN) first and compared bit for bit with the CPU. Last, `add` with `c`
-//! longer than `a` and a launch that covers `c` must stop the kernel (the checked copy's check).
+//! longer than `a` and a launch that covers `c` must stop the kernel (the checked copy's check);
+//! before it, `stencil5` reading past a short `input` must stop the kernel too (in a child
+//! process).
 #![allow(static_mut_refs)]
 use cuda_core::{DeviceBuffer, LaunchConfig};
 use cuda_device::{DisjointSlice, SharedArray, cuda_module, kernel, launch_bounds, sync_threads, thread};
@@ -86,6 +95,23 @@ mod kernels {
         out[row * 32 + tx] = acc;
     }
 
+    /// The bench's 5-point stencil on an `n x n` grid (border copied), one point per thread.
+    #[kernel]
+    pub fn stencil5(input: &[f64], mut out: DisjointSlice<f64>, n: u32, c0: f64, c1: f64) {
+        let n = n as usize;
+        let p = thread::index_2d_xy();
+        let (x, y) = (p.x(), p.y());
+        // SAFETY: `n` is a kernel parameter, the same in every thread.
+        let Some(idx) = (unsafe { p.to_linear(n) }) else { return };
+        let Some(o) = out.get_mut(idx) else { return };
+        let c = idx.get();
+        *o = if x == 0 || y == 0 || x == n - 1 || y == n - 1 {
+            input[c]
+        } else {
+            c0 * input[c] + c1 * (input[c - n] + input[c + n] + input[c - 1] + input[c + 1])
+        };
+    }
+
     /// `input` is `height x width`, `out` is `width x height`, both row-major.
     #[kernel]
     #[launch_bounds(256)]
@@ -145,6 +171,30 @@ fn strided_row_sums(x: &[f32], rows: usize, n: usize) -> Vec<f32> {
     out
 }
 
+const C0: f64 = 0.5;
+const C1: f64 = 0.125;
+
+/// `stencil5`'s result for rows `< rows` of an `n x n` grid in an `out_len` buffer (NaN elsewhere,
+/// as the poisoned output). Inputs are multiples of 1/256 below 8 in magnitude, so every sum and
+/// product is exact and a fused multiply-add gives the same bits.
+fn stencil_ref(input: &[f64], n: usize, rows: usize, out_len: usize) -> Vec<f64> {
+    let mut out = vec![f64::NAN; out_len];
+    for y in 0..rows.min(n) {
+        for x in 0..n {
+            let c = y * n + x;
+            if c >= out_len {
+                continue;
+            }
+            out[c] = if x == 0 || y == 0 || x == n - 1 || y == n - 1 {
+                input[c]
+            } else {
+                C0 * input[c] + C1 * (input[c - n] + input[c + n] + input[c - 1] + input[c + 1])
+            };
+        }
+    }
+    out
+}
+
 /// Set in the child process that runs one stopping check (see `stop_check`).
 const CHILD: &str = "UNIFORM_BOUNDS_STOP_CHILD";
 
@@ -171,6 +221,23 @@ fn stop_check(report: &mut Report, name: &str, f: impl FnOnce() -> Result<(), St
             Err(format!("child process: {}\n{stdout}{}", out.status, String::from_utf8_lossy(&out.stderr)))
         }
     });
+}
+
+fn dyadic(rng: &mut Lcg, len: usize) -> Vec<f64> {
+    (0..len).map(|_| (rng.next_u32() % 4096) as f64 / 256.0 - 8.0).collect()
+}
+
+fn same_bits_f64(a: &f64, b: &f64) -> bool {
+    a.to_bits() == b.to_bits()
+}
+
+/// The bench's launch: 32 x 8 blocks covering `n` columns and `rows` rows.
+fn stencil_launch(n: usize, rows: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (n.div_ceil(32).max(1) as u32, rows.div_ceil(8).max(1) as u32, 1),
+        block_dim: (32, 8, 1),
+        shared_mem_bytes: 0,
+    }
 }
 
 fn main() {
@@ -305,6 +372,45 @@ fn main() {
         let cfg = LaunchConfig { grid_dim: (rows as u32, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 };
         ck(m.strided_row_sums(&s, cfg, &xd, &mut od, n as u32), "launch strided_row_sums (must be queued)")?;
         expect_bounds_stop(s.synchronize(), "reading x[x.len()]")
+    });
+
+    // `n x n` buffers (and `input` longer): the fast copy where `n * n - 2 < input.len()`; for
+    // n = 1 (no interior) and n = 2 (no interior either) whichever copy `U` picks.
+    let stencil = |rng: &mut Lcg, n: usize, in_len: usize, out_len: usize, rows: usize| -> Result<(), String> {
+        let input = dyadic(rng, in_len);
+        let id = ck(DeviceBuffer::from_host(&s, &input), "copy input")?;
+        let mut od = ck(DeviceBuffer::from_host(&s, &vec![f64::NAN; out_len]), "poison out")?;
+        ck(m.stencil5(&s, stencil_launch(n, rows), &id, &mut od, n as u32, C0, C1), "launch stencil5")?;
+        let want = stencil_ref(&input, n, rows, out_len);
+        compare(&format!("stencil5 n={n}"), &ck(od.to_host_vec(&s), "copy out")?, &want, same_bits_f64)
+    };
+    report.check("stencil5_fast_copy", || {
+        for n in [1, 2, 3, 4, 5, 31, 33, 100, 257] {
+            stencil(&mut rng, n, n * n, n * n, n)?;
+        }
+        // `input` longer than `out`: still the fast copy.
+        stencil(&mut rng, 37, 37 * 37 + 9, 37 * 37, 37)
+    });
+
+    report.check("stencil5_checked_copy", || {
+        // `input` one short of `n * n` (U fails): the launch stops after row n - 2, whose
+        // south neighbours are in row n - 1 (all below n * n - 1).
+        let n = 33;
+        stencil(&mut rng, n, n * n - 1, n * n, n - 1)?;
+        // `out` longer than `input` (U fails); rows 0..n exactly (n a multiple of 8).
+        let n = 32;
+        stencil(&mut rng, n, n * n, n * n + 5, n)
+    });
+
+    stop_check(&mut report, "stencil5_past_the_end_of_input_stops_the_kernel", || {
+        // `input` one short, a launch covering all n rows: the corner `input[n * n - 1]`.
+        let n = 33;
+        let input = dyadic(&mut rng, n * n - 1);
+        let id = ck(DeviceBuffer::from_host(&s, &input), "copy input")?;
+        let mut od = ck(DeviceBuffer::from_host(&s, &vec![f64::NAN; n * n]), "poison out")?;
+        let launch = m.stencil5(&s, stencil_launch(n, n), &id, &mut od, n as u32, C0, C1);
+        ck(launch, "launch stencil5 (must be queued)")?;
+        expect_bounds_stop(s.synchronize(), "reading input[input.len()]")
     });
 
     // Last: a trap leaves the context unusable.
