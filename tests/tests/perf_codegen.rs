@@ -470,6 +470,21 @@ fn tile_loops_lose_their_checks_in_the_fast_copy() {
 }
 
 #[test]
+fn a_stencil_loses_its_neighbour_checks_in_the_fast_copy() {
+    // The bench's stencil5: `to_linear` tests only `x < n`; the neighbours `c - n`, `c + n`,
+    // `c - 1`, `c + 1` of `c = y * n + x < out.len` are bounded through the interior's
+    // `x, y != 0, n - 1` (pipeline/uniform_bounds.rs: `!=` facts, differences, row-major indices).
+    // (A check poisons its f64 address with this offset; `get_mut`'s `selp` of 0 is no check.)
+    let poison = "1152921504875282432";
+    let text = bench().ptx("sm_90a");
+    let (checked, fast) = ptx::copies(entry(&text, "stencil5"));
+    assert_eq!(checked.matches(poison).count(), 5, "stencil5's checked copy:\n{checked}");
+    assert!(!fast.is_empty(), "stencil5 has no fast copy:\n{checked}");
+    assert!(!fast.contains(poison) && !fast.contains("trap;"), "stencil5's fast copy has a check:\n{fast}");
+    assert_eq!(fast.matches("ld.global.nc").count(), 6, "stencil5's fast copy:\n{fast}");
+}
+
+#[test]
 fn accesses_at_constant_offsets_share_one_check() {
     for arch in ARCHS {
         let text = ptx(arch);
