@@ -2258,6 +2258,46 @@ mod tests {
     }
 
     #[test]
+    fn an_offset_of_one_is_implied_by_a_positive_offset() {
+        // `if i < w { x[i + 1]; x[i + n] }` (`w`, `n` u32s): `w - 1 + 1 < len` follows from
+        // `w - 1 + n < len` only where `n >= 1`, which a guard `k < n` says (a loaded `k`).
+        let body = |guard: &str| {
+            format!(
+                "  %i = load i64, ptr %x, align 8\n  %k = load i64, ptr %x, align 8\n  %w32 = trunc i64 %w to i32\n  \
+                 %wz = zext i32 %w32 to i64\n  %in = icmp ult i64 %i, %wz\n  %n32 = trunc i64 %n to i32\n  %nz = zext i32 %n32 to i64\n  %kn = icmp ult i64 %k, {guard}\n  \
+                 %both = select i1 %in, i1 %kn, i1 false\n  br i1 %both, label %then, label %exit\nthen:\n  \
+                 %a = add nuw i64 %i, 1\n{}  %b = add nuw i64 %i, %nz\n{}  br label %exit\nexit:\n  ret void\n",
+                checked_load(0, "%a"),
+                checked_load(1, "%b")
+            )
+        };
+        let conditions = |out: &str| out[..out.find("\nstart:").unwrap()].matches(", %len\n").count();
+        let out = version(&kernel(&body("%nz")));
+        assert!(out.contains("%oxide.fast.oob0 = and i1 true, false"), "{out}");
+        assert_eq!(conditions(&out), 1, "{out}");
+        // `k < h` says nothing of `n`: both conditions.
+        let out = version(&kernel(&body("%h")));
+        assert!(out.contains("%oxide.fast.oob0 = and i1 true, false"), "{out}");
+        assert_eq!(conditions(&out), 2, "{out}");
+    }
+
+    #[test]
+    fn several_ne_guards_on_a_coordinate_each_select_their_bound() {
+        // The stencil with one more interior test `y != h`: no one `k` is asked of U; each
+        // `k - 1` is chosen where `(k + 1) * w >= n`, else `y`'s largest value (u32::MAX).
+        let input = stencil("").replace(
+            "%e1 = or i1 %xl, %yl\n",
+            "%yh = icmp eq i64 %y0, %h\n  %e2 = or i1 %xl, %yh\n  %e1 = or i1 %e2, %yl\n",
+        );
+        let out = version(&input);
+        let entry = &out[..out.find("\nstart:").unwrap()];
+        assert_eq!(entry.matches(", i64 4294967295\n").count(), 2, "{out}");
+        for k in 0..5 {
+            assert!(out.contains(&format!("%oxide.fast.oob{k} = and i1 true, false")), "{k}: {out}");
+        }
+    }
+
+    #[test]
     fn a_ne_guard_lowers_a_bound_that_equals_it() {
         // `if i < n && i != n - 1 { x[i + 1] }`: i <= n - 2, so n - 2 + 1 < len.
         let body = format!(
