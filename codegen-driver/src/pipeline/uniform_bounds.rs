@@ -92,7 +92,9 @@
 //!   not come from the launch's extent (`reads_past_a_guarded_length`).
 //!
 //! A condition `base + c < L` with constants `c`, `L` is `base < L - c`, so the checks at
-//! constant offsets from one index (an unrolled loop) share one condition, the strictest.
+//! constant offsets from one index (an unrolled loop) share one condition, the strictest. And
+//! `base + 1 < len` follows from `base + y < len` where `y >= 1` wherever the first check runs (a
+//! guard `k < y` there): the stencil's `c + 1` and `c + n` under `x < n` share one condition.
 //!
 //! **Flat launches.** A kernel that reads `%ctaid.z` and `%nctaid.y` linearises the whole grid
 //! (`thread::index_1d`), which nearly every launch of it does in one dimension: its `U` also
