@@ -496,14 +496,17 @@ fn add_condition(conditions: &mut Vec<Condition>, condition: Condition, sums: &H
         if c.base != condition.base || c.pred != condition.pred {
             continue;
         }
+        // One condition for several checks: positive only what is positive at all of them.
         if c.rhs == condition.rhs {
             c.offset = c.offset.max(condition.offset);
+            c.positive.retain(|p| condition.positive.contains(p));
             return;
         }
         if let (Ok(old), Ok(new), 0, 0) =
             (c.rhs.parse::<u64>(), condition.rhs.parse::<u64>(), c.offset, condition.offset)
         {
             c.rhs = old.min(new).to_string();
+            c.positive.retain(|p| condition.positive.contains(p));
             return;
         }
     }
@@ -1117,7 +1120,7 @@ struct Bounder<'f, 'a> {
     /// Built values by their right-hand side (every one is pure and at entry).
     cse: HashMap<String, String>,
     /// Lower bounds already built for the current check.
-    memo_lower: HashMap<&'a str, String>,
+    memo_lower: HashMap<(&'a str, bool), String>,
     /// Conditions (`i1`s at entry, or `true`/`false`) the current check's bound needs besides
     /// `bound < len`: a `sub` that cannot wrap below zero.
     side: Vec<String>,
@@ -1492,8 +1495,10 @@ impl<'f, 'a> Bounder<'f, 'a> {
                     let edge = self.func.edge_facts(pred, phi_block)?;
                     // The memo holds bounds under the check's facts: keep it apart.
                     let memo = std::mem::take(&mut self.memo);
+                    let memo_lower = std::mem::take(&mut self.memo_lower);
                     let x = self.upper(value, ty, Some(&edge));
                     self.memo = memo;
+                    self.memo_lower = memo_lower;
                     let mut x = x?;
                     // An arm's bound may hold only when its edge is taken: a guard's `n - 1`
                     // wraps to u64::MAX for n = 0, while another arm runs. Still an upper
@@ -1693,7 +1698,7 @@ impl<'f, 'a> Bounder<'f, 'a> {
         if depth > 8 {
             return "0".to_string();
         }
-        if let Some(done) = self.memo_lower.get(v) {
+        if let Some(done) = self.memo_lower.get(&(v, facts.is_some())) {
             return done.clone();
         }
         let mut low = "0".to_string();
@@ -1745,7 +1750,7 @@ impl<'f, 'a> Bounder<'f, 'a> {
                 }
             };
         }
-        self.memo_lower.insert(v, low.clone());
+        self.memo_lower.insert((v, facts.is_some()), low.clone());
         low
     }
 
