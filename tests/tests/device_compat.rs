@@ -352,8 +352,8 @@ fn slices_of_atomic_cells_are_not_readonly() {
     // `&[DeviceAtomicU32]` is written through: no `noalias readonly` (and no `ld.global.nc`).
     let ll = compat().ll();
     let define = ll.lines().find(|l| l.contains("@atomic_cells_param(")).expect("the entry's define");
-    assert!(define.contains("ptr noalias readonly align 4 %p0"), "{define}");
-    assert!(define.contains("ptr align 4 %p2"), "{define}");
+    assert!(define.contains("ptr noalias readonly nonnull align 4 %p0"), "{define}");
+    assert!(define.contains("ptr nonnull align 4 %p2"), "{define}");
     compat().assert_entry_has("atomic_cells_param", &["ld.global.nc", "atom.global.add.u32"]);
 }
 

@@ -304,6 +304,11 @@ fn transpose_has_no_trap_branch_per_element() {
         assert_eq!(fast.matches("ld.global.nc").count(), 4, "{arch}:\n{fast}");
         assert_eq!(fast.matches("st.global").count(), 4, "{arch}:\n{fast}");
         assert!(!fast.contains("selp.b64") && !fast.contains("trap;"), "{arch}: a check in the fast copy:\n{fast}");
+        // Its slice indices `(y + j) * w + x` in 32 bits (lengths at most 2^32 in that copy's
+        // condition): a `mad.lo.s32` each and one `mul.wide.u32` per address, no 64-bit multiply
+        // by the row width.
+        assert!(fast.matches("mul.wide.u32").count() >= 8, "{arch}: addresses not from 32-bit indices:\n{fast}");
+        assert!(fast.contains("mad.lo.s32"), "{arch}: no 32-bit row-major index:\n{fast}");
     }
 }
 

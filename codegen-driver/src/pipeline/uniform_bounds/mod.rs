@@ -103,6 +103,10 @@
 //! `ctaid.x * ntid.x + tid.x`. A 2D or 3D launch of such a kernel takes the checked copy. `U`
 //! also asks `nctaid.x * ntid.x < 2^32`, so that index fits in 32 bits (`flat_index_u32.rs`).
 //!
+//! **32-bit indices.** Where every check against a slice length has a row-major index
+//! (`(y + j) * w + x` over zero-extended `u32`s), `U` also asks those lengths to be at most
+//! `2^32` and the fast copy computes the indices in 32 bits (`narrow.rs`, with why it is exact).
+//!
 //! The check's `icmp` is then replaced by its in-bounds result in the fast copy only. Sound
 //! because the copy runs only when `U` holds, and then every replaced `icmp` would have computed
 //! exactly that result. `U` depends on uniform values only, so every thread of a block takes the
@@ -121,6 +125,7 @@ use crate::lower::BOUNDS_POISON_OFFSET as POISON_OFFSET;
 mod bounder;
 mod function;
 mod ir;
+mod narrow;
 #[cfg(test)]
 mod tests;
 
@@ -208,6 +213,10 @@ fn version_kernel(
     let mut bounder = Bounder::new(&func, flat, block_size);
     // Each proven check's `icmp` and the value it has in bounds.
     let mut proven: Vec<(&str, bool)> = Vec::new();
+    // Proven checks whose index the fast copy computes in 32 bits: `icmp` → index.
+    let mut narrowed: HashMap<&str, &str> = HashMap::new();
+    // Proven checks against a slice length: (`icmp`, index, length, worth narrowing).
+    let mut against_lengths: Vec<(&str, &str, String, bool)> = Vec::new();
     // Conditions `lhs pred rhs` on `i64`s; with a constant `rhs`, one per `(lhs, pred)`.
     let mut conditions: Vec<Condition> = Vec::new();
     // Conditions already built as `i1`s (`sub` that cannot wrap below zero: `Bounder::upper`).
@@ -231,6 +240,7 @@ fn version_kernel(
         bounder.skip_guard = reads_past_a_guarded_length(&func, fact.lhs, &facts, &lengths);
         let extents_before = bounder.extents_used;
         let Some(limit) = bounder.exact64(fact.rhs, ty) else { continue };
+        let length = limit.clone();
         let Some(bound) = bounder.upper(fact.lhs, ty, Some(&facts)) else { continue };
         if bound == u64::MAX.to_string() || bounder.side.iter().any(|s| s == "false") {
             // Saturated: the condition could never hold.
@@ -275,6 +285,21 @@ fn version_kernel(
             }
         }
         proven.push((check.cond, in_bounds));
+        if length.parse::<u64>().is_err() {
+            let worth = !flat && ty == "i64" && narrow::narrowable(&func, fact.lhs);
+            against_lengths.push((check.cond, fact.lhs, length, worth));
+        }
+    }
+    // The checks against slice lengths compute their index in 32 bits in the fast copy
+    // (`narrow.rs`) when every one of them is worth it: where one keeps its 64-bit index (the
+    // stencil's `c + 1`), the others' 64-bit arithmetic stays anyway, and 32-bit copies of it
+    // would only add to it. Each such length is then asked to be at most 2^32.
+    if !against_lengths.is_empty() && against_lengths.iter().all(|c| c.3) {
+        for (cond, idx, length, _) in against_lengths {
+            let at_most_2_32 = Condition::new(length, 0, "ule", (1u64 << 32).to_string());
+            add_condition(&mut conditions, at_most_2_32, &bounder.sums);
+            narrowed.insert(cond, idx);
+        }
     }
     if proven.is_empty() {
         return None;
@@ -358,6 +383,7 @@ fn version_kernel(
     let mut defined: HashSet<&str> = func.defs.keys().map(|v| &v[1..]).collect();
     defined.extend(blocks.iter().filter_map(|b| b.label.as_deref()));
     let replaced: HashMap<&str, bool> = proven.iter().copied().collect();
+    let mut narrowed_names = 0;
     if entry_label.is_none() {
         out.push(format!("{}:", fast_name(&entry)));
     }
@@ -384,6 +410,10 @@ fn version_kernel(
             out.push(format!("  %{} = add i32 %{UV}.{reg}, 0", fast_name(&lhs[1..])));
             continue;
         }
+        if let Some(select) = narrowed_select(t, &narrowed, &func, &mut narrowed_names) {
+            out.extend(select.iter().map(|l| rename(l, &defined)));
+            continue;
+        }
         let mut renamed = rename(line, &defined);
         for (cond, value) in &proven {
             // A marker of a proven check records nothing (`deferred_traps` skips `i1 false`).
@@ -395,6 +425,29 @@ fn version_kernel(
         out.push(renamed);
     }
     Some(out)
+}
+
+/// A proven check's poison select `%s = select i1 %oob, i64 POISON, i64 %idx` with `%idx`
+/// computed in 32 bits before it (`narrow.rs`), in the body's names; `None` for other lines.
+fn narrowed_select(
+    line: &str,
+    narrowed: &HashMap<&str, &str>,
+    func: &Function<'_>,
+    n: &mut usize,
+) -> Option<Vec<String>> {
+    let (lhs, rhs) = line.split_once(" = ")?;
+    let Inst::Select { c, ty: "i64", a, b } = parse(rhs)? else { return None };
+    let idx = *narrowed.get(c)?;
+    if b != idx || a.starts_with('%') {
+        return None;
+    }
+    let mut lines = Vec::new();
+    let low = narrow::emit_u32(func, idx, &format!("{FAST}n32."), n, &mut lines)?;
+    *n += 1;
+    let wide = format!("%{FAST}n64.{n}");
+    lines.push(format!("  {wide} = zext i32 {low} to i64"));
+    lines.push(format!("  {lhs} = select i1 {c}, i64 {a}, i64 {wide}"));
+    Some(lines)
 }
 
 /// If `idx` is `v + t` (`t` not 0 and not negative) where a guard says `v < len` with `len` a

@@ -173,6 +173,30 @@ fn checks_at_constant_offsets_against_a_length_share_the_largest() {
 }
 
 #[test]
+fn a_proven_index_is_computed_in_32_bits_in_the_fast_copy() {
+    // `x[y * w + x]` with zero-extended u32 coordinates under `y < h`, `x < w`: in the fast
+    // copy, `len <= 2^32` asked at entry, the index is `zext (add i32 (mul i32 y, w), x)`.
+    let body =
+        "  %y = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()\n  %c = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n  \
+                %y64 = zext i32 %y to i64\n  %c64 = zext i32 %c to i64\n  %w32 = trunc i64 %w to i32\n  \
+                %w64 = zext i32 %w32 to i64\n  %row = mul nuw i64 %y64, %w64\n  %i = add nuw i64 %row, %c64\n"
+            .to_string()
+            + &checked_load(0, "%i")
+            + "  ret void\n";
+    let out = version(&kernel(&body));
+    let entry = &out[..out.find("\nstart:").unwrap()];
+    assert!(entry.contains("icmp ule i64 %len, 4294967296"), "{out}");
+    assert!(out.contains("  %oxide.fast.n32.1 = mul i32 %oxide.fast.y, %oxide.fast.w32\n"), "{out}");
+    assert!(out.contains("  %oxide.fast.n32.2 = add i32 %oxide.fast.n32.1, %oxide.fast.c\n"), "{out}");
+    assert!(out.contains("  %oxide.fast.n64.3 = zext i32 %oxide.fast.n32.2 to i64\n"), "{out}");
+    assert!(out.contains("%oxide.fast.s0 = select i1 %oxide.fast.oob0, i64 "), "{out}");
+    assert!(out.contains(", i64 %oxide.fast.n64.3\n"), "{out}");
+    // The checked copy keeps its 64-bit index.
+    assert!(out.contains("  %s0 = select i1 %oob0, i64 "), "{out}");
+    assert!(!out[..out.find("oxide.fast.start:").unwrap()].contains("n32"), "{out}");
+}
+
+#[test]
 fn a_kernel_that_linearises_the_grid_assumes_a_flat_launch_in_its_fast_copy() {
     let body = format!(
         "  %bz = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.z()\n  %gy = call i32 @llvm.nvvm.read.ptx.sreg.nctaid.y()\n\
