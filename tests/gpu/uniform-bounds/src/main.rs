@@ -34,15 +34,17 @@
 //! process).
 #![allow(static_mut_refs)]
 use cuda_core::{DeviceBuffer, LaunchConfig};
-use cuda_device::{DisjointSlice, SharedArray, cuda_module, kernel, launch_bounds, sync_threads, thread};
+use cuda_device::{DisjointSlice, cuda_module, kernel, thread};
 
 #[path = "../../harness.rs"]
 mod harness;
 use harness::{Lcg, Report, ck, compare, expect_bounds_stop, same_bits_f32};
 
-const TILE: usize = 32;
-const PITCH: usize = TILE + 1;
-const BLOCK_ROWS: usize = 8;
+/// The bench's kernels (`transpose`, `stencil5`), tested here as they are timed.
+#[allow(dead_code)]
+#[path = "../../../../bench/src/kernels.rs"]
+mod bench;
+use bench::{BLOCK_ROWS, TILE};
 
 #[cuda_module]
 mod kernels {
@@ -93,54 +95,6 @@ mod kernels {
             t += 32;
         }
         out[row * 32 + tx] = acc;
-    }
-
-    /// The bench's 5-point stencil on an `n x n` grid (border copied), one point per thread.
-    #[kernel]
-    pub fn stencil5(input: &[f64], mut out: DisjointSlice<f64>, n: u32, c0: f64, c1: f64) {
-        let n = n as usize;
-        let p = thread::index_2d_xy();
-        let (x, y) = (p.x(), p.y());
-        // SAFETY: `n` is a kernel parameter, the same in every thread.
-        let Some(idx) = (unsafe { p.to_linear(n) }) else { return };
-        let Some(o) = out.get_mut(idx) else { return };
-        let c = idx.get();
-        *o = if x == 0 || y == 0 || x == n - 1 || y == n - 1 {
-            input[c]
-        } else {
-            c0 * input[c] + c1 * (input[c - n] + input[c + n] + input[c - 1] + input[c + 1])
-        };
-    }
-
-    /// `input` is `height x width`, `out` is `width x height`, both row-major.
-    #[kernel]
-    #[launch_bounds(256)]
-    pub fn transpose(input: &[f32], out: &mut [f32], width: u32, height: u32) {
-        static mut TILE_S: SharedArray<f32, { TILE * PITCH }> = SharedArray::UNINIT;
-        let (w, h) = (width as usize, height as usize);
-        let (tx, ty) = (thread::threadIdx_x() as usize, thread::threadIdx_y() as usize);
-        let (bx, by) = (thread::blockIdx_x() as usize, thread::blockIdx_y() as usize);
-        let x = bx * TILE + tx;
-        let y = by * TILE + ty;
-        let mut j = 0;
-        while j < TILE {
-            if x < w && y + j < h {
-                // SAFETY: each thread writes its own slots before the barrier.
-                unsafe { TILE_S[(ty + j) * PITCH + tx] = input[(y + j) * w + x] };
-            }
-            j += BLOCK_ROWS;
-        }
-        sync_threads();
-        let x = by * TILE + tx;
-        let y = bx * TILE + ty;
-        let mut j = 0;
-        while j < TILE {
-            if x < h && y + j < w {
-                // SAFETY: the tile is only read after the barrier.
-                out[(y + j) * h + x] = unsafe { TILE_S[tx * PITCH + ty + j] };
-            }
-            j += BLOCK_ROWS;
-        }
     }
 }
 
@@ -243,7 +197,8 @@ fn stencil_launch(n: usize, rows: usize) -> LaunchConfig {
 fn main() {
     let mut report = Report::new("uniform-bounds");
     let mut rng = Lcg::from_env_or_clock();
-    let (_ctx, s, m) = report.load(kernels::load);
+    let (ctx, s, m) = report.load(kernels::load);
+    let b = report.setup(|| ck(bench::kernels::load(&ctx), "bench::kernels::load"));
     let flat = |threads: usize| LaunchConfig {
         grid_dim: (threads.div_ceil(256) as u32, 1, 1),
         block_dim: (256, 1, 1),
@@ -331,7 +286,7 @@ fn main() {
             block_dim: (TILE as u32, BLOCK_ROWS as u32, 1),
             shared_mem_bytes: 0,
         };
-        ck(m.transpose(&s, cfg, &id, &mut od, w as u32, h as u32), "launch transpose")?;
+        ck(b.transpose(&s, cfg, &id, &mut od, w as u32, h as u32), "launch transpose")?;
         let want = transposed(&input, w, h, h, w, w * h);
         compare("transpose", &ck(od.to_host_vec(&s), "copy out")?, &want, same_bits_f32)
     });
@@ -344,7 +299,7 @@ fn main() {
         let mut od = ck(DeviceBuffer::from_host(&s, &vec![f32::NAN; len]), "poison out")?;
         let cfg =
             LaunchConfig { grid_dim: (1, 1, 1), block_dim: (TILE as u32, BLOCK_ROWS as u32, 1), shared_mem_bytes: 0 };
-        ck(m.transpose(&s, cfg, &id, &mut od, w as u32, h as u32), "launch transpose")?;
+        ck(b.transpose(&s, cfg, &id, &mut od, w as u32, h as u32), "launch transpose")?;
         let want = transposed(&input, w, h, TILE, TILE, len);
         compare("transpose", &ck(od.to_host_vec(&s), "copy out")?, &want, same_bits_f32)
     });
@@ -380,7 +335,7 @@ fn main() {
         let input = dyadic(rng, in_len);
         let id = ck(DeviceBuffer::from_host(&s, &input), "copy input")?;
         let mut od = ck(DeviceBuffer::from_host(&s, &vec![f64::NAN; out_len]), "poison out")?;
-        ck(m.stencil5(&s, stencil_launch(n, rows), &id, &mut od, n as u32, C0, C1), "launch stencil5")?;
+        ck(b.stencil5(&s, stencil_launch(n, rows), &id, &mut od, n as u32, C0, C1), "launch stencil5")?;
         let want = stencil_ref(&input, n, rows, out_len);
         compare(&format!("stencil5 n={n}"), &ck(od.to_host_vec(&s), "copy out")?, &want, same_bits_f64)
     };
@@ -408,7 +363,7 @@ fn main() {
         let input = dyadic(&mut rng, n * n - 1);
         let id = ck(DeviceBuffer::from_host(&s, &input), "copy input")?;
         let mut od = ck(DeviceBuffer::from_host(&s, &vec![f64::NAN; n * n]), "poison out")?;
-        let launch = m.stencil5(&s, stencil_launch(n, n), &id, &mut od, n as u32, C0, C1);
+        let launch = b.stencil5(&s, stencil_launch(n, n), &id, &mut od, n as u32, C0, C1);
         ck(launch, "launch stencil5 (must be queued)")?;
         expect_bounds_stop(s.synchronize(), "reading input[input.len()]")
     });
