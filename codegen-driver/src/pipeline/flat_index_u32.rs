@@ -10,24 +10,23 @@
 //! parameter at that index move into the index's block (pure arithmetic, computed earlier on
 //! the same path: the same value wherever it is used).
 //!
-//! **Why it is exact.** A flat kernel's `U` also asks that `nctaid.x * ntid.x` not wrap in 32
-//! bits (`llvm.umul.with.overflow.i32`, whose overflow bit `U` requires false; the call is named
-//! [`GRID_THREADS_U32`], and that name marks the kernels whose `U` has the condition: instcombine
-//! keeps an intrinsic call, where it rewrites a compare and drops its name). The blocks named
+//! **Why it is exact.** A flat kernel's `U` also asks `nctaid.x <= 2^32 / B`, `B` the most
+//! threads a block can have (launch bounds, else 1024), so `nctaid.x * ntid.x <= 2^32`. That
+//! compare is named [`GRID_THREADS_U32`], and the name marks the kernels whose `U` has it (where
+//! `opt` rewrote it and dropped the name, nothing is narrowed). The blocks named
 //! `oxide.fast.*` run only when `U` held: they are reached only through the entry's branch on
 //! `U`, and no pass between here and there moves an instruction into them from the entry (one
 //! that moved the index out of them would only leave it unrewritten). There
 //! `ctaid.x <= nctaid.x - 1` and `tid.x <= ntid.x - 1`, so
-//! `ctaid.x * ntid.x + tid.x <= nctaid.x * ntid.x - 1 < 2^32 - 1`: neither the `i32` product nor
-//! the sum wraps (their `nuw` holds) and the zero-extended sum is the `i64` index. A launch of
-//! `2^32` threads or more takes the checked copy, which keeps the 64-bit index. A kernel without
+//! `ctaid.x * ntid.x + tid.x <= nctaid.x * ntid.x - 1 <= 2^32 - 1`: neither the `i32` product
+//! nor the sum wraps (their `nuw` holds) and the zero-extended sum is the `i64` index. A launch
+//! with more blocks takes the checked copy, which keeps the 64-bit index. A kernel without
 //! the marker (not flat) is left as it is.
 
 use super::ir_functions::{is_plain_name, split_blocks, strip_metadata, successor_indices, value_names};
 use std::collections::{HashMap, HashSet};
 
-/// Name (without `%`) of the `umul.with.overflow.i32` of `nctaid.x` and `ntid.x` in a flat
-/// kernel's entry, whose overflow bit `U` requires false.
+/// Name (without `%`) of the flat kernel's entry compare `nctaid.x <= 2^32 / B` (`U` asks it).
 pub const GRID_THREADS_U32: &str = "oxide.uv.grid_threads_u32";
 
 /// Prefix of the fast copy's block names (`uniform_bounds.rs`).

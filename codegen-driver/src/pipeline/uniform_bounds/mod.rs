@@ -317,20 +317,17 @@ fn version_kernel(
         }
         flat_condition = Some(bounder.emit(format!("icmp eq i32 {any}, 1")));
     }
-    // A flat launch of fewer than 2^32 threads: the fast copy's index then fits in 32 bits
-    // (`flat_index_u32.rs`, which finds the condition by its name). Spelled as the overflow of
-    // the 32-bit product, which instcombine would make of an `i64` compare anyway (dropping the
-    // name): one uniform `IMAD.WIDE.U32` and one `ISETP` on its high word.
+    // A flat launch of at most 2^32 threads: the fast copy's index then fits in 32 bits
+    // (`flat_index_u32.rs`, which finds the condition by its name). With at most `block_size`
+    // threads per block that is `nctaid.x <= 2^32 / block_size`: one compare, where the product
+    // `nctaid.x * ntid.x` would put a uniform multiply on the way to the entry's branch.
     let mut grid_condition = None;
     if flat {
-        let (blocks, threads) = (bounder.sreg("nctaid.x"), bounder.sreg("ntid.x"));
-        bounder.decls.insert("declare { i32, i1 } @llvm.umul.with.overflow.i32(i32, i32)");
-        let product = format!("%{GRID_THREADS_U32}");
-        bounder.lines.push(format!(
-            "  {product} = call {{ i32, i1 }} @llvm.umul.with.overflow.i32(i32 {blocks}, i32 {threads})"
-        ));
-        let wraps = bounder.emit(format!("extractvalue {{ i32, i1 }} {product}, 1"));
-        grid_condition = Some(bounder.emit(format!("xor i1 {wraps}, true")));
+        let blocks = bounder.sreg("nctaid.x");
+        let most = ((1u64 << 32) / u64::from(block_size)).min(u64::from(i32::MAX as u32));
+        let name = format!("%{GRID_THREADS_U32}");
+        bounder.lines.push(format!("  {name} = icmp ule i32 {blocks}, {most}"));
+        grid_condition = Some(name);
     }
     let conditions: Vec<String> = conditions
         .into_iter()
