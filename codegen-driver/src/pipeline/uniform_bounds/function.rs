@@ -94,6 +94,20 @@ impl<'a> Function<'a> {
         Function { blocks, defs, preds, idom, reachable }
     }
 
+    /// Whether the body has a loop: an edge to a block that dominates its source.
+    pub(super) fn has_loop(&self) -> bool {
+        let dominates = |a: usize, mut b: usize| loop {
+            if a == b {
+                return true;
+            }
+            match self.idom[b] {
+                Some(d) if d != b => b = d,
+                _ => return false,
+            }
+        };
+        (0..self.blocks.len()).any(|s| self.reachable[s] && self.preds[s].iter().any(|&p| dominates(s, p)))
+    }
+
     pub(super) fn inst(&self, v: &str) -> Option<Inst<'a>> {
         let inst = parse(self.defs.get(v)?.1)?;
         // A signed compare says something about unsigned values only with `samesign`.

@@ -320,9 +320,12 @@ fn version_kernel(
     // A flat launch of at most 2^32 threads: the fast copy's index then fits in 32 bits
     // (`flat_index_u32.rs`, which finds the condition by its name). With at most `block_size`
     // threads per block that is `nctaid.x <= 2^32 / block_size`: one compare, where the product
-    // `nctaid.x * ntid.x` would put a uniform multiply on the way to the entry's branch.
+    // `nctaid.x * ntid.x` would put a uniform multiply on the way to the entry's branch. Only
+    // for kernels with a loop: measured on the H200 (bench/notes.md, perf5), the 32-bit index
+    // made n-body 2 % faster and the straight-line vecadd, saxpy, axpy_bf16 1-2 % slower (the
+    // compare and the moved addresses sit on the way to their only loads).
     let mut grid_condition = None;
-    if flat {
+    if flat && func.has_loop() {
         let blocks = bounder.sreg("nctaid.x");
         let most = ((1u64 << 32) / u64::from(block_size)).min(u64::from(i32::MAX as u32));
         let name = format!("%{GRID_THREADS_U32}");

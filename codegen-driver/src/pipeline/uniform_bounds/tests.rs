@@ -217,10 +217,18 @@ fn a_kernel_that_linearises_the_grid_assumes_a_flat_launch_in_its_fast_copy() {
 fn a_flat_kernel_asks_for_fewer_than_2_pow_32_threads() {
     // The fast copy computes `ctaid.x * ntid.x + tid.x` in 32 bits (`flat_index_u32.rs`):
     // `U` asks that `nctaid.x * ntid.x` not wrap in 32 bits, under the name that pass looks for.
-    let flat = format!(
+    // Only for a kernel with a loop (here a counted one after the access).
+    let straight = format!(
         "  %bz = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.z()\n  %gy = call i32 @llvm.nvvm.read.ptx.sreg.nctaid.y()\n\
          {THREAD_INDEX}{}  ret void\n",
         checked_load(0, "%i")
+    );
+    let out = version(&kernel(&straight));
+    assert!(out.contains("%oxide.fast.") && !out.contains(super::GRID_THREADS_U32), "{out}");
+    let flat = straight.replace(
+        "  ret void\n",
+        "  br label %loop\nloop:\n  %k = phi i64 [ 0, %start ], [ %k1, %loop ]\n  %k1 = add i64 %k, 1\n  \
+         %more = icmp ult i64 %k1, 4\n  br i1 %more, label %loop, label %done\ndone:\n  ret void\n",
     );
     let out = version(&kernel(&flat));
     let entry = out.split("\nstart:").next().unwrap();

@@ -16,8 +16,9 @@
 //!   n a multiple of 32 and for a ragged n with padding; one element of padding too few must
 //!   stop the kernel (in a child process: one stop per context).
 //!
-//! - `tag_block` (`c[i] = a[i] ^ blockIdx.x`) in flat launches of just under and just over 2^32
-//!   threads: the fast copy's index is 32-bit, so the larger launch must take the checked copy.
+//! - `tag_block` (`c[i] = a[i]` mixed with `blockIdx.x` in a loop) in flat launches of just
+//!   under and just over 2^32 threads: the fast copy's index is 32-bit, so the larger launch
+//!   must take the checked copy.
 //!
 //! - `addresses` with empty buffers: slice pointers arrive non-null (`abi::EMPTY_SLICE_ADDRESS`).
 //!
@@ -59,14 +60,20 @@ mod kernels {
         }
     }
 
-    /// `c[i] = a[i] ^ blockIdx.x`: were the index of a thread past 2^32 wrapped to 32 bits, it
-    /// would write a block number 2^22 higher into an element of the first blocks.
+    /// `c[i] = a[i]`, `rounds` times rotated left by 5 and xored with `blockIdx.x`: were the
+    /// index of a thread past 2^32 wrapped to 32 bits, it would write a block number 2^22 higher
+    /// into an element of the first blocks. (The loop: only kernels with one get the 32-bit
+    /// index, `uniform_bounds`.)
     #[kernel]
-    pub fn tag_block(a: &[u32], mut c: DisjointSlice<u32>) {
+    pub fn tag_block(a: &[u32], mut c: DisjointSlice<u32>, rounds: u32) {
         let idx = thread::index_1d();
         let i = idx.get();
         if let Some(c) = c.get_mut(idx) {
-            *c = a[i] ^ thread::blockIdx_x();
+            let mut v = a[i];
+            for _ in 0..rounds {
+                v = v.rotate_left(5) ^ thread::blockIdx_x();
+            }
+            *c = v;
         }
     }
 
@@ -270,8 +277,9 @@ fn main() {
             let ad = ck(DeviceBuffer::from_host(&s, &a), "copy a")?;
             let mut cd = ck(DeviceBuffer::from_host(&s, &vec![u32::MAX; n]), "poison c")?;
             let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
-            ck(m.tag_block(&s, cfg, &ad, &mut cd), "launch tag_block")?;
-            let want: Vec<u32> = a.iter().enumerate().map(|(i, x)| x ^ (i / 1024) as u32).collect();
+            ck(m.tag_block(&s, cfg, &ad, &mut cd, 2), "launch tag_block")?;
+            let tag = |x: u32, block: u32| (x.rotate_left(5) ^ block).rotate_left(5) ^ block;
+            let want: Vec<u32> = a.iter().enumerate().map(|(i, &x)| tag(x, (i / 1024) as u32)).collect();
             compare("tag_block", &ck(cd.to_host_vec(&s), "copy c")?, &want, |x, y| x == y)
         });
     }
