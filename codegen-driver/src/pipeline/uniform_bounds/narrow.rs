@@ -27,7 +27,9 @@ pub(super) fn narrowable(func: &Function<'_>, idx: &str) -> bool {
     let with_constant = |a: &str, b: &str| constant(a, "i64").is_some() || constant(b, "i64").is_some();
     match func.inst(idx) {
         Some(Inst::Bin { op: "add" | "sub" | "or", a, b, .. }) if with_constant(a, b) => false,
-        Some(Inst::Bin { .. }) => has_product(func, idx, 0) && leaves_fit(func, idx, 0),
+        Some(Inst::Bin { .. }) => {
+            has_product(func, idx, 0) && emit_u32(func, idx, "", &mut 0, &mut Vec::new()).is_some()
+        }
         _ => false,
     }
 }
@@ -44,28 +46,10 @@ fn has_product(func: &Function<'_>, v: &str, depth: usize) -> bool {
     }
 }
 
-fn leaves_fit(func: &Function<'_>, v: &str, depth: usize) -> bool {
-    if constant(v, "i64").is_some() {
-        return true;
-    }
-    if depth > DEPTH {
-        return false;
-    }
-    match func.inst(v) {
-        Some(Inst::Cast { op: "zext", from: "i32", .. }) => true,
-        Some(Inst::Bin { op: "add" | "sub" | "mul" | "and" | "or" | "xor", ty: "i64", a, b, .. }) => {
-            leaves_fit(func, a, depth + 1) && leaves_fit(func, b, depth + 1)
-        }
-        Some(Inst::Bin { op: "shl", ty: "i64", a, b, .. }) => {
-            constant(b, "i64").is_some_and(|k| k < 32) && leaves_fit(func, a, depth + 1)
-        }
-        _ => false,
-    }
-}
-
 /// Appends to `lines` the `i32` instructions computing `v`'s low 32 bits (named
-/// `%{prefix}{n}` with `n` counting up) and returns the value, in the body's own names.
-/// `None` where `narrowable` says no.
+/// `%{prefix}{n}` with `n` counting up) and returns the value, in the body's own names; `None`
+/// where `v` is not such an expression (module docs: operations that commute with truncation,
+/// leaves that are zero-extended `i32`s or constants, at most `DEPTH` deep).
 pub(super) fn emit_u32(
     func: &Function<'_>,
     v: &str,
@@ -73,19 +57,34 @@ pub(super) fn emit_u32(
     n: &mut usize,
     lines: &mut Vec<String>,
 ) -> Option<String> {
+    emit_at(func, v, prefix, n, lines, 0)
+}
+
+fn emit_at(
+    func: &Function<'_>,
+    v: &str,
+    prefix: &str,
+    n: &mut usize,
+    lines: &mut Vec<String>,
+    depth: usize,
+) -> Option<String> {
     if let Some(c) = constant(v, "i64") {
         return Some((c as u32 as i32).to_string());
     }
-    match func.inst(v)? {
-        Inst::Cast { op: "zext", from: "i32", a, .. } => Some(a.to_string()),
-        Inst::Bin { op, ty: "i64", a, b, .. } => {
-            let a = emit_u32(func, a, prefix, n, lines)?;
-            let b = emit_u32(func, b, prefix, n, lines)?;
-            *n += 1;
-            let name = format!("%{prefix}{n}");
-            lines.push(format!("  {name} = {op} i32 {a}, {b}"));
-            Some(name)
-        }
-        _ => None,
+    if depth > DEPTH {
+        return None;
     }
+    let (op, a, b) = match func.inst(v)? {
+        Inst::Cast { op: "zext", from: "i32", a, .. } => return Some(a.to_string()),
+        Inst::Bin { op: op @ ("add" | "sub" | "mul" | "and" | "or" | "xor"), ty: "i64", a, b, .. } => (op, a, b),
+        // By a constant below 32: the 32-bit shift is defined and keeps the low bits.
+        Inst::Bin { op: "shl", ty: "i64", a, b, .. } if constant(b, "i64").is_some_and(|k| k < 32) => ("shl", a, b),
+        _ => return None,
+    };
+    let a = emit_at(func, a, prefix, n, lines, depth + 1)?;
+    let b = emit_at(func, b, prefix, n, lines, depth + 1)?;
+    *n += 1;
+    let name = format!("%{prefix}{n}");
+    lines.push(format!("  {name} = {op} i32 {a}, {b}"));
+    Some(name)
 }
