@@ -23,16 +23,9 @@
 //! with more blocks takes the checked copy, which keeps the 64-bit index. A kernel without
 //! the marker (not flat) is left as it is.
 
-use super::ir_functions::{is_plain_name, split_blocks, strip_metadata, successor_indices, value_names};
+use super::ir_functions::{SREG, is_plain_name, split_blocks, strip_metadata, successor_indices, value_names};
+use super::uniform_bounds::{FAST, GRID_THREADS_U32};
 use std::collections::{HashMap, HashSet};
-
-/// Name (without `%`) of the flat kernel's entry compare `nctaid.x <= 2^32 / B` (`U` asks it).
-pub const GRID_THREADS_U32: &str = "oxide.uv.grid_threads_u32";
-
-/// Prefix of the fast copy's block names (`uniform_bounds.rs`).
-const FAST_BLOCK: &str = "oxide.fast.";
-
-const SREG: &str = "@llvm.nvvm.read.ptx.sreg.";
 
 /// The module with the flat index of each marked kernel's fast copy in 32 bits (module docs).
 pub fn narrow(module: &str) -> String {
@@ -61,7 +54,6 @@ fn rewrite_function(body: &[&str]) -> Vec<String> {
         .filter_map(|l| l.trim_start().split_once(" = ").filter(|(_, rhs)| rhs.starts_with("phi ")))
         .flat_map(|(_, rhs)| value_names(rhs))
         .collect();
-    // The narrowed indices: their line, block and the three reads.
     // Each line's block, as `split_blocks` numbers them, and each block's predecessors.
     let split = split_blocks(body);
     let mut blocks = Vec::with_capacity(body.len());
@@ -75,10 +67,8 @@ fn rewrite_function(body: &[&str]) -> Vec<String> {
             preds[s].push(b);
         }
     }
-    let in_fast: Vec<bool> = split
-        .iter()
-        .map(|b| b.label.as_deref().is_some_and(|l| l.trim_start_matches('"').starts_with(FAST_BLOCK)))
-        .collect();
+    let in_fast: Vec<bool> =
+        split.iter().map(|b| b.label.as_deref().is_some_and(|l| l.trim_start_matches('"').starts_with(FAST))).collect();
     let mut narrowed: HashMap<&str, (usize, [&str; 3])> = HashMap::new();
     for (i, line) in body.iter().enumerate() {
         let flat = in_fast[blocks[i]].then(|| line.trim_start().split_once(" = ")).flatten();
@@ -178,7 +168,7 @@ fn read_of<'a>(defs: &HashMap<&'a str, &'a str>, v: &str) -> Option<(&'a str, &'
     // `[tail] call [noundef] [range(i32 a, b)] i32 @llvm.nvvm.read.ptx.sreg.R()`.
     let (head, reg) = call.split_once(SREG)?;
     let is_call = head.starts_with("call ") || head.starts_with("tail call ");
-    (is_call && head.ends_with(" i32 ")).then_some(())?;
+    (is_call && head.ends_with(" i32 @")).then_some(())?;
     Some((reg.strip_suffix("()")?, read))
 }
 

@@ -11,7 +11,7 @@
 //! read the registers through inline asm: `llc`'s CSE would merge `readnone` intrinsic reads
 //! with the originals, and the value would be live across the loop again.
 
-use super::ir_functions::{is_plain_name, value_names};
+use super::ir_functions::{SREG, is_plain_name, value_names};
 use std::collections::{HashMap, HashSet};
 
 /// The special registers that hold one value for the whole life of a thread.
@@ -38,7 +38,7 @@ struct Block {
 
 fn rewrite_function(body: &[&str], counter: &mut usize) -> Vec<String> {
     let keep = || body.iter().map(|l| l.to_string()).collect();
-    if !body.iter().any(|l| l.contains("@llvm.nvvm.read.ptx.sreg.")) {
+    if !body.iter().any(|l| l.contains(SREG)) {
         return keep();
     }
     let blocks = split_blocks(body);
@@ -188,8 +188,8 @@ fn thread_constant_tree<'a>(root: &'a str, defs: &HashMap<&'a str, (usize, &'a s
 
 /// `reg` of `call … i32 @llvm.nvvm.read.ptx.sreg.<reg>()` for a thread-constant register.
 fn sreg_read(rhs: &str) -> Option<&'static str> {
-    let at = rhs.find("@llvm.nvvm.read.ptx.sreg.")?;
-    let rest = &rhs[at + "@llvm.nvvm.read.ptx.sreg.".len()..];
+    let at = rhs.find(SREG)?;
+    let rest = &rhs[at + SREG.len()..];
     let name = rest.strip_suffix("()").or_else(|| rest.split_once("()").map(|(n, _)| n))?;
     let is_call = rhs.starts_with("call ") || rhs.starts_with("tail call ");
     THREAD_CONSTANT_SREGS.iter().copied().find(|r| *r == name).filter(|_| is_call)

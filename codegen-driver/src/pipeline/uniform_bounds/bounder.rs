@@ -73,7 +73,7 @@ impl<'f, 'a> Bounder<'f, 'a> {
         }
     }
 
-    pub(super) fn fresh(&mut self) -> String {
+    fn fresh(&mut self) -> String {
         self.n += 1;
         format!("%{UV}.{}", self.n)
     }
@@ -121,7 +121,7 @@ impl<'f, 'a> Bounder<'f, 'a> {
     }
 
     /// `v` (of type `ty`) recomputed at entry, in its own type, if it is uniform.
-    pub(super) fn uniform(&mut self, v: &'a str, ty: &str) -> Option<String> {
+    fn uniform(&mut self, v: &'a str, ty: &str) -> Option<String> {
         if let Some(c) = constant(v, ty) {
             return Some(if ty == "i1" { (c == 1).to_string() } else { c.to_string() });
         }
@@ -141,7 +141,7 @@ impl<'f, 'a> Bounder<'f, 'a> {
         value
     }
 
-    pub(super) fn uniform_def(&mut self, v: &'a str) -> Option<String> {
+    fn uniform_def(&mut self, v: &'a str) -> Option<String> {
         let inst = self.func.inst(v)?;
         Some(match inst {
             Inst::Bin { op, ty, a, b, .. } => {
@@ -195,7 +195,7 @@ impl<'f, 'a> Bounder<'f, 'a> {
     }
 
     /// A uniform special register, zero-extended to `i64`.
-    pub(super) fn exact64_sreg(&mut self, reg: &str) -> String {
+    fn exact64_sreg(&mut self, reg: &str) -> String {
         let n = self.sreg(reg);
         let v = self.emit(format!("zext i32 {n} to i64"));
         let max = if reg.starts_with("ntid.") { self.block_size } else { u32::MAX };
@@ -295,7 +295,7 @@ impl<'f, 'a> Bounder<'f, 'a> {
         bound
     }
 
-    pub(super) fn structural(&mut self, v: &'a str, facts: Option<&[Fact<'a>]>) -> Option<String> {
+    fn structural(&mut self, v: &'a str, facts: Option<&[Fact<'a>]>) -> Option<String> {
         let inst = self.func.inst(v)?;
         match inst {
             Inst::Call { name, ty, args } => {
@@ -436,7 +436,7 @@ impl<'f, 'a> Bounder<'f, 'a> {
     /// An upper bound of `a - b` (of type `ty`, wrapping) where `a >= b`: `a`'s, with the condition
     /// `L(a) >= b` (`b` uniform, else `L(a) >= B(b)`) for `U`. Where it holds and the check runs,
     /// `a >= L(a) >= b`, so the difference does not wrap and is at most `a`.
-    pub(super) fn difference(
+    fn difference(
         &mut self,
         a: &'a str,
         b: Result<u64, &'a str>,
@@ -464,7 +464,7 @@ impl<'f, 'a> Bounder<'f, 'a> {
     /// `b` lowered by one where it equals `k`: a bound of a value that is at most `b` and not
     /// `k`. (Where `b = k = 0` no value is both, the block never runs, and the wrapped `b - 1`
     /// is a bound as good as any.)
-    pub(super) fn below_if_equal(&mut self, b: String, k: String) -> String {
+    fn below_if_equal(&mut self, b: String, k: String) -> String {
         if self.below.get(&b) == Some(&k) {
             return b;
         }
@@ -492,13 +492,7 @@ impl<'f, 'a> Bounder<'f, 'a> {
     /// elsewhere the bound is `v`'s largest value. (Dividing `len - 1` by `n` would bound `v`
     /// without such a `k`, but a 64-bit division at entry costs more than the checks it removes:
     /// it runs once per warp, as often as a one-point-per-thread kernel's body.)
-    pub(super) fn row_bounds(
-        &mut self,
-        v: &'a str,
-        ty: &str,
-        fact: &Fact<'a>,
-        facts: Option<&[Fact<'a>]>,
-    ) -> Vec<String> {
+    fn row_bounds(&mut self, v: &'a str, ty: &str, fact: &Fact<'a>, facts: Option<&[Fact<'a>]>) -> Vec<String> {
         let func = self.func;
         let no_wrap = |inst: Inst<'_>| match inst {
             Inst::Bin { op, ty, a, b, nuw } => {
@@ -592,7 +586,7 @@ impl<'f, 'a> Bounder<'f, 'a> {
     }
 
     /// `x` where `k` was built as `x - 1` (wrapping: `k + 1 = x` whatever `x`).
-    pub(super) fn plus_one(&self, k: &str) -> Option<String> {
+    fn plus_one(&self, k: &str) -> Option<String> {
         let rhs = self.cse.iter().find(|(_, v)| *v == k)?.0;
         let x = rhs.strip_prefix("add i64 ")?;
         let x = x.strip_suffix(", -1").or_else(|| x.strip_suffix(", 18446744073709551615"))?;
@@ -604,7 +598,7 @@ impl<'f, 'a> Bounder<'f, 'a> {
     /// and through `add`/`mul` that cannot wrap (`nuw`, or the operands' largest values) and
     /// `zext`. Where the check runs, each is at most `v`, so their sums and products do not
     /// wrap either; at entry, where it does not, they are plain arithmetic (never poison).
-    pub(super) fn lower(&mut self, v: &'a str, ty: &str, facts: Option<&[Fact<'a>]>, depth: usize) -> String {
+    fn lower(&mut self, v: &'a str, ty: &str, facts: Option<&[Fact<'a>]>, depth: usize) -> String {
         if let Some(c) = constant(v, ty) {
             return c.to_string();
         }
@@ -671,7 +665,7 @@ impl<'f, 'a> Bounder<'f, 'a> {
     }
 
     /// `x + y`, wrapping (a lower bound's arithmetic), folded where both are constants.
-    pub(super) fn plus(&mut self, x: String, y: String) -> String {
+    fn plus(&mut self, x: String, y: String) -> String {
         match (x.parse::<u64>(), y.parse::<u64>()) {
             (Ok(a), Ok(b)) => a.wrapping_add(b).to_string(),
             (Ok(0), _) => y,
@@ -681,7 +675,7 @@ impl<'f, 'a> Bounder<'f, 'a> {
     }
 
     /// `x * y`, wrapping, folded where both are constants.
-    pub(super) fn times(&mut self, x: String, y: String) -> String {
+    fn times(&mut self, x: String, y: String) -> String {
         match (x.parse::<u64>(), y.parse::<u64>()) {
             (Ok(a), Ok(b)) => a.wrapping_mul(b).to_string(),
             (Ok(0), _) | (_, Ok(0)) => "0".to_string(),
@@ -694,7 +688,7 @@ impl<'f, 'a> Bounder<'f, 'a> {
     /// `x - 1`, wrapping: every `x` lowered here is at least 1 whenever the check it bounds can
     /// run (an extent of the launch; the right side of a guard `v < x` that held; a divisor), so
     /// for `x = 0` the check never runs and any condition is true of it.
-    pub(super) fn sub1(&mut self, x: String) -> String {
+    fn sub1(&mut self, x: String) -> String {
         if let Ok(c) = x.parse::<u64>() {
             return c.saturating_sub(1).to_string();
         }
@@ -705,7 +699,7 @@ impl<'f, 'a> Bounder<'f, 'a> {
         v
     }
 
-    pub(super) fn add_sat(&mut self, x: String, y: String) -> String {
+    fn add_sat(&mut self, x: String, y: String) -> String {
         match (x.parse::<u64>(), y.parse::<u64>()) {
             (Ok(a), Ok(b)) => a.saturating_add(b).to_string(),
             // A negative offset (`add nsw %i, -1`) as unsigned: the sum saturates unless the
@@ -750,7 +744,7 @@ impl<'f, 'a> Bounder<'f, 'a> {
         }
     }
 
-    pub(super) fn mul_sat(&mut self, x: String, y: String) -> String {
+    fn mul_sat(&mut self, x: String, y: String) -> String {
         match (x.parse::<u64>(), y.parse::<u64>()) {
             (Ok(a), Ok(b)) => a.saturating_mul(b).to_string(),
             (Ok(1), _) => y,
@@ -771,7 +765,7 @@ impl<'f, 'a> Bounder<'f, 'a> {
         }
     }
 
-    pub(super) fn minmax(&mut self, op: &str, x: String, y: String) -> String {
+    fn minmax(&mut self, op: &str, x: String, y: String) -> String {
         if let (Ok(a), Ok(b)) = (x.parse::<u64>(), y.parse::<u64>()) {
             return if op == "umin" { a.min(b) } else { a.max(b) }.to_string();
         }
@@ -803,7 +797,7 @@ impl<'f, 'a> Bounder<'f, 'a> {
 }
 
 /// The declaration of a two-operand min/max intrinsic such as `llvm.umin.i32`.
-pub(super) fn minmax_decl(name: &str) -> Option<&'static str> {
+fn minmax_decl(name: &str) -> Option<&'static str> {
     const DECLS: [&str; 8] = [
         "declare i32 @llvm.umin.i32(i32, i32)",
         "declare i64 @llvm.umin.i64(i64, i64)",

@@ -146,7 +146,7 @@ impl<'a> Function<'a> {
     }
 
     /// The facts of the `llvm.assume(i1 %c)` calls in `block`.
-    pub(super) fn assumed(&self, block: usize, out: &mut Vec<Fact<'a>>) {
+    fn assumed(&self, block: usize, out: &mut Vec<Fact<'a>>) {
         for line in &self.blocks[block].lines {
             let Some(rest) = line.trim_start().split("call void @llvm.assume(i1 ").nth(1) else { continue };
             let cond = rest.split(')').next().unwrap_or_default();
@@ -264,7 +264,7 @@ impl<'a> Function<'a> {
     }
 
     /// `br i1 %c, label %then, label %else` ending `block`, as (c, then, else).
-    pub(super) fn cond_branch(&self, block: usize) -> Option<(&'a str, usize, usize)> {
+    fn cond_branch(&self, block: usize) -> Option<(&'a str, usize, usize)> {
         let lines = &self.blocks[block].lines;
         let term = strip_metadata(lines[terminator_start(lines)?].trim_start());
         let rest = term.strip_prefix("br i1 ")?;
@@ -276,7 +276,7 @@ impl<'a> Function<'a> {
         Some((c, find(t)?, find(e)?))
     }
 
-    pub(super) fn condition_facts(&self, cond: &'a str, outcome: bool, depth: usize, out: &mut Vec<Fact<'a>>) {
+    fn condition_facts(&self, cond: &'a str, outcome: bool, depth: usize, out: &mut Vec<Fact<'a>>) {
         if depth > 8 {
             return;
         }

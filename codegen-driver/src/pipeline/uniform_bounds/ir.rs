@@ -1,10 +1,8 @@
 //! The few LLVM IR instructions the bounds reason about, parsed from their text, and the facts
 //! a compare gives.
 
+pub(super) use super::SREG;
 use super::strip_metadata;
-
-/// The prefix of the special-register intrinsics (`llvm.nvvm.read.ptx.sreg.tid.x`).
-pub(super) const SREG: &str = "llvm.nvvm.read.ptx.sreg.";
 
 /// `u < v` (`strict`) or `u <= v`, unsigned, known to hold; `u != v` if `ne`.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -123,7 +121,7 @@ pub(super) fn phi_arms(incoming: &str) -> Vec<(&str, &str)> {
 }
 
 /// `s` without its leading words that are in `words`.
-pub(super) fn skip_words<'s>(mut s: &'s str, words: &[&str]) -> &'s str {
+fn skip_words<'s>(mut s: &'s str, words: &[&str]) -> &'s str {
     while let Some((w, r)) = s.split_once(' ')
         && words.contains(&w)
     {

@@ -117,8 +117,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use super::flat_index_u32::GRID_THREADS_U32;
-use super::ir_functions::{Block, split_blocks, strip_metadata, successor_indices, terminator_start};
+use super::ir_functions::{Block, SREG, split_blocks, strip_metadata, successor_indices, terminator_start};
 use crate::lower::BOUNDS_FAIL_MARKER as MARKER;
 use crate::lower::BOUNDS_POISON_OFFSET as POISON_OFFSET;
 
@@ -131,12 +130,15 @@ mod tests;
 
 use bounder::Bounder;
 use function::Function;
-use ir::{Fact, Inst, SREG, constant, icmp_facts, negative, parse};
+use ir::{Fact, Inst, constant, icmp_facts, negative, parse};
 
-/// Prefix of the fast copy's names.
-const FAST: &str = "oxide.fast.";
+/// Prefix of the fast copy's names (`flat_index_u32.rs` finds its blocks by it).
+pub(super) const FAST: &str = "oxide.fast.";
 /// Prefix of the names in the new entry block.
 const UV: &str = "oxide.uv";
+/// Name (without `%`) of a flat kernel's entry compare `nctaid.x <= 2^32 / B` (`U` asks it;
+/// `flat_index_u32.rs` narrows the fast copies of the kernels that have it).
+pub(super) const GRID_THREADS_U32: &str = "oxide.uv.grid_threads_u32";
 
 /// The module with each kernel versioned where that removes checks (see the module docs).
 pub fn version(module: &str) -> String {
