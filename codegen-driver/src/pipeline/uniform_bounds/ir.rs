@@ -13,8 +13,6 @@ pub(super) struct Fact<'a> {
     pub(super) ne: bool,
 }
 
-/// The most threads a block of the kernel `define` can have: the product of its
-/// `"nvvm.maxntid"` (launch bounds; a launch with more fails), else the hardware's 1024.
 /// An instruction the bounds reason about.
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Inst<'a> {

@@ -146,11 +146,11 @@ pub fn version(module: &str) -> String {
         return module.to_string();
     }
     let mut decls: BTreeSet<&'static str> = BTreeSet::new();
+    let launch_bounds = launch_bounds(module);
     let mut out = super::ir_functions::rewrite_definitions(module, |define, body| {
-        let block_size = max_block_size(module, define);
         let versioned = define
             .starts_with("define ptx_kernel ")
-            .then(|| version_kernel(define, body, block_size, &mut decls))
+            .then(|| version_kernel(define, body, max_block_size(&launch_bounds, define), &mut decls))
             .flatten();
         versioned.unwrap_or_else(|| body.iter().map(|l| l.to_string()).collect())
     });
@@ -171,17 +171,24 @@ struct Check<'a> {
     oob_when_true: bool,
 }
 
-fn max_block_size(module: &str, define: &str) -> u32 {
-    let groups: Vec<&str> = define.split(" #").skip(1).filter_map(|g| g.split([' ', '{']).next()).collect();
+/// The most threads a block of the kernel `define` can have: the product of its
+/// `"nvvm.maxntid"` (launch bounds, from `launch_bounds`; a launch with more fails), else the
+/// hardware's 1024.
+fn max_block_size(launch_bounds: &HashMap<&str, u32>, define: &str) -> u32 {
+    let mut groups = define.split(" #").skip(1).filter_map(|g| g.split([' ', '{']).next());
+    groups.find_map(|g| launch_bounds.get(g).copied()).unwrap_or(1024).min(1024)
+}
+
+/// The module's attribute groups that have `"nvvm.maxntid"`, with the product of its extents.
+fn launch_bounds(module: &str) -> HashMap<&str, u32> {
     module
         .lines()
-        .filter(|l| groups.iter().any(|g| l.starts_with(&format!("attributes #{g} = "))))
-        .find_map(|l| {
+        .filter_map(|l| {
+            let group = l.strip_prefix("attributes #")?.split(' ').next()?;
             let dims = l.split("\"nvvm.maxntid\"=\"").nth(1)?.split('"').next()?;
-            dims.split(',').map(|d| d.trim().parse::<u32>().ok()).product::<Option<u32>>()
+            Some((group, dims.split(',').map(|d| d.trim().parse::<u32>().ok()).product::<Option<u32>>()?))
         })
-        .unwrap_or(1024)
-        .min(1024)
+        .collect()
 }
 
 fn version_kernel(
@@ -653,8 +660,6 @@ fn rename(line: &str, defined: &HashSet<&str>) -> String {
     out
 }
 
-/// The checks of a body: conditions of failure markers (true when out of bounds) and of poison
-/// selects (`lower/bounds.rs`), each once.
 /// Whether a fast copy pays for its entry test (~10–40 instructions per warp, most of them
 /// uniform): when it removes at least half of the kernel's checks, or the grid linearisation of a
 /// flat launch. stencil5 (bench) proved 1 of its 6 checks before `!=` facts, lower bounds and
@@ -664,6 +669,8 @@ fn worth_a_copy(proven: usize, checks: usize, flat: bool) -> bool {
     flat || 2 * proven >= checks
 }
 
+/// The checks of a body: conditions of failure markers (true when out of bounds) and of poison
+/// selects (`lower/bounds.rs`), each once.
 fn find_checks<'a>(blocks: &[Block<'a>]) -> Vec<Check<'a>> {
     let mut found: Vec<Check<'a>> = Vec::new();
     let mut seen: HashMap<&str, bool> = HashMap::new();
