@@ -112,6 +112,7 @@ mod tests {
             cluster_dims: None,
             cooperative: false,
             launch_contract: None,
+            fast: None,
         });
         m.payloads = vec![
             payload("sm_80", PayloadKind::Ptx),

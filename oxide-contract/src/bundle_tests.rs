@@ -19,6 +19,7 @@ fn manifest() -> Manifest {
         cluster_dims: None,
         cooperative: false,
         launch_contract: None,
+        fast: None,
     });
     m
 }

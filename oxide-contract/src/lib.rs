@@ -6,6 +6,7 @@
 //! | [`abi`] | parameter kinds, their `kernelParams` slots, the macro ⇄ backend classification |
 //! | [`attrs`] | tool-attribute names, `cfg(cuda_oxide)`, lang items of `cuda_device` |
 //! | [`atomic`] | atomic operation and scope codes |
+//! | [`fast_launch`] | unchecked twins of versioned kernels and the host's condition for launching one |
 //! | [`launch_contract`] | launch contracts of kernels and the check of a launch against one |
 //! | [`link`] | LTOIR (libNVVM), linking with CUDA C++ (nvJitLink), the `cuda-sources` metadata |
 //! | [`limits`] | launch limits (threads, grid and block dims, clusters, shared memory) |
@@ -26,6 +27,7 @@ pub mod attrs;
 pub mod bundle;
 #[cfg(feature = "build")]
 pub mod config;
+pub mod fast_launch;
 pub mod launch_contract;
 pub mod limits;
 pub mod link;

@@ -82,6 +82,10 @@ pub struct KernelInfo {
     /// `#[launch_contract(..)]`: checked on every launch of the kernel.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launch_contract: Option<crate::launch_contract::LaunchContract>,
+    /// The kernel's unchecked twin and the condition under which the host launches it instead
+    /// ([`crate::fast_launch`]); set by the device compiler after optimising.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fast: Option<crate::fast_launch::FastLaunch>,
 }
 
 /// One Rust-level kernel parameter.
@@ -275,6 +279,7 @@ mod tests {
             cluster_dims: Some([4, 1, 1]),
             cooperative: false,
             launch_contract: None,
+            fast: None,
         });
         m.payloads.push(PayloadInfo {
             arch: "sm_90".into(),

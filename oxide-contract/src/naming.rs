@@ -71,11 +71,13 @@ pub const LIBDEVICE_PREFIX: &str = "__nv_";
 
 /// Names a kernel entry must not take, since the device module declares or links functions of
 /// that name itself: `vprintf` and `__assertfail` (printing, asserts), libdevice's `__nv_*`, LLVM's
-/// `llvm.*`, the runtime's `malloc`/`free`, and our `__oxide_*`. A kernel named like one gets a
-/// keyed entry name instead.
+/// `llvm.*`, the runtime's `malloc`/`free`, our `__oxide_*`, and the names of unchecked twins
+/// (`*__oxide_fast`, [`crate::fast_launch`]). A kernel named like one gets a keyed entry name
+/// instead.
 pub fn is_reserved_entry_name(name: &str) -> bool {
     matches!(name, "vprintf" | "__assertfail" | "malloc" | "free")
         || [LIBDEVICE_PREFIX, "llvm.", "__oxide_", "__cuda", "__nvvm"].iter().any(|p| name.starts_with(p))
+        || name.ends_with(crate::fast_launch::TWIN_SUFFIX)
 }
 
 /// The global symbol holding the bundle of crate `crate_name`, whose rustc `StableCrateId` is
@@ -261,7 +263,9 @@ mod tests {
 
     #[test]
     fn runtime_names_are_reserved() {
-        for name in ["vprintf", "__assertfail", "__nv_sinf", "llvm.trap", "__oxide_dynamic_shared"] {
+        for name in
+            ["vprintf", "__assertfail", "__nv_sinf", "llvm.trap", "__oxide_dynamic_shared", "vecadd__oxide_fast"]
+        {
             assert!(is_reserved_entry_name(name), "{name}");
         }
         assert!(!is_reserved_entry_name("vecadd") && !is_reserved_entry_name("printf"));

@@ -330,6 +330,30 @@ fn uniform_bounds_give_a_copy_without_checks() {
     }
 }
 
+/// A versioned kernel also gets its fast copy alone as `<entry>__oxide_fast`, and the manifest
+/// the condition the host tests before launching it (`oxide_contract::fast_launch`).
+#[test]
+fn versioned_kernels_get_an_unchecked_twin() {
+    let manifest_path = built().artifact_path(|_| oxide_contract::naming::files::MANIFEST.to_string());
+    let text = std::fs::read_to_string(&manifest_path).expect("manifest.json");
+    let manifest = oxide_contract::Manifest::from_json(&text).expect("a manifest");
+    for arch in ARCHS {
+        let ptx = ptx(arch);
+        for kernel in ["vec4_add", "f64x2_scale", "transpose_view"] {
+            let info = manifest.kernel(kernel).expect("the kernel's manifest entry");
+            let fast = info.fast.as_ref().unwrap_or_else(|| panic!("`{kernel}` has no twin in the manifest"));
+            assert_eq!(fast.entry, format!("{kernel}__oxide_fast"));
+            let twin = entry(&ptx, &fast.entry);
+            let (_, fast_copy) = ptx::copies(entry(&ptx, kernel));
+            assert!(!twin.contains("selp.") && !twin.contains("trap;"), "{arch}: `{kernel}`'s twin checks:\n{twin}");
+            // The fast copy's loads, and nothing of the entry test's extents.
+            let loads = |body: &str| body.matches("ld.global").count();
+            assert_eq!(loads(twin), loads(&fast_copy), "{arch}: `{kernel}`'s twin:\n{twin}");
+            assert!(!twin.contains("%nctaid.y"), "{arch}: `{kernel}`'s twin tests the launch:\n{twin}");
+        }
+    }
+}
+
 #[test]
 fn matrix_view_checks_once() {
     for arch in ARCHS {

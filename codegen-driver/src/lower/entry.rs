@@ -239,6 +239,7 @@ pub fn define<'tcx>(cx: &CodegenCx<'tcx>, kernel: &KernelRoot<'tcx>) -> KernelIn
         cluster_dims: kernel.cluster_dims,
         cooperative: kernel.cooperative,
         launch_contract: kernel.launch_contract,
+        fast: None,
     }
 }
 

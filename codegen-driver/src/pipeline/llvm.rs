@@ -5,10 +5,12 @@ use std::path::{Path, PathBuf};
 
 use oxide_contract::arch::Arch;
 use oxide_contract::config::{DeviceDebugInfo, ToolPaths};
+use oxide_contract::fast_launch::Condition;
 use oxide_contract::limits;
 use oxide_contract::naming::files;
 
 use super::deferred_traps;
+use super::fast_twin;
 use super::flat_index_u32;
 use super::narrow_counters;
 use super::offset_checks;
@@ -28,6 +30,8 @@ pub struct Optimized {
     /// without a device body real code needs (the `-O0` module still calls those that only
     /// panic paths reach, e.g. formatting an assert's message).
     pub optimized_reference: Option<String>,
+    /// The kernels (by entry name) that have an unchecked twin, with its launch condition.
+    pub fast: Vec<(String, Condition)>,
 }
 
 impl Optimized {
@@ -154,7 +158,10 @@ pub fn optimize(
     text = text.replace(&format!("\"{LAUNCH_ATTRS_HIDDEN_FROM_OPT}"), "\"");
     // Kernels whose checks pass under a condition on uniform values get a copy without them,
     // chosen at entry; the second `opt` below folds that copy's poison and flags away.
-    text = uniform_bounds::version(&text);
+    let (versioned, conditions) = uniform_bounds::version_with_conditions(&text);
+    text = versioned;
+    // Their unchecked twins (`fast_twin.rs`), except in a debug build (one kernel to step through).
+    let fast = if debuginfo == DeviceDebugInfo::Full { Vec::new() } else { conditions };
     std::fs::write(&opt_ll, &text).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;
     if deferred_traps::needed(&text) {
         // Double-buffer indices and other 0-or-1 loop values get their range, and a short run
@@ -191,9 +198,11 @@ pub fn optimize(
     // Then loop counters with constant ranges become 32-bit, as nvcc's `int` counters, and
     // thread indices used only after a loop are computed again there (`remat_thread_index.rs`).
     // First, the fast copy of a flat kernel computes its index in 32 bits (`flat_index_u32.rs`).
-    let merged = remat_thread_index::rematerialize(&narrow_counters::narrow(&offset_checks::merge(
+    // Last, each versioned kernel gets its unchecked twin (`fast_twin.rs`).
+    let passes = remat_thread_index::rematerialize(&narrow_counters::narrow(&offset_checks::merge(
         &flat_index_u32::narrow(&text),
     )));
+    let merged = fast_twin::add(&passes, &fast.iter().map(|(name, _)| name.as_str()).collect());
     if merged != text {
         text = merged;
         std::fs::write(&opt_ll, &text).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;
@@ -204,7 +213,7 @@ pub fn optimize(
     }
     work.publish(&ll_path)?;
     work.publish(&opt_ll)?;
-    Ok(Optimized { path: opt_ll, text, optimized_reference })
+    Ok(Optimized { path: opt_ll, text, optimized_reference, fast })
 }
 
 /// `llc` for one arch, at the lowest PTX ISA that targets it and is at least `isa_floor` →

@@ -5,6 +5,7 @@
 mod artifacts;
 mod cuda;
 mod deferred_traps;
+mod fast_twin;
 mod flat_index_u32;
 mod ir_functions;
 mod link;
@@ -330,6 +331,13 @@ fn lower_crate<'tcx>(
             let unavailable = cx.unavailable.borrow();
             let names: Vec<&str> = unavailable.iter().map(|(name, _)| name.as_str()).collect();
             optimized.stub_dead_calls(&names)?;
+        }
+        let mut infos = infos;
+        for info in &mut infos {
+            if let Some((_, condition)) = optimized.fast.iter().find(|(name, _)| *name == info.entry) {
+                let entry = oxide_contract::fast_launch::twin_entry(&info.entry);
+                info.fast = Some(oxide_contract::fast_launch::FastLaunch { entry, condition: condition.clone() });
+            }
         }
         Ok((optimized, infos, work))
     })?;

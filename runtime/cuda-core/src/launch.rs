@@ -2,8 +2,11 @@
 
 use std::ffi::c_void;
 use std::marker::PhantomData;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use cudarc::driver::sys;
+use oxide_contract::fast_launch::{Condition, LaunchValues, TWINS_ENV};
 use oxide_contract::manifest::{LaunchBounds, ParamKind};
 
 use crate::context::CudaStream;
@@ -347,6 +350,16 @@ pub unsafe fn launch_options(
     }
     let cluster_dims = options.cluster.or_else(|| info.and_then(|i| i.cluster_dims).map(|[x, y, z]| (x, y, z)));
     let cooperative = options.cooperative || info.is_some_and(|i| i.cooperative);
+    // The unchecked twin where the kernel's entry test would pass for this launch: the same
+    // code without the test (`oxide_contract::fast_launch`). Not for cooperative launches, whose
+    // residency check is the kernel's own.
+    let twin = match info.and_then(|i| i.fast.as_ref()) {
+        Some(fast) if !cooperative && twins_enabled() && fast_condition_holds(&fast.condition, config, params) => {
+            f.twin()
+        }
+        _ => None,
+    };
+    let f = twin.unwrap_or(f);
     ctx.bind_to_thread()?;
     if config.shared_mem_bytes > DEFAULT_SHARED_MEMORY_PER_BLOCK {
         let limit = ctx.max_shared_memory_per_block_optin();
@@ -408,12 +421,59 @@ pub unsafe fn launch_options(
                 std::ptr::null_mut(),
             )
         };
-        return check(r, "cuLaunchKernel").map_err(|e| resources::explain(f, config, e.context(what())));
+        return check(r, "cuLaunchKernel")
+            .map(|()| count_twin(twin.is_some()))
+            .map_err(|e| resources::explain(f, config, e.context(what())));
     }
     let launch_config = launch_config_ex(config, stream.raw(), &mut attrs[..num_attrs]);
     // SAFETY: as above; `attrs` outlives the call.
     let r = unsafe { sys::cuLaunchKernelEx(&launch_config, f.raw(), params_ptr, std::ptr::null_mut()) };
-    check(r, "cuLaunchKernelEx").map_err(|e| resources::explain(f, config, e.context(what())))
+    check(r, "cuLaunchKernelEx")
+        .map(|()| count_twin(twin.is_some()))
+        .map_err(|e| resources::explain(f, config, e.context(what())))
+}
+
+/// Launches in this process that ran a kernel's unchecked twin ([`twin_launches`]).
+static TWIN_LAUNCHES: AtomicU64 = AtomicU64::new(0);
+
+fn count_twin(twin: bool) {
+    if twin {
+        TWIN_LAUNCHES.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// How many launches in this process ran a kernel's unchecked twin instead of the kernel
+/// (`oxide_contract::fast_launch`: the same code without its entry test, chosen where that test
+/// passes). For tests and profiling: Nsight shows a twin as `<entry>__oxide_fast`.
+pub fn twin_launches() -> u64 {
+    TWIN_LAUNCHES.load(Ordering::Relaxed)
+}
+
+/// Whether twins may run: not when `CUDA_OXIDE_TWINS=0` (read once).
+fn twins_enabled() -> bool {
+    static ENABLED: OnceLock<bool> = OnceLock::new();
+    *ENABLED.get_or_init(|| std::env::var_os(TWINS_ENV).is_none_or(|v| v != "0"))
+}
+
+/// Whether a twin's condition holds for this launch: the kernel's parameters are read from the
+/// packet (`params[i]` points to a live value of PTX parameter `i`'s type, as `launch` requires;
+/// the condition reads only integer parameters, at their width).
+fn fast_condition_holds(condition: &Condition, config: &LaunchConfig, params: &[*mut c_void]) -> bool {
+    let param = |index: u32, bits: u32| -> Option<u64> {
+        let p = *params.get(index as usize)?;
+        // SAFETY: `p` points to a live value of at least `bits / 8` bytes (the parameter's type).
+        unsafe {
+            Some(match bits {
+                8 => u64::from(p.cast::<u8>().read_unaligned()),
+                16 => u64::from(p.cast::<u16>().read_unaligned()),
+                32 => u64::from(p.cast::<u32>().read_unaligned()),
+                64 => p.cast::<u64>().read_unaligned(),
+                _ => return None,
+            })
+        }
+    };
+    let launch = LaunchValues { block: config.block_dim, grid: config.grid_dim, param: &param };
+    condition.holds(&launch) == Some(true)
 }
 
 /// The launch attribute that asks for clusters of `dims` blocks.
@@ -455,6 +515,27 @@ mod tests {
 
     fn cfg(grid: (u32, u32, u32), block: (u32, u32, u32)) -> LaunchConfig {
         LaunchConfig { grid_dim: grid, block_dim: block, shared_mem_bytes: 0 }
+    }
+
+    #[test]
+    fn a_twin_condition_reads_the_packet_at_each_parameter_width() {
+        // `n: u32` (PTX parameter 2) and a slice length (parameter 1): `len <= n * ntid.x`.
+        let lines = [
+            "%a = zext i32 %p2 to i64",
+            "%b = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()",
+            "%c = zext i32 %b to i64",
+            "%d = mul i64 %a, %c",
+            "%e = icmp ule i64 %p1, %d",
+        ];
+        let names = [("%p0", "ptr"), ("%p1", "i64"), ("%p2", "i32")];
+        let condition = Condition::parse(&lines, &names, "%e").expect("parses");
+        let (mut ptr, mut len, mut n) = (0u64, 1000u64, 4u32);
+        let mut packet: Vec<*mut c_void> = vec![(&raw mut ptr).cast(), (&raw mut len).cast(), (&raw mut n).cast()];
+        assert!(fast_condition_holds(&condition, &cfg((1, 1, 1), (256, 1, 1)), &packet));
+        assert!(!fast_condition_holds(&condition, &cfg((1, 1, 1), (128, 1, 1)), &packet));
+        // A packet without the parameter never takes the twin.
+        packet.truncate(2);
+        assert!(!fast_condition_holds(&condition, &cfg((1, 1, 1), (256, 1, 1)), &packet));
     }
 
     #[test]

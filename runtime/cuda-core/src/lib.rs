@@ -43,7 +43,7 @@ pub use driver::is_driver_present;
 pub use error::{DriverError, Hint, IntoResult, ResultCode, hint_for};
 pub use launch::{
     KernelParams, LaunchConfig, LaunchOptions, MAX_CLUSTER_SIZE, MAX_PORTABLE_CLUSTER_SIZE, MAX_THREADS_PER_BLOCK,
-    launch, launch_options, launch_with, launch_with_options,
+    launch, launch_options, launch_with, launch_with_options, twin_launches,
 };
 pub use memory::{DeviceBuffer, DeviceCopy};
 pub use module::{Function, Module};

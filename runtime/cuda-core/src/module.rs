@@ -161,13 +161,7 @@ impl Module {
             }
         }
         let info = self.manifest().and_then(|m| m.kernel(entry)).cloned().map(Arc::new);
-        Ok(Function {
-            module: Arc::clone(&self.inner),
-            raw,
-            entry: entry.into(),
-            info,
-            local_bytes: Default::default(),
-        })
+        Ok(Function::new(Arc::clone(&self.inner), raw, entry, info))
     }
 }
 
@@ -256,6 +250,9 @@ pub struct Function {
     info: Option<Arc<KernelInfo>>,
     /// Local memory per thread, read once (every launch checks it against the stack).
     local_bytes: Arc<OnceLock<u32>>,
+    /// The kernel's unchecked twin (`oxide_contract::fast_launch`), looked up at its first
+    /// launch; `None` inside when the module lacks it.
+    twin: Arc<OnceLock<Option<Function>>>,
 }
 
 // SAFETY: a CUfunction may be used from any thread once its context is bound (we bind first).
@@ -263,6 +260,27 @@ unsafe impl Send for Function {}
 unsafe impl Sync for Function {}
 
 impl Function {
+    fn new(module: Arc<ModuleInner>, raw: sys::CUfunction, entry: &str, info: Option<Arc<KernelInfo>>) -> Function {
+        Function { module, raw, entry: entry.into(), info, local_bytes: Default::default(), twin: Default::default() }
+    }
+
+    /// The kernel's unchecked twin, when its manifest entry names one and the module has it: the
+    /// same kernel for the host (name, parameters, launch checks), another `CUfunction`.
+    pub(crate) fn twin(&self) -> Option<&Function> {
+        let fast = self.info.as_deref()?.fast.as_ref()?;
+        self.twin
+            .get_or_init(|| {
+                let name = CString::new(fast.entry.as_str()).ok()?;
+                let mut raw = std::ptr::null_mut();
+                self.module.ctx.bind_to_thread().ok()?;
+                // SAFETY: the module is loaded; `name` is NUL-terminated.
+                let r = unsafe { sys::cuModuleGetFunction(&mut raw, self.module.raw, name.as_ptr()) };
+                (r == CUresult::CUDA_SUCCESS)
+                    .then(|| Function::new(Arc::clone(&self.module), raw, &fast.entry, self.info.clone()))
+            })
+            .as_ref()
+    }
+
     /// The PTX entry name.
     pub fn entry(&self) -> &str {
         &self.entry

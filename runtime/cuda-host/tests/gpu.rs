@@ -116,6 +116,7 @@ fn manifest() -> Manifest {
         cluster_dims: None,
         cooperative: false,
         launch_contract: None,
+        fast: None,
     });
     m.kernels.push(KernelInfo {
         name: "gputest::scale".into(),
@@ -130,6 +131,7 @@ fn manifest() -> Manifest {
         cluster_dims: None,
         cooperative: false,
         launch_contract: None,
+        fast: None,
     });
     m.payloads.push(PayloadInfo {
         arch: "sm_80".into(),

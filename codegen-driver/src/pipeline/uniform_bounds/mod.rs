@@ -107,6 +107,12 @@
 //! (`(y + j) * w + x` over zero-extended `u32`s), `U` also asks those lengths to be at most
 //! `2^32` and the fast copy computes the indices in 32 bits (`narrow.rs`, with why it is exact).
 //!
+//! **The host's copy of `U`.** The entry test's lines are also parsed into an
+//! `oxide_contract::fast_launch::Condition` (only the forms written here: flag-free arithmetic,
+//! compares, selects, extents, min/max and saturating intrinsics; a kernel with another form gets
+//! no twin), which the manifest records with the kernel's unchecked twin (`fast_twin.rs`): the
+//! host launches the twin where `U` holds, and the twin runs this fast copy without testing it.
+//!
 //! The check's `icmp` is then replaced by its in-bounds result in the fast copy only. Sound
 //! because the copy runs only when `U` holds, and then every replaced `icmp` would have computed
 //! exactly that result. `U` depends on uniform values only, so every thread of a block takes the
@@ -116,6 +122,8 @@
 //! must stay in the entry block). The fast copy doubles the kernel's code (PTX and SASS size).
 
 use std::collections::{BTreeSet, HashMap, HashSet};
+
+use oxide_contract::fast_launch::Condition as HostCondition;
 
 use super::ir_functions::{Block, SREG, split_blocks, strip_metadata, successor_indices, terminator_start};
 use crate::lower::BOUNDS_FAIL_MARKER as MARKER;
@@ -134,16 +142,24 @@ use ir::{Fact, Inst, constant, icmp_facts, negative, parse};
 
 /// Prefix of the fast copy's names (`flat_index_u32.rs` finds its blocks by it).
 pub(super) const FAST: &str = "oxide.fast.";
-/// Prefix of the names in the new entry block.
-const UV: &str = "oxide.uv";
+/// Label of the new entry block and prefix of the names in it (`fast_twin.rs` finds it).
+pub(super) const UV: &str = "oxide.uv";
 /// Name (without `%`) of a flat kernel's entry compare `nctaid.x <= 2^32 / B` (`U` asks it;
 /// `flat_index_u32.rs` narrows the fast copies of the kernels that have it).
 pub(super) const GRID_THREADS_U32: &str = "oxide.uv.grid_threads_u32";
 
-/// The module with each kernel versioned where that removes checks (see the module docs).
+/// The versioned module alone (the unit tests read it).
+#[cfg(test)]
 pub fn version(module: &str) -> String {
+    version_with_conditions(module).0
+}
+
+/// The module with each kernel versioned where that removes checks (see the module docs), and
+/// for each versioned kernel (by name) its entry test `U` as the host evaluates it (`oxide_contract::fast_launch`), where it has only forms the host evaluates.
+pub fn version_with_conditions(module: &str) -> (String, Vec<(String, HostCondition)>) {
+    let mut conditions = Vec::new();
     if !module.contains(&format!("@{MARKER}(")) {
-        return module.to_string();
+        return (module.to_string(), conditions);
     }
     let mut decls: BTreeSet<&'static str> = BTreeSet::new();
     let launch_bounds = launch_bounds(module);
@@ -152,7 +168,13 @@ pub fn version(module: &str) -> String {
             .starts_with("define ptx_kernel ")
             .then(|| version_kernel(define, body, max_block_size(&launch_bounds, define), &mut decls))
             .flatten();
-        versioned.unwrap_or_else(|| body.iter().map(|l| l.to_string()).collect())
+        match versioned {
+            Some((lines, condition)) => {
+                conditions.extend(condition);
+                lines
+            }
+            None => body.iter().map(|l| l.to_string()).collect(),
+        }
     });
     for decl in decls {
         let name = decl.split('@').nth(1).and_then(|n| n.split('(').next()).unwrap_or(decl);
@@ -162,7 +184,46 @@ pub fn version(module: &str) -> String {
             out.push('\n');
         }
     }
-    out
+    (out, conditions)
+}
+
+/// The entry test's lines as a [`HostCondition`], with the kernel's name: `None` where the
+/// define line cannot be read or a line has a form the host does not evaluate.
+fn host_condition(define: &str, lines: &[String], answer: &str) -> Option<(String, HostCondition)> {
+    let (head, rest) = define.split_once('(')?;
+    let name = head.rsplit_once(" @")?.1;
+    if name.starts_with('"') {
+        return None;
+    }
+    // The parameter list up to its closing parenthesis (attributes have parentheses too).
+    let (mut depth, mut params, mut start) = (0usize, Vec::new(), 0usize);
+    for (i, c) in rest.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' if depth == 0 => {
+                params.push(&rest[start..i]);
+                break;
+            }
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                params.push(&rest[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    let params: Vec<(&str, &str)> = params
+        .iter()
+        .filter(|p| !p.trim().is_empty())
+        .map(|p| {
+            let p = p.trim();
+            let ty = p.split(' ').next().unwrap_or("");
+            let name = p.rsplit(' ').next().filter(|n| n.starts_with('%')).unwrap_or("");
+            (name, ty)
+        })
+        .collect();
+    let lines: Vec<&str> = lines.iter().map(|l| l.as_str()).collect();
+    Some((name.to_string(), HostCondition::parse(&lines, &params, answer)?))
 }
 
 /// One check: the `icmp` named `cond`, which is `true` when out of bounds if `oob_when_true`.
@@ -196,7 +257,7 @@ fn version_kernel(
     body: &[&str],
     block_size: u32,
     decls: &mut BTreeSet<&'static str>,
-) -> Option<Vec<String>> {
+) -> Option<(Vec<String>, Option<(String, HostCondition)>)> {
     if body.iter().any(|l| l.contains(FAST) || l.contains(UV) || l.contains(" = alloca ")) {
         return None;
     }
@@ -367,6 +428,7 @@ fn version_kernel(
         out.push(format!("  {name} = and i1 {all}, {c}"));
         all = name;
     }
+    let host = host_condition(define, &out[1..], &all);
     // The index registers both copies read first are read once, before the test: ptxas then
     // issues their `S2R` at the kernel's first instruction and the test hides its latency
     // (otherwise each copy starts by waiting for it, in front of its first load).
@@ -433,7 +495,7 @@ fn version_kernel(
         }
         out.push(renamed);
     }
-    Some(out)
+    Some((out, host))
 }
 
 /// A proven check's poison select `%s = select i1 %oob, i64 POISON, i64 %idx` with `%idx`

@@ -47,6 +47,24 @@ fn a_guard_on_a_uniform_length_versions_the_kernel() {
 }
 
 #[test]
+fn the_host_gets_the_entry_test() {
+    // `tid.x <= ntid.x - 1 < len`: the host's condition reads `ntid.x` and `%len` (PTX
+    // parameter 1) and agrees with the kernel's for each launch.
+    let body = format!("{THREAD_INDEX}{}  ret void\n", checked_load(0, "%i"));
+    let (_, conditions) = super::version_with_conditions(&kernel(&body));
+    let [(name, condition)] = &conditions[..] else { panic!("one condition: {conditions:?}") };
+    assert_eq!(name, "k");
+    let holds = |block: u32, len: u64| {
+        let param = |i: u32, _: u32| (i == 1).then_some(len);
+        let launch = oxide_contract::fast_launch::LaunchValues { block: (block, 1, 1), grid: (7, 1, 1), param: &param };
+        condition.holds(&launch)
+    };
+    assert_eq!(holds(256, 256), Some(true));
+    assert_eq!(holds(256, 255), Some(false));
+    assert_eq!(holds(1, 1), Some(true));
+}
+
+#[test]
 fn thread_indices_are_bounded_by_the_block_size() {
     // No guard: tid.x <= ntid.x - 1 < len.
     let body = format!("{THREAD_INDEX}{}  ret void\n", checked_load(0, "%i"));

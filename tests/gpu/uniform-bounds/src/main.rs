@@ -29,6 +29,11 @@
 //!   the checked copy when `input` is one element short and the launch stops a row early
 //!   (every access in bounds), or `out` is longer than `input` (its tail untouched).
 //!
+//! Launched through the typed methods, a kernel whose condition holds runs its unchecked twin
+//! (`<entry>__oxide_fast`, `oxide_contract::fast_launch`: the host evaluates the condition);
+//! each check asserts which one ran (`cuda_core::twin_launches`). Then the whole test runs again
+//! in a child process with `CUDA_OXIDE_TWINS=0`, where each kernel's own entry test chooses.
+//!
 //! Outputs are poisoned (NaN) first and compared bit for bit with the CPU. Last, `add` with `c`
 //! longer than `a` and a launch that covers `c` must stop the kernel (the checked copy's check);
 //! before it, `stencil5` reading past a short `input` must stop the kernel too (in a child
@@ -159,6 +164,17 @@ fn stencil_ref(input: &[f64], n: usize, rows: usize, out_len: usize) -> Vec<f64>
 /// Set in the child process that runs one stopping check (see `stop_check`).
 const CHILD: &str = "UNIFORM_BOUNDS_STOP_CHILD";
 
+/// Runs `launch` (one kernel launch) and checks that it ran the kernel's unchecked twin exactly
+/// when `twin` and twins are on in this process.
+fn expect_twin(twin: bool, what: &str, launch: impl FnOnce() -> Result<(), String>) -> Result<(), String> {
+    let twins_on = std::env::var_os(oxide_contract::fast_launch::TWINS_ENV).is_none_or(|v| v != "0");
+    let before = cuda_core::twin_launches();
+    launch()?;
+    let ran = cuda_core::twin_launches() - before;
+    let want = u64::from(twin && twins_on);
+    if ran == want { Ok(()) } else { Err(format!("{what}: {ran} launches of the unchecked twin, expected {want}")) }
+}
+
 /// Runs the check `name`, which stops a kernel, in a child process of its own: a stopped kernel
 /// leaves its context unusable, so one process can see only one.
 fn stop_check(report: &mut Report, name: &str, f: impl FnOnce() -> Result<(), String>) {
@@ -218,7 +234,7 @@ fn main() {
         let (a, b) = (rng.vec_f32(n), rng.vec_f32(n));
         let (ad, bd) = (ck(DeviceBuffer::from_host(&s, &a), "copy a")?, ck(DeviceBuffer::from_host(&s, &b), "copy b")?);
         let mut cd = ck(DeviceBuffer::from_host(&s, &vec![f32::NAN; n]), "poison c")?;
-        ck(m.add(&s, flat(n), &ad, &bd, &mut cd), "launch add")?;
+        expect_twin(true, "add", || ck(m.add(&s, flat(n), &ad, &bd, &mut cd), "launch add"))?;
         let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
         compare("add", &ck(cd.to_host_vec(&s), "copy c")?, &want, same_bits_f32)
     });
@@ -229,7 +245,7 @@ fn main() {
         let (a, b) = (rng.vec_f32(n), rng.vec_f32(n));
         let (ad, bd) = (ck(DeviceBuffer::from_host(&s, &a), "copy a")?, ck(DeviceBuffer::from_host(&s, &b), "copy b")?);
         let mut cd = ck(DeviceBuffer::from_host(&s, &vec![f32::NAN; n + 5]), "poison c")?;
-        ck(m.add(&s, flat(n), &ad, &bd, &mut cd), "launch add")?;
+        expect_twin(false, "add", || ck(m.add(&s, flat(n), &ad, &bd, &mut cd), "launch add"))?;
         let mut want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
         want.extend([f32::NAN; 5]);
         compare("add", &ck(cd.to_host_vec(&s), "copy c")?, &want, same_bits_f32)
@@ -259,7 +275,7 @@ fn main() {
         let blocks = n.div_ceil(128);
         let cfg =
             LaunchConfig { grid_dim: (blocks.div_ceil(2) as u32, 2, 1), block_dim: (64, 2, 1), shared_mem_bytes: 0 };
-        ck(m.add(&s, cfg, &ad, &bd, &mut cd), "launch add")?;
+        expect_twin(false, "add", || ck(m.add(&s, cfg, &ad, &bd, &mut cd), "launch add"))?;
         let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
         compare("add", &ck(cd.to_host_vec(&s), "copy c")?, &want, same_bits_f32)
     });
@@ -268,16 +284,17 @@ fn main() {
     // threads (`pipeline/flat_index_u32.rs`); with 2^32 or more it takes the checked copy, whose
     // index is 64-bit. Each launch has ~2^32 threads of 1024 per block, all but the first 4096
     // returning at once (a few milliseconds).
-    for (name, blocks) in
-        [("grid_just_under_2_pow_32_threads", (1u32 << 22) - 1), ("grid_over_2_pow_32_threads", (1 << 22) + 1)]
-    {
+    for (name, blocks, twin) in [
+        ("grid_just_under_2_pow_32_threads", (1u32 << 22) - 1, true),
+        ("grid_over_2_pow_32_threads", (1 << 22) + 1, false),
+    ] {
         report.check(name, || {
             let n = 4096;
             let a: Vec<u32> = (0..n).map(|_| rng.next_u32()).collect();
             let ad = ck(DeviceBuffer::from_host(&s, &a), "copy a")?;
             let mut cd = ck(DeviceBuffer::from_host(&s, &vec![u32::MAX; n]), "poison c")?;
             let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
-            ck(m.tag_block(&s, cfg, &ad, &mut cd, 2), "launch tag_block")?;
+            expect_twin(twin, "tag_block", || ck(m.tag_block(&s, cfg, &ad, &mut cd, 2), "launch tag_block"))?;
             let tag = |x: u32, block: u32| (x.rotate_left(5) ^ block).rotate_left(5) ^ block;
             let want: Vec<u32> = a.iter().enumerate().map(|(i, &x)| tag(x, (i / 1024) as u32)).collect();
             compare("tag_block", &ck(cd.to_host_vec(&s), "copy c")?, &want, |x, y| x == y)
@@ -294,7 +311,9 @@ fn main() {
             block_dim: (TILE as u32, BLOCK_ROWS as u32, 1),
             shared_mem_bytes: 0,
         };
-        ck(b.transpose(&s, cfg, &id, &mut od, w as u32, h as u32), "launch transpose")?;
+        expect_twin(true, "transpose", || {
+            ck(b.transpose(&s, cfg, &id, &mut od, w as u32, h as u32), "launch transpose")
+        })?;
         let want = transposed(&input, w, h, h, w, w * h);
         compare("transpose", &ck(od.to_host_vec(&s), "copy out")?, &want, same_bits_f32)
     });
@@ -307,7 +326,8 @@ fn main() {
         let mut od = ck(DeviceBuffer::from_host(&s, &vec![f32::NAN; len]), "poison out")?;
         let cfg =
             LaunchConfig { grid_dim: (1, 1, 1), block_dim: (TILE as u32, BLOCK_ROWS as u32, 1), shared_mem_bytes: 0 };
-        ck(b.transpose(&s, cfg, &id, &mut od, w as u32, h as u32), "launch transpose")?;
+        let launch = || ck(b.transpose(&s, cfg, &id, &mut od, w as u32, h as u32), "launch transpose");
+        expect_twin(false, "transpose", launch)?;
         let want = transposed(&input, w, h, TILE, TILE, len);
         compare("transpose", &ck(od.to_host_vec(&s), "copy out")?, &want, same_bits_f32)
     });
@@ -321,7 +341,8 @@ fn main() {
             let xd = ck(DeviceBuffer::from_host(&s, &x), "copy x")?;
             let mut od = ck(DeviceBuffer::from_host(&s, &vec![f32::NAN; rows * 32]), "poison out")?;
             let cfg = LaunchConfig { grid_dim: (rows as u32, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 };
-            ck(m.strided_row_sums(&s, cfg, &xd, &mut od, n as u32), "launch strided_row_sums")?;
+            let launch = || ck(m.strided_row_sums(&s, cfg, &xd, &mut od, n as u32), "launch strided_row_sums");
+            expect_twin(true, "strided_row_sums", launch)?;
             compare("out", &ck(od.to_host_vec(&s), "copy out")?, &strided_row_sums(&x, rows, n), same_bits_f32)
         });
     }
@@ -339,30 +360,36 @@ fn main() {
 
     // `n x n` buffers (and `input` longer): the fast copy where `n * n - 2 < input.len()`; for
     // n = 1 (no interior) and n = 2 (no interior either) whichever copy `U` picks.
-    let stencil = |rng: &mut Lcg, n: usize, in_len: usize, out_len: usize, rows: usize| -> Result<(), String> {
+    // `twin`: whether the launch runs the unchecked twin (`None`: either).
+    let stencil = |rng: &mut Lcg, n: usize, in_len: usize, out_len: usize, rows: usize, twin: Option<bool>| {
         let input = dyadic(rng, in_len);
         let id = ck(DeviceBuffer::from_host(&s, &input), "copy input")?;
         let mut od = ck(DeviceBuffer::from_host(&s, &vec![f64::NAN; out_len]), "poison out")?;
-        ck(b.stencil5(&s, stencil_launch(n, rows), &id, &mut od, n as u32, C0, C1), "launch stencil5")?;
+        let mut launch =
+            || ck(b.stencil5(&s, stencil_launch(n, rows), &id, &mut od, n as u32, C0, C1), "launch stencil5");
+        match twin {
+            Some(twin) => expect_twin(twin, &format!("stencil5 n={n}"), &mut launch)?,
+            None => launch()?,
+        }
         let want = stencil_ref(&input, n, rows, out_len);
         compare(&format!("stencil5 n={n}"), &ck(od.to_host_vec(&s), "copy out")?, &want, same_bits_f64)
     };
     report.check("stencil5_fast_copy", || {
         for n in [1, 2, 3, 4, 5, 31, 33, 100, 257] {
-            stencil(&mut rng, n, n * n, n * n, n)?;
+            stencil(&mut rng, n, n * n, n * n, n, (n > 2).then_some(true))?;
         }
         // `input` longer than `out`: still the fast copy.
-        stencil(&mut rng, 37, 37 * 37 + 9, 37 * 37, 37)
+        stencil(&mut rng, 37, 37 * 37 + 9, 37 * 37, 37, Some(true))
     });
 
     report.check("stencil5_checked_copy", || {
         // `input` one short of `n * n` (U fails): the launch stops after row n - 2, whose
         // south neighbours are in row n - 1 (all below n * n - 1).
         let n = 33;
-        stencil(&mut rng, n, n * n - 1, n * n, n - 1)?;
+        stencil(&mut rng, n, n * n - 1, n * n, n - 1, Some(false))?;
         // `out` longer than `input` (U fails); rows 0..n exactly (n a multiple of 8).
         let n = 32;
-        stencil(&mut rng, n, n * n, n * n + 5, n)
+        stencil(&mut rng, n, n * n, n * n + 5, n, Some(false))
     });
 
     stop_check(&mut report, "stencil5_past_the_end_of_input_stops_the_kernel", || {
@@ -385,6 +412,24 @@ fn main() {
         ck(m.add(&s, flat(n + 1), &ad, &bd, &mut cd), "launch add (must be queued)")?;
         expect_bounds_stop(s.synchronize(), "reading a[a.len()]")
     });
+
+    // Everything again with the kernels' own entry tests choosing (no twins).
+    if std::env::var_os(oxide_contract::fast_launch::TWINS_ENV).is_none() && std::env::var_os(CHILD).is_none() {
+        report.check("all_checks_again_without_twins", || {
+            let exe = ck(std::env::current_exe(), "current_exe")?;
+            let out = ck(
+                std::process::Command::new(exe).env(oxide_contract::fast_launch::TWINS_ENV, "0").output(),
+                "run the child process",
+            )?;
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            println!("    without twins: {}", stdout.lines().last().unwrap_or(""));
+            if out.status.success() {
+                Ok(())
+            } else {
+                Err(format!("child process: {}\n{stdout}{}", out.status, String::from_utf8_lossy(&out.stderr)))
+            }
+        });
+    }
 
     report.finish()
 }
