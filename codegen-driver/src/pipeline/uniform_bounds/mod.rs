@@ -148,6 +148,9 @@ pub(super) const UV: &str = "oxide.uv";
 /// `flat_index_u32.rs` narrows the fast copies of the kernels that have it).
 pub(super) const GRID_THREADS_U32: &str = "oxide.uv.grid_threads_u32";
 
+/// A kernel's name and its entry test as the host evaluates it.
+pub type NamedCondition = (String, HostCondition);
+
 /// The versioned module alone (the unit tests read it).
 #[cfg(test)]
 pub fn version(module: &str) -> String {
@@ -156,7 +159,7 @@ pub fn version(module: &str) -> String {
 
 /// The module with each kernel versioned where that removes checks (see the module docs), and
 /// for each versioned kernel (by name) its entry test `U` as the host evaluates it (`oxide_contract::fast_launch`), where it has only forms the host evaluates.
-pub fn version_with_conditions(module: &str) -> (String, Vec<(String, HostCondition)>) {
+pub fn version_with_conditions(module: &str) -> (String, Vec<NamedCondition>) {
     let mut conditions = Vec::new();
     if !module.contains(&format!("@{MARKER}(")) {
         return (module.to_string(), conditions);
@@ -189,7 +192,7 @@ pub fn version_with_conditions(module: &str) -> (String, Vec<(String, HostCondit
 
 /// The entry test's lines as a [`HostCondition`], with the kernel's name: `None` where the
 /// define line cannot be read or a line has a form the host does not evaluate.
-fn host_condition(define: &str, lines: &[String], answer: &str) -> Option<(String, HostCondition)> {
+fn host_condition(define: &str, lines: &[String], answer: &str) -> Option<NamedCondition> {
     let (head, rest) = define.split_once('(')?;
     let name = head.rsplit_once(" @")?.1;
     if name.starts_with('"') {
@@ -257,7 +260,7 @@ fn version_kernel(
     body: &[&str],
     block_size: u32,
     decls: &mut BTreeSet<&'static str>,
-) -> Option<(Vec<String>, Option<(String, HostCondition)>)> {
+) -> Option<(Vec<String>, Option<NamedCondition>)> {
     if body.iter().any(|l| l.contains(FAST) || l.contains(UV) || l.contains(" = alloca ")) {
         return None;
     }
