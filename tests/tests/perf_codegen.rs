@@ -350,6 +350,8 @@ fn versioned_kernels_get_an_unchecked_twin() {
             let loads = |body: &str| body.matches("ld.global").count();
             assert_eq!(loads(twin), loads(&fast_copy), "{arch}: `{kernel}`'s twin:\n{twin}");
             assert!(!twin.contains("%nctaid.y"), "{arch}: `{kernel}`'s twin tests the launch:\n{twin}");
+            // Its source lines, as the kernel's (profilers attribute its time to them).
+            assert_eq!(twin.contains(".loc"), entry(&ptx, kernel).contains(".loc"), "{arch}: `{kernel}`:\n{twin}");
         }
     }
 }
