@@ -361,6 +361,7 @@ impl Parser<'_> {
                 let Some(Operand::Step(of)) = self.operand(m, 64) else { return None };
                 let Some(Step::MulOverflow { bits, .. }) = self.steps.get(of as usize).copied() else { return None };
                 match index {
+                    // The product itself (the `MulOverflow` step's value), as a step of its own.
                     "0" => self
                         .push(name, Step::Binary { op: BinOp::Or, bits, a: Operand::Step(of), b: Operand::Const(0) }),
                     "1" => self.push(name, Step::Overflow { of }),
