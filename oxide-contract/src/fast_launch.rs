@@ -4,8 +4,8 @@
 //! uniform values (kernel parameters, block and grid extents) a fast copy chosen at its entry
 //! (`codegen-driver/src/pipeline/uniform_bounds/`). Testing `U` in the kernel costs each warp
 //! ~20 instructions before its first load, 2-4 % of a kernel with one point per thread (bench
-//! notes, perf6). So the compiler also emits the fast copy alone as a second entry,
-//! `<entry>__oxide_fast`, and records `U` here as a [`Condition`]: the host evaluates it with
+//! notes, perf6). So the compiler also emits the fast copy alone as a second entry (named by
+//! [`twin_entry`]), and records `U` here as a [`Condition`]: the host evaluates it with
 //! the launch's arguments and extents, and launches the twin when it holds. The versioned
 //! kernel stays the entry every other launch path uses (by name, from CUDA C++), and takes the
 //! same decision itself.
@@ -22,12 +22,16 @@ use serde::{Deserialize, Serialize};
 /// kernel that a launch by name runs.
 pub const TWINS_ENV: &str = "CUDA_OXIDE_TWINS";
 
-/// Suffix of a twin's PTX entry name.
-pub const TWIN_SUFFIX: &str = "__oxide_fast";
+/// What a twin's PTX entry name adds to its kernel's, before the condition's hash.
+pub const TWIN_MARK: &str = "__oxide_fast_";
 
-/// The twin's entry name for a kernel's entry.
-pub fn twin_entry(entry: &str) -> String {
-    format!("{entry}{TWIN_SUFFIX}")
+/// The twin's entry name for a kernel's entry and launch condition:
+/// `<entry>__oxide_fast_<16 hex digits of the condition's SHA-256>`. The name binds the twin to
+/// its condition: a manifest from another build whose condition differs names an entry that
+/// module does not have, and the host launches the kernel itself (its own test chooses).
+pub fn twin_entry(entry: &str, condition: &Condition) -> String {
+    let steps = serde_json::to_string(&condition.steps).unwrap_or_default();
+    format!("{entry}{TWIN_MARK}{}", &crate::sha256_hex(steps.as_bytes())[..16])
 }
 
 /// A kernel's unchecked twin and when it may run instead of the kernel.
@@ -499,6 +503,18 @@ mod tests {
         assert!(holds(&lines, "%h", &[0, 9, (-7i32) as u32 as u64, 0], (1, 1, 1), (1, 1, 1)));
         assert!(!holds(&lines, "%h", &[0, 9, (-2i32) as u32 as u64, 0], (1, 1, 1), (1, 1, 1)));
         assert!(!holds(&lines, "%h", &[0, 8, (-7i32) as u32 as u64, 0], (1, 1, 1), (1, 1, 1)));
+    }
+
+    #[test]
+    fn a_twin_is_named_by_its_condition() {
+        let names = [("%p0", "i64")];
+        let parse = |line: &str| Condition::parse(&[line], &names, "%a").expect("parses");
+        let (c1, c2) = (parse("%a = icmp ult i64 %p0, 5"), parse("%a = icmp ult i64 %p0, 6"));
+        let name = twin_entry("vecadd", &c1);
+        assert!(name.starts_with("vecadd__oxide_fast_") && name.len() == "vecadd__oxide_fast_".len() + 16, "{name}");
+        assert_eq!(name, twin_entry("vecadd", &c1.clone()));
+        assert_ne!(name, twin_entry("vecadd", &c2));
+        assert!(crate::naming::is_reserved_entry_name(&name));
     }
 
     #[test]

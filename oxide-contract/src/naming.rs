@@ -72,12 +72,12 @@ pub const LIBDEVICE_PREFIX: &str = "__nv_";
 /// Names a kernel entry must not take, since the device module declares or links functions of
 /// that name itself: `vprintf` and `__assertfail` (printing, asserts), libdevice's `__nv_*`, LLVM's
 /// `llvm.*`, the runtime's `malloc`/`free`, our `__oxide_*`, and the names of unchecked twins
-/// (`*__oxide_fast`, [`crate::fast_launch`]). A kernel named like one gets a keyed entry name
+/// (`*__oxide_fast_*`, [`crate::fast_launch`]). A kernel named like one gets a keyed entry name
 /// instead.
 pub fn is_reserved_entry_name(name: &str) -> bool {
     matches!(name, "vprintf" | "__assertfail" | "malloc" | "free")
         || [LIBDEVICE_PREFIX, "llvm.", "__oxide_", "__cuda", "__nvvm"].iter().any(|p| name.starts_with(p))
-        || name.ends_with(crate::fast_launch::TWIN_SUFFIX)
+        || name.contains(crate::fast_launch::TWIN_MARK)
 }
 
 /// The global symbol holding the bundle of crate `crate_name`, whose rustc `StableCrateId` is
@@ -263,9 +263,14 @@ mod tests {
 
     #[test]
     fn runtime_names_are_reserved() {
-        for name in
-            ["vprintf", "__assertfail", "__nv_sinf", "llvm.trap", "__oxide_dynamic_shared", "vecadd__oxide_fast"]
-        {
+        for name in [
+            "vprintf",
+            "__assertfail",
+            "__nv_sinf",
+            "llvm.trap",
+            "__oxide_dynamic_shared",
+            "vecadd__oxide_fast_0123456789abcdef",
+        ] {
             assert!(is_reserved_entry_name(name), "{name}");
         }
         assert!(!is_reserved_entry_name("vecadd") && !is_reserved_entry_name("printf"));

@@ -1,5 +1,5 @@
-//! After the text passes: each versioned kernel gets an unchecked twin, `<entry>__oxide_fast`,
-//! its fast copy alone, which the host launches where the entry test holds
+//! After the text passes: each versioned kernel gets an unchecked twin (named by
+//! `oxide_contract::fast_launch::twin_entry`), its fast copy alone, which the host launches where the entry test holds
 //! (`oxide_contract::fast_launch` says why and owns the condition).
 //!
 //! The twin is the versioned kernel with the entry's branch on `U` made unconditional, so every
@@ -9,15 +9,13 @@
 //! gets a copy of the kernel's, and of each location whose scope or inlining chain leads to it.
 //! A debug build (`-G`) gets no twins (one kernel to step through, its variables described once).
 
-use std::collections::{HashMap, HashSet};
-
-use oxide_contract::fast_launch::twin_entry;
+use std::collections::HashMap;
 
 use super::ir_functions::{split_blocks, successor_indices, terminator_start};
 use super::uniform_bounds::{FAST, UV};
 
-/// `module` with a twin after each kernel named in `kernels` (module docs).
-pub fn add(module: &str, kernels: &HashSet<&str>) -> String {
+/// `module` with a twin after each kernel named in `kernels` (kernel → twin's name; module docs).
+pub fn add(module: &str, kernels: &HashMap<&str, &str>) -> String {
     if kernels.is_empty() {
         return module.to_string();
     }
@@ -27,7 +25,7 @@ pub fn add(module: &str, kernels: &HashSet<&str>) -> String {
     while let Some(line) = lines.next() {
         out.push_str(line);
         out.push('\n');
-        let Some(name) = kernel_name(line).filter(|n| kernels.contains(n)) else { continue };
+        let Some((name, twin_name)) = kernel_name(line).and_then(|n| Some((n, *kernels.get(n)?))) else { continue };
         let mut body = Vec::new();
         for l in lines.by_ref() {
             out.push_str(l);
@@ -37,7 +35,7 @@ pub fn add(module: &str, kernels: &HashSet<&str>) -> String {
             }
             body.push(l);
         }
-        if let Some(twin) = twin(line, name, &body, &mut metadata) {
+        if let Some(twin) = twin(line, name, twin_name, &body, &mut metadata) {
             out.push('\n');
             out.push_str(&twin);
         }
@@ -135,9 +133,9 @@ fn kernel_name(line: &str) -> Option<&str> {
     line.split_once(" @")?.1.split_once('(').map(|(name, _)| name)
 }
 
-/// The twin of kernel `name` (its `define` line and body), or `None` when the body does not
-/// start with the entry test's branch.
-fn twin(define: &str, name: &str, body: &[&str], metadata: &mut Metadata<'_>) -> Option<String> {
+/// The twin `twin_name` of kernel `name` (its `define` line and body), or `None` when the body
+/// does not start with the entry test's branch.
+fn twin(define: &str, name: &str, twin_name: &str, body: &[&str], metadata: &mut Metadata<'_>) -> Option<String> {
     let blocks = split_blocks(body);
     if blocks[0].label.as_deref() != Some(UV) {
         return None;
@@ -167,7 +165,7 @@ fn twin(define: &str, name: &str, body: &[&str], metadata: &mut Metadata<'_>) ->
         None => without_debug_attachment(rest),
     };
     let mut copies = HashMap::new();
-    let mut text = format!("{head}@{}({rest}\n", twin_entry(name));
+    let mut text = format!("{head}@{twin_name}({rest}\n");
     for (b, block) in blocks.iter().enumerate().filter(|(b, _)| reachable[*b]) {
         if let Some(label) = &block.label {
             text.push_str(&format!("{label}:\n"));
@@ -265,7 +263,7 @@ mod tests {
 
     #[test]
     fn the_twin_is_the_fast_copy_alone() {
-        let out = add(KERNEL, &HashSet::from(["k"]));
+        let out = add(KERNEL, &HashMap::from([("k", "k__oxide_fast")]));
         assert!(out.starts_with(KERNEL), "{out}");
         let twin = &out[KERNEL.len()..];
         let expected = "\ndefine ptx_kernel void @k__oxide_fast(ptr %a, i64 %n) #0 {\noxide.uv:\n  \
@@ -285,7 +283,7 @@ mod tests {
             !11 = !DILocation(line: 20, column: 2, scope: !8, inlinedAt: !10)\n\
             !12 = !DILocation(line: 21, scope: !8)\n";
         let module = KERNEL.replace("!dbg !9, !noalias", "!dbg !11, !noalias").to_string() + metadata;
-        let out = add(&module, &HashSet::from(["k"]));
+        let out = add(&module, &HashMap::from([("k", "k__oxide_fast")]));
         let twin = &out[out.find("@k__oxide_fast").expect("a twin")..];
         assert!(twin.contains("#0 !dbg !13 {"), "{out}");
         assert!(
@@ -304,6 +302,6 @@ mod tests {
 
     #[test]
     fn only_the_named_kernels_get_one() {
-        assert_eq!(add(KERNEL, &HashSet::from(["other"])), KERNEL);
+        assert_eq!(add(KERNEL, &HashMap::from([("other", "other__oxide_fast")])), KERNEL);
     }
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use oxide_contract::arch::Arch;
 use oxide_contract::config::{DeviceDebugInfo, ToolPaths};
-use oxide_contract::fast_launch::Condition;
+use oxide_contract::fast_launch::{Condition, twin_entry};
 use oxide_contract::limits;
 use oxide_contract::naming::files;
 
@@ -202,7 +202,9 @@ pub fn optimize(
     let passes = remat_thread_index::rematerialize(&narrow_counters::narrow(&offset_checks::merge(
         &flat_index_u32::narrow(&text),
     )));
-    let merged = fast_twin::add(&passes, &fast.iter().map(|(name, _)| name.as_str()).collect());
+    let twins: Vec<(String, String)> =
+        fast.iter().map(|(name, condition)| (name.clone(), twin_entry(name, condition))).collect();
+    let merged = fast_twin::add(&passes, &twins.iter().map(|(k, t)| (k.as_str(), t.as_str())).collect());
     if merged != text {
         text = merged;
         std::fs::write(&opt_ll, &text).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;

@@ -444,7 +444,7 @@ fn count_twin(twin: bool) {
 
 /// How many launches in this process ran a kernel's unchecked twin instead of the kernel
 /// (`oxide_contract::fast_launch`: the same code without its entry test, chosen where that test
-/// passes). For tests and profiling: Nsight shows a twin as `<entry>__oxide_fast`.
+/// passes). For tests and profiling: Nsight shows a twin as `<entry>__oxide_fast_<hash>`.
 pub fn twin_launches() -> u64 {
     TWIN_LAUNCHES.load(Ordering::Relaxed)
 }

@@ -30,7 +30,7 @@
 //!   (every access in bounds), or `out` is longer than `input` (its tail untouched).
 //!
 //! Launched through the typed methods, a kernel whose condition holds runs its unchecked twin
-//! (`<entry>__oxide_fast`, `oxide_contract::fast_launch`: the host evaluates the condition);
+//! (`<entry>__oxide_fast_<hash>`, `oxide_contract::fast_launch`: the host evaluates the condition);
 //! each check asserts which one ran (`cuda_core::twin_launches`). Then the whole test runs again
 //! in a child process with `CUDA_OXIDE_TWINS=0`, where each kernel's own entry test chooses.
 //!
