@@ -98,14 +98,12 @@ pub enum Step {
         a: Operand,
     },
     Extent(Extent),
-    /// `llvm.umul.with.overflow`: the product, then (as the next step) its overflow bit.
-    MulOverflow {
+    /// Whether `a * b` overflows `bits` (`llvm.umul.with.overflow`'s second field; its first is
+    /// a `Mul` step).
+    MulOverflows {
         bits: u32,
         a: Operand,
         b: Operand,
-    },
-    Overflow {
-        of: u32,
     },
 }
 
@@ -172,7 +170,7 @@ impl Condition {
     /// named in `params` in PTX order with their IR type) whose answer is `answer` (`true`, or a
     /// value defined by the lines). `None` when a line has a form this module does not evaluate.
     pub fn parse(lines: &[&str], params: &[(&str, &str)], answer: &str) -> Option<Condition> {
-        let mut parser = Parser { names: Vec::new(), params, steps: Vec::new() };
+        let mut parser = Parser { names: Vec::new(), params, steps: Vec::new(), products: Vec::new() };
         for line in lines {
             parser.line(line.trim())?;
         }
@@ -254,14 +252,7 @@ impl Condition {
                     Extent::GridY => launch.grid.1,
                     Extent::GridZ => launch.grid.2,
                 }),
-                Step::MulOverflow { bits, a, b } => {
-                    let (x, y) = (u128::from(get(&values, a)?), u128::from(get(&values, b)?));
-                    (x * y) as u64 & mask(bits)
-                }
-                Step::Overflow { of } => {
-                    let Some(Step::MulOverflow { bits, a, b }) = self.steps.get(of as usize).copied() else {
-                        return None;
-                    };
+                Step::MulOverflows { bits, a, b } => {
                     let (x, y) = (u128::from(get(&values, a)?), u128::from(get(&values, b)?));
                     u64::from(x * y > u128::from(mask(bits)))
                 }
@@ -277,6 +268,8 @@ struct Parser<'p> {
     names: Vec<String>,
     params: &'p [(&'p str, &'p str)],
     steps: Vec<Step>,
+    /// `llvm.umul.with.overflow` results by name: width and operands.
+    products: Vec<(String, u32, Operand, Operand)>,
 }
 
 /// The width of an integer type `iN`.
@@ -362,13 +355,10 @@ impl Parser<'_> {
             "call" => self.call(name, rest),
             "extractvalue" => {
                 let (m, index) = rest.strip_prefix("{ i64, i1 } ")?.split_once(", ")?;
-                let Some(Operand::Step(of)) = self.operand(m, 64) else { return None };
-                let Some(Step::MulOverflow { bits, .. }) = self.steps.get(of as usize).copied() else { return None };
+                let &(_, bits, a, b) = self.products.iter().find(|(n, ..)| n == m)?;
                 match index {
-                    // The product itself (the `MulOverflow` step's value), as a step of its own.
-                    "0" => self
-                        .push(name, Step::Binary { op: BinOp::Or, bits, a: Operand::Step(of), b: Operand::Const(0) }),
-                    "1" => self.push(name, Step::Overflow { of }),
+                    "0" => self.push(name, Step::Binary { op: BinOp::Mul, bits, a, b }),
+                    "1" => self.push(name, Step::MulOverflows { bits, a, b }),
                     _ => None,
                 }
             }
@@ -429,7 +419,11 @@ impl Parser<'_> {
             "smin" => BinOp::SMin,
             "smax" => BinOp::SMax,
             "uadd.sat" => BinOp::UAddSat,
-            "umul.with.overflow" => return self.push(name, Step::MulOverflow { bits, a, b }),
+            "umul.with.overflow" => {
+                // A pair, read through `extractvalue`: no step of its own.
+                self.products.push((name.to_string(), bits, a, b));
+                return Some(());
+            }
             _ => return None,
         };
         self.push(name, Step::Binary { op, bits, a, b })

@@ -11,11 +11,14 @@
 
 use std::collections::HashMap;
 
+use oxide_contract::fast_launch::FastLaunch;
+
 use super::ir_functions::{split_blocks, successor_indices, terminator_start};
 use super::uniform_bounds::{FAST, UV};
 
-/// `module` with a twin after each kernel named in `kernels` (kernel → twin's name; module docs).
-pub fn add(module: &str, kernels: &HashMap<&str, &str>) -> String {
+/// `module` with a twin after each kernel of `kernels` (its name, and the twin's entry name in
+/// its [`FastLaunch`]; module docs).
+pub fn add(module: &str, kernels: &[(String, FastLaunch)]) -> String {
     if kernels.is_empty() {
         return module.to_string();
     }
@@ -25,7 +28,8 @@ pub fn add(module: &str, kernels: &HashMap<&str, &str>) -> String {
     while let Some(line) = lines.next() {
         out.push_str(line);
         out.push('\n');
-        let Some((name, twin_name)) = kernel_name(line).and_then(|n| Some((n, *kernels.get(n)?))) else { continue };
+        let twin_of = |n: &str| kernels.iter().find(|(k, _)| k == n).map(|(_, fast)| fast.entry.as_str());
+        let Some((name, twin_name)) = kernel_name(line).and_then(|n| Some((n, twin_of(n)?))) else { continue };
         let mut body = Vec::new();
         for l in lines.by_ref() {
             out.push_str(l);
@@ -140,17 +144,17 @@ fn twin(define: &str, name: &str, twin_name: &str, body: &[&str], metadata: &mut
     if blocks[0].label.as_deref() != Some(UV) {
         return None;
     }
-    let entry = &blocks[0].lines;
-    let branch = terminator_start(entry)?;
-    let fast = entry[branch].split("label %").nth(1)?.split([',', ' ']).next()?.to_string();
+    let branch = terminator_start(&blocks[0].lines)?;
+    // The entry's first successor, `br i1 %U, label %oxide.fast.…, label %…`.
+    let succs = successor_indices(&blocks);
+    let first = *succs[0].first()?;
+    let fast = blocks[first].label.clone()?;
     if !fast.trim_start_matches('"').starts_with(FAST) {
         return None;
     }
     // The blocks reachable with the entry branching to the fast copy only.
-    let succs = successor_indices(&blocks);
     let mut reachable = vec![false; blocks.len()];
-    let mut stack: Vec<usize> =
-        blocks.iter().position(|b| b.label.as_deref() == Some(fast.as_str())).into_iter().collect();
+    let mut stack = vec![first];
     reachable[0] = true;
     while let Some(b) = stack.pop() {
         if !std::mem::replace(&mut reachable[b], true) {
@@ -162,7 +166,7 @@ fn twin(define: &str, name: &str, twin_name: &str, body: &[&str], metadata: &mut
     let subprogram = debug_attachment(rest).and_then(|from| Some((from, metadata.copy_subprogram(from)?)));
     let rest = match subprogram {
         Some((from, to)) => rest.replacen(&format!(" !dbg !{from}"), &format!(" !dbg !{to}"), 1),
-        None => without_debug_attachment(rest),
+        None => without_attachment(rest, " !dbg !"),
     };
     let mut copies = HashMap::new();
     let mut text = format!("{head}@{twin_name}({rest}\n");
@@ -191,17 +195,6 @@ fn twin(define: &str, name: &str, twin_name: &str, body: &[&str], metadata: &mut
     Some(text)
 }
 
-/// A `define` line's tail without its `!dbg !N` attachment.
-fn without_debug_attachment(rest: &str) -> String {
-    match rest.find(" !dbg !") {
-        Some(i) => {
-            let end = rest[i + 7..].find(|c: char| !c.is_ascii_digit()).map_or(rest.len(), |j| i + 7 + j);
-            format!("{}{}", &rest[..i], &rest[end..])
-        }
-        None => rest.to_string(),
-    }
-}
-
 /// The `!N` of a `define` line's `!dbg !N` attachment.
 fn debug_attachment(rest: &str) -> Option<u64> {
     let (_, tail) = rest.split_once(" !dbg !")?;
@@ -227,7 +220,8 @@ fn with_locations(line: &str, mut map: impl FnMut(u64) -> u64) -> String {
     out
 }
 
-/// `line` without the metadata attachment `key` (`, !dbg !`, `, !llvm.loop !`).
+/// `line` without the metadata attachment `key` (`, !dbg !`, `, !llvm.loop !`, a `define`
+/// line's ` !dbg !`).
 fn without_attachment(line: &str, key: &str) -> String {
     let mut out = line.to_string();
     while let Some(i) = out.find(key) {
@@ -253,6 +247,12 @@ fn without_loop_metadata(line: &str) -> String {
 mod tests {
     use super::*;
 
+    /// Kernel `name` with a twin `<name>__oxide_fast` (its condition does not matter here).
+    fn twins(name: &str) -> Vec<(String, FastLaunch)> {
+        let condition = oxide_contract::fast_launch::Condition::parse(&[], &[], "true").expect("parses");
+        vec![(name.to_string(), FastLaunch { entry: format!("{name}__oxide_fast"), condition })]
+    }
+
     const KERNEL: &str = "define ptx_kernel void @k(ptr %a, i64 %n) #0 !dbg !7 {\n\
         oxide.uv:\n  %oxide.uv.ok.0 = icmp ule i64 %n, 9\n  \
         br i1 %oxide.uv.ok.0, label %oxide.fast.start, label %start\n\
@@ -263,7 +263,7 @@ mod tests {
 
     #[test]
     fn the_twin_is_the_fast_copy_alone() {
-        let out = add(KERNEL, &HashMap::from([("k", "k__oxide_fast")]));
+        let out = add(KERNEL, &twins("k"));
         assert!(out.starts_with(KERNEL), "{out}");
         let twin = &out[KERNEL.len()..];
         let expected = "\ndefine ptx_kernel void @k__oxide_fast(ptr %a, i64 %n) #0 {\noxide.uv:\n  \
@@ -283,7 +283,7 @@ mod tests {
             !11 = !DILocation(line: 20, column: 2, scope: !8, inlinedAt: !10)\n\
             !12 = !DILocation(line: 21, scope: !8)\n";
         let module = KERNEL.replace("!dbg !9, !noalias", "!dbg !11, !noalias").to_string() + metadata;
-        let out = add(&module, &HashMap::from([("k", "k__oxide_fast")]));
+        let out = add(&module, &twins("k"));
         let twin = &out[out.find("@k__oxide_fast").expect("a twin")..];
         assert!(twin.contains("#0 !dbg !13 {"), "{out}");
         assert!(
@@ -302,6 +302,6 @@ mod tests {
 
     #[test]
     fn only_the_named_kernels_get_one() {
-        assert_eq!(add(KERNEL, &HashMap::from([("other", "other__oxide_fast")])), KERNEL);
+        assert_eq!(add(KERNEL, &twins("other")), KERNEL);
     }
 }

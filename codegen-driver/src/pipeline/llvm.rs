@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use oxide_contract::arch::Arch;
 use oxide_contract::config::{DeviceDebugInfo, ToolPaths};
-use oxide_contract::fast_launch::{Condition, twin_entry};
+use oxide_contract::fast_launch::{Condition, FastLaunch, twin_entry};
 use oxide_contract::limits;
 use oxide_contract::naming::files;
 
@@ -30,8 +30,8 @@ pub struct Optimized {
     /// without a device body real code needs (the `-O0` module still calls those that only
     /// panic paths reach, e.g. formatting an assert's message).
     pub optimized_reference: Option<String>,
-    /// The kernels (by entry name) that have an unchecked twin, with its launch condition.
-    pub fast: Vec<(String, Condition)>,
+    /// The kernels (by entry name) that have an unchecked twin: its entry and launch condition.
+    pub fast: Vec<(String, FastLaunch)>,
 }
 
 impl Optimized {
@@ -161,7 +161,15 @@ pub fn optimize(
     let (versioned, conditions) = uniform_bounds::version_with_conditions(&text);
     text = versioned;
     // Their unchecked twins (`fast_twin.rs`), except in a debug build (one kernel to step through).
-    let fast = if debuginfo == DeviceDebugInfo::Full { Vec::new() } else { conditions };
+    let fast: Vec<(String, FastLaunch)> = if debuginfo == DeviceDebugInfo::Full {
+        Vec::new()
+    } else {
+        let twin = |(name, condition): (String, Condition)| {
+            let entry = twin_entry(&name, &condition);
+            (name, FastLaunch { entry, condition })
+        };
+        conditions.into_iter().map(twin).collect()
+    };
     std::fs::write(&opt_ll, &text).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;
     if deferred_traps::needed(&text) {
         // Double-buffer indices and other 0-or-1 loop values get their range, and a short run
@@ -202,9 +210,7 @@ pub fn optimize(
     let passes = remat_thread_index::rematerialize(&narrow_counters::narrow(&offset_checks::merge(
         &flat_index_u32::narrow(&text),
     )));
-    let twins: Vec<(String, String)> =
-        fast.iter().map(|(name, condition)| (name.clone(), twin_entry(name, condition))).collect();
-    let merged = fast_twin::add(&passes, &twins.iter().map(|(k, t)| (k.as_str(), t.as_str())).collect());
+    let merged = fast_twin::add(&passes, &fast);
     if merged != text {
         text = merged;
         std::fs::write(&opt_ll, &text).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;

@@ -334,9 +334,8 @@ fn lower_crate<'tcx>(
         }
         let mut infos = infos;
         for info in &mut infos {
-            if let Some((_, condition)) = optimized.fast.iter().find(|(name, _)| *name == info.entry) {
-                let entry = oxide_contract::fast_launch::twin_entry(&info.entry, condition);
-                info.fast = Some(oxide_contract::fast_launch::FastLaunch { entry, condition: condition.clone() });
+            if let Some((_, fast)) = optimized.fast.iter().find(|(name, _)| *name == info.entry) {
+                info.fast = Some(fast.clone());
             }
         }
         Ok((optimized, infos, work))

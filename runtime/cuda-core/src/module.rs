@@ -147,21 +147,28 @@ impl Module {
     /// [`DriverError::EntryNotFound`] listing the entries the module has (when known).
     pub fn function(&self, entry: &str) -> Result<Function, DriverError> {
         let not_found = || DriverError::EntryNotFound { entry: entry.to_string(), known: self.entries() };
-        let name = CString::new(entry).map_err(|_| not_found())?;
-        self.inner.ctx.bind_to_thread()?;
-        let mut raw = std::ptr::null_mut();
-        // SAFETY: the module is loaded; `name` is NUL-terminated.
-        let r = unsafe { sys::cuModuleGetFunction(&mut raw, self.inner.raw, name.as_ptr()) };
-        match r {
-            CUresult::CUDA_SUCCESS => {}
-            CUresult::CUDA_ERROR_NOT_FOUND => return Err(not_found()),
-            other => {
-                return Err(DriverError::from_cuda(other, "cuModuleGetFunction")
-                    .context(format!("looking up kernel `{entry}`")));
-            }
-        }
+        let raw = self.inner.entry(entry)?.ok_or_else(not_found)?;
         let info = self.manifest().and_then(|m| m.kernel(entry)).cloned().map(Arc::new);
         Ok(Function::new(Arc::clone(&self.inner), raw, entry, info))
+    }
+}
+
+impl ModuleInner {
+    /// The `CUfunction` of PTX entry `entry`; `None` when the module has no such entry.
+    fn entry(&self, entry: &str) -> Result<Option<sys::CUfunction>, DriverError> {
+        let Ok(name) = CString::new(entry) else { return Ok(None) };
+        self.ctx.bind_to_thread()?;
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: the module is loaded; `name` is NUL-terminated.
+        let r = unsafe { sys::cuModuleGetFunction(&mut raw, self.raw, name.as_ptr()) };
+        match r {
+            CUresult::CUDA_SUCCESS => Ok(Some(raw)),
+            CUresult::CUDA_ERROR_NOT_FOUND => Ok(None),
+            other => {
+                Err(DriverError::from_cuda(other, "cuModuleGetFunction")
+                    .context(format!("looking up kernel `{entry}`")))
+            }
+        }
     }
 }
 
@@ -270,13 +277,8 @@ impl Function {
         let fast = self.info.as_deref()?.fast.as_ref()?;
         self.twin
             .get_or_init(|| {
-                let name = CString::new(fast.entry.as_str()).ok()?;
-                let mut raw = std::ptr::null_mut();
-                self.module.ctx.bind_to_thread().ok()?;
-                // SAFETY: the module is loaded; `name` is NUL-terminated.
-                let r = unsafe { sys::cuModuleGetFunction(&mut raw, self.module.raw, name.as_ptr()) };
-                (r == CUresult::CUDA_SUCCESS)
-                    .then(|| Function::new(Arc::clone(&self.module), raw, &fast.entry, self.info.clone()))
+                let raw = self.module.entry(&fast.entry).ok()??;
+                Some(Function::new(Arc::clone(&self.module), raw, &fast.entry, self.info.clone()))
             })
             .as_ref()
     }

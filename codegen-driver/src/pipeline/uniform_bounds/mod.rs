@@ -193,33 +193,15 @@ pub fn version_with_conditions(module: &str) -> (String, Vec<NamedCondition>) {
 /// The entry test's lines as a [`HostCondition`], with the kernel's name: `None` where the
 /// define line cannot be read or a line has a form the host does not evaluate.
 fn host_condition(define: &str, lines: &[String], answer: &str) -> Option<NamedCondition> {
-    let (head, rest) = define.split_once('(')?;
+    let (head, _) = define.split_once('(')?;
     let name = head.rsplit_once(" @")?.1;
     if name.starts_with('"') {
         return None;
     }
-    // The parameter list up to its closing parenthesis (attributes have parentheses too).
-    let (mut depth, mut params, mut start) = (0usize, Vec::new(), 0usize);
-    for (i, c) in rest.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' if depth == 0 => {
-                params.push(&rest[start..i]);
-                break;
-            }
-            ')' => depth -= 1,
-            ',' if depth == 0 => {
-                params.push(&rest[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    let params: Vec<(&str, &str)> = params
-        .iter()
-        .filter(|p| !p.trim().is_empty())
+    let params: Vec<(&str, &str)> = define_params(define)
+        .into_iter()
+        .filter(|p| !p.is_empty())
         .map(|p| {
-            let p = p.trim();
             let ty = p.split(' ').next().unwrap_or("");
             let name = p.rsplit(' ').next().filter(|n| n.starts_with('%')).unwrap_or("");
             (name, ty)
@@ -551,7 +533,17 @@ fn reads_past_a_guarded_length<'a>(
 /// The parameters of `define` that are slice lengths: an `i64` right after a `ptr` (a slice
 /// is passed as its pointer and its length, `lower/entry.rs`).
 fn slice_lengths(define: &str) -> HashSet<&str> {
-    let Some(open) = define.find('(') else { return HashSet::new() };
+    define_params(define)
+        .windows(2)
+        .filter(|w| w[0].starts_with("ptr") && w[1].starts_with("i64 "))
+        .filter_map(|w| w[1].rsplit(' ').next().filter(|n| n.starts_with('%')))
+        .collect()
+}
+
+/// The parameters of a `define` line, each trimmed (`ptr noalias … %p0`): its parameter list up
+/// to the closing parenthesis, split at the commas outside attributes' parentheses.
+fn define_params(define: &str) -> Vec<&str> {
+    let Some(open) = define.find('(') else { return Vec::new() };
     let mut params = Vec::new();
     let (mut depth, mut start) = (0usize, open + 1);
     for (i, c) in define[open..].char_indices().map(|(i, c)| (i + open, c)) {
@@ -570,10 +562,6 @@ fn slice_lengths(define: &str) -> HashSet<&str> {
         }
     }
     params
-        .windows(2)
-        .filter(|w| w[0].starts_with("ptr") && w[1].starts_with("i64 "))
-        .filter_map(|w| w[1].rsplit(' ').next().filter(|n| n.starts_with('%')))
-        .collect()
 }
 
 /// One condition of `U`: `base + offset pred rhs` on `i64`s.

@@ -214,13 +214,19 @@ fn a_proven_index_is_computed_in_32_bits_in_the_fast_copy() {
     assert!(!out[..out.find("oxide.fast.start:").unwrap()].contains("n32"), "{out}");
 }
 
-#[test]
-fn a_kernel_that_linearises_the_grid_assumes_a_flat_launch_in_its_fast_copy() {
-    let body = format!(
+/// `x[tid.x]` in a kernel that reads `%ctaid.z` and `%nctaid.y` (`thread::index_1d`'s
+/// linearisation: a flat kernel).
+fn flat_kernel_body() -> String {
+    format!(
         "  %bz = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.z()\n  %gy = call i32 @llvm.nvvm.read.ptx.sreg.nctaid.y()\n\
          {THREAD_INDEX}{}  ret void\n",
         checked_load(0, "%i")
-    );
+    )
+}
+
+#[test]
+fn a_kernel_that_linearises_the_grid_assumes_a_flat_launch_in_its_fast_copy() {
+    let body = flat_kernel_body();
     let out = version(&kernel(&body));
     for reg in ["ntid.y", "ntid.z", "nctaid.y", "nctaid.z"] {
         assert!(out.contains(&format!("@llvm.nvvm.read.ptx.sreg.{reg}()")), "{out}");
@@ -236,11 +242,7 @@ fn a_flat_kernel_asks_for_fewer_than_2_pow_32_threads() {
     // The fast copy computes `ctaid.x * ntid.x + tid.x` in 32 bits (`flat_index_u32.rs`):
     // `U` asks that `nctaid.x * ntid.x` not wrap in 32 bits, under the name that pass looks for.
     // Only for a kernel with a loop (here a counted one after the access).
-    let straight = format!(
-        "  %bz = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.z()\n  %gy = call i32 @llvm.nvvm.read.ptx.sreg.nctaid.y()\n\
-         {THREAD_INDEX}{}  ret void\n",
-        checked_load(0, "%i")
-    );
+    let straight = flat_kernel_body();
     let out = version(&kernel(&straight));
     assert!(out.contains("%oxide.fast.") && !out.contains(super::GRID_THREADS_U32), "{out}");
     let flat = straight.replace(
