@@ -25,6 +25,7 @@ extern crate rustc_target;
 
 mod backend;
 mod lower;
+mod markers;
 mod pipeline;
 
 use std::process::ExitCode;

@@ -31,13 +31,7 @@ use super::builder::Builder;
 use super::context::CodegenCx;
 use super::ir::{self, ValueKind};
 
-/// The marker that records a failed check (see the module docs); replaced after `opt`.
-pub const FAIL_IF: &str = "__oxide_bounds_fail_if";
-
-/// Added to the address of an out-of-bounds access: bit 63 (no device address has it) and bit 31
-/// (past every shared or local window once a 32-bit state-space address is taken), so the access
-/// faults instead of reaching another buffer.
-pub const POISON_OFFSET: u64 = 0x8000_0000_8000_0000;
+use crate::markers::{BOUNDS_FAIL_IF as FAIL_IF, POISON_OFFSET};
 
 /// A conditional branch to a `panic` block, remembered until the panic is known to be a bounds
 /// check (its block calls `panic_bounds_check`).

@@ -9,6 +9,7 @@ use rustc_middle::ty::{self, Ty, TyCtxt};
 use rustc_target::callconv::PassMode;
 
 use super::attrs;
+use crate::markers::LAUNCH_ATTRS_HIDDEN_FROM_OPT as HIDDEN_FROM_OPT;
 use super::builder::Builder;
 use super::collect::KernelRoot;
 use super::context::CodegenCx;
@@ -243,14 +244,6 @@ pub fn define<'tcx>(cx: &CodegenCx<'tcx>, kernel: &KernelRoot<'tcx>) -> KernelIn
     }
 }
 
-/// Prefix that hides the launch-bound attributes (`nvvm.maxntid`, `nvvm.reqntid`) from `opt`;
-/// `pipeline/llvm.rs` removes it before `llc`, which turns them into `.maxntid` / `.reqntid`.
-///
-/// Why: given those attributes, `opt`'s NVVMIntrRange narrows the range of the kernel's own
-/// `%tid` reads, InstCombine then deletes the assumes of `assume_thread_bounds` as already known,
-/// and the `%tid` reads of the inlined body (in `cuda_device`, compiled without the bounds) keep
-/// the generic `[0, 1024)`: bounds checks of shared arrays indexed by the thread stay.
-pub const HIDDEN_FROM_OPT: &str = "oxide.after-opt.";
 
 /// Tells LLVM what `#[launch_bounds]` or an exact `#[launch_contract(block)]` guarantees: each
 /// thread index is below its axis' bound. The kernel's own reads of `%tid` are the same calls,

@@ -28,11 +28,8 @@ use oxide_contract::manifest::KernelInfo;
 use rustc_codegen_ssa::traits::*;
 use rustc_middle::ty::{Instance, InstanceKind, TyCtxt};
 
-pub use bounds::FAIL_IF as BOUNDS_FAIL_MARKER;
-pub use bounds::POISON_OFFSET as BOUNDS_POISON_OFFSET;
 use builder::Builder;
 pub use context::CodegenCx;
-pub use entry::HIDDEN_FROM_OPT as LAUNCH_ATTRS_HIDDEN_FROM_OPT;
 
 /// LLVM's NVPTX target; host layouts are reused as they are (both are 64-bit little endian with
 /// the same scalar alignments), so one `TyCtxt` serves both sides.

@@ -14,12 +14,25 @@ use std::collections::{HashMap, HashSet};
 use super::ir_functions::{Block, split_blocks, successor_indices, terminator_start};
 
 use super::ir_functions::value_names;
+use super::ir::Module;
+use super::passes::{State, on_text};
+
 /// The marker `lower/bounds.rs` emits.
-use crate::lower::BOUNDS_FAIL_MARKER as MARKER;
+use crate::markers::BOUNDS_FAIL_IF as MARKER;
 
 const FLAG: &str = "%oxide.oob";
 /// A predicated trap: ptxas keeps it where it is, with a short branch around it.
 const TRAP_IF: &str = "call void asm sideeffect \"@$0 trap;\", \"b\"";
+
+/// The pass (`passes.rs`): places the traps of a module with markers.
+pub fn run(module: &mut Module, _: &mut State) -> bool {
+    on_text(module, |text| if needed(text) { place(text) } else { text.to_string() })
+}
+
+/// The pass after the second `opt` (see [`drop_dead_traps_text`]).
+pub fn drop_dead_traps(module: &mut Module, _: &mut State) -> bool {
+    on_text(module, drop_dead_traps_text)
+}
 
 /// Whether `module` has markers to place traps for.
 pub fn needed(module: &str) -> bool {
@@ -40,7 +53,7 @@ pub fn place(module: &str) -> String {
 
 /// After the second `opt`: drops the traps whose flag folded to `false` (every check before them
 /// was proven to pass); LLVM keeps them because inline asm has side effects.
-pub fn drop_dead_traps(module: &str) -> String {
+pub fn drop_dead_traps_text(module: &str) -> String {
     let dead = format!("{TRAP_IF}(i1 false)");
     let mut out = String::with_capacity(module.len());
     for line in module.lines().filter(|l| !l.contains(&dead)) {
@@ -448,7 +461,7 @@ body:
     #[test]
     fn traps_on_a_false_flag_are_dropped() {
         let m = format!("  {TRAP_IF}(i1 false) #8\n  tail {TRAP_IF}(i1 false)\n  {TRAP_IF}(i1 %f)\n  ret void\n");
-        assert_eq!(drop_dead_traps(&m), format!("  {TRAP_IF}(i1 %f)\n  ret void\n"));
+        assert_eq!(drop_dead_traps_text(&m), format!("  {TRAP_IF}(i1 %f)\n  ret void\n"));
     }
 
     #[test]

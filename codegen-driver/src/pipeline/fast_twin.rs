@@ -9,12 +9,19 @@
 //! gets a copy of the kernel's, and of each location whose scope or inlining chain leads to it.
 //! A debug build (`-G`) gets no twins (one kernel to step through, its variables described once).
 
+use super::ir::Module;
+use super::passes::{State, on_text};
 use std::collections::HashMap;
 
 use oxide_contract::fast_launch::FastLaunch;
 
 use super::ir_functions::{split_blocks, successor_indices, terminator_start};
 use super::uniform_bounds::{FAST, UV};
+
+/// The pass (`passes.rs`): the twins of the kernels `uniform_bounds` versioned.
+pub fn run(module: &mut Module, state: &mut State) -> bool {
+    on_text(module, |text| add(text, &state.fast))
+}
 
 /// `module` with a twin after each kernel of `kernels` (its name, and the twin's entry name in
 /// its [`FastLaunch`]; module docs).

@@ -23,9 +23,16 @@
 //! with more blocks takes the checked copy, which keeps the 64-bit index. A kernel without
 //! the marker (not flat) is left as it is.
 
+use super::ir::Module;
+use super::passes::{State, on_text};
 use super::ir_functions::{SREG, is_plain_name, split_blocks, strip_metadata, successor_indices, value_names};
 use super::uniform_bounds::{FAST, GRID_THREADS_U32};
 use std::collections::{HashMap, HashSet};
+
+/// The pass (`passes.rs`).
+pub fn run(module: &mut Module, _: &mut State) -> bool {
+    on_text(module, narrow)
+}
 
 /// The module with the flat index of each marked kernel's fast copy in 32 bits (module docs).
 pub fn narrow(module: &str) -> String {

@@ -1,26 +1,19 @@
 //! The LLVM steps: the lowered module → (llvm-link libdevice) → `opt -O3` once → `llc` per arch.
 
 use std::ffi::OsStr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use oxide_contract::arch::Arch;
 use oxide_contract::config::{DeviceDebugInfo, ToolPaths};
-use oxide_contract::fast_launch::{Condition, FastLaunch, twin_entry};
+use oxide_contract::fast_launch::FastLaunch;
 use oxide_contract::limits;
 use oxide_contract::naming::files;
 
-use super::deferred_traps;
-use super::fast_twin;
-use super::flat_index_u32;
-use super::narrow_counters;
-use super::offset_checks;
-use super::ptxas_quirks;
-use super::remat_thread_index;
-use super::toggle_ranges;
+use super::ir::{Item, Module};
+use super::passes::{self, Runner, STAGES, State};
 use super::tools::{ToolError, require, run};
-use super::uniform_bounds;
 use super::workdir::WorkDir;
-use crate::lower::LAUNCH_ATTRS_HIDDEN_FROM_OPT;
+use crate::markers::LAUNCH_ATTRS_HIDDEN_FROM_OPT;
 
 /// The whole device module after linking libdevice and `opt -O3`, as LLVM IR text.
 pub struct Optimized {
@@ -153,99 +146,34 @@ pub fn optimize(
         None
     };
     let _ = std::fs::remove_file(&linked);
-    let mut text = std::fs::read_to_string(&opt_ll).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;
-    // The launch bounds become attributes `llc` reads (`lower/entry.rs` says why they were hidden).
-    text = text.replace(&format!("\"{LAUNCH_ATTRS_HIDDEN_FROM_OPT}"), "\"");
-    // Kernels whose checks pass under a condition on uniform values get a copy without them,
-    // chosen at entry; the second `opt` below folds that copy's poison and flags away.
-    let (versioned, conditions) = uniform_bounds::version_with_conditions(&text);
-    text = versioned;
-    // Their unchecked twins (`fast_twin.rs`), except in a debug build (one kernel to step through).
-    let fast: Vec<(String, FastLaunch)> = if debuginfo == DeviceDebugInfo::Full {
-        Vec::new()
-    } else {
-        let twin = |(name, condition): (String, Condition)| {
-            let entry = twin_entry(&name, &condition);
-            (name, FastLaunch { entry, condition })
-        };
-        conditions.into_iter().map(twin).collect()
-    };
+    let text = std::fs::read_to_string(&opt_ll).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;
+    let mut module = Module::parse(&text);
+    reveal_launch_attributes(&mut module);
+    let mut state = State::new(debuginfo);
+    let runner = Runner { tools, work, crate_name, target: [&triple, &cpu] };
+    runner.run(STAGES, &mut module, &mut state, passes::verify_requested())?;
+    let text = module.to_string();
     std::fs::write(&opt_ll, &text).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;
-    if deferred_traps::needed(&text) {
-        // Double-buffer indices and other 0-or-1 loop values get their range, and a short run
-        // folds the checks that depended on it, before the traps are placed: a check left in a
-        // loop costs it a trap at its back-edge (`toggle_ranges.rs`). `instcombine` folds those
-        // at constant offsets (sgemm128's unrolled k tile); `indvars` those that also depend on
-        // an inner loop's counter (`tile[buf * N + j]`).
-        if let Some(facts) = toggle_ranges::add_facts(&text) {
-            let passes =
-                "-passes=function(instcombine<no-verify-fixpoint>,loop(indvars),instcombine<no-verify-fixpoint>)";
-            text = opt_again(tools, work, crate_name, "ranges", &facts, &[&triple, &cpu, passes], &opt_ll)?;
-        }
-        // The traps of deferred bounds checks go where the optimised code leaves its loops and
-        // functions; a short second `opt` puts their flag in registers.
-        // `speculative-execution` (LLVM's pass for GPUs) then hoists the address arithmetic out of
-        // small guarded blocks (`if i < n { a[i] }`), leaving ptxas blocks it can predicate.
-        // It gives up on a block with more instructions it cannot hoist than `not-hoisted`; SROA
-        // splits each `F32x4` load into four scalar ones (llc joins them again), so two vector
-        // loads count 8 and a limit of 8 left sgemm128's next-tile loads in a branch that ptxas
-        // scheduled after all 512 FMAs (bench/notes.md).
-        let args = [
-            triple.as_str(),
-            cpu.as_str(),
-            "-passes=sroa,early-cse,instcombine<no-verify-fixpoint>,speculative-execution",
-            "-spec-exec-max-speculation-cost=20",
-            "-spec-exec-max-not-hoisted=16",
-        ];
-        let placed = opt_again(tools, work, crate_name, "traps", &deferred_traps::place(&text), &args, &opt_ll)?;
-        text = deferred_traps::drop_dead_traps(&placed);
-        std::fs::write(&opt_ll, &text).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;
-    }
-    // Accesses of a slice at constant offsets from one index share one check (one address
-    // register, immediate offsets): after the second `opt`, whose instcombine would split them again.
-    // Then loop counters with constant ranges become 32-bit, as nvcc's `int` counters, and
-    // thread indices used only after a loop are computed again there (`remat_thread_index.rs`).
-    // First, the fast copy of a flat kernel computes its index in 32 bits (`flat_index_u32.rs`).
-    // Last, each versioned kernel gets its unchecked twin (`fast_twin.rs`).
-    let passes = remat_thread_index::rematerialize(&narrow_counters::narrow(&offset_checks::merge(
-        &flat_index_u32::narrow(&text),
-    )));
-    let merged = fast_twin::add(&passes, &fast);
-    if merged != text {
-        text = merged;
-        std::fs::write(&opt_ll, &text).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;
-    }
-    if let Some(fixed) = ptxas_quirks::avoid_bool_to_float(&text) {
-        text = fixed;
-        std::fs::write(&opt_ll, &text).map_err(|e| ToolError::Io(opt_ll.clone(), e))?;
-    }
     work.publish(&ll_path)?;
     work.publish(&opt_ll)?;
-    Ok(Optimized { path: opt_ll, text, optimized_reference, fast })
+    Ok(Optimized { path: opt_ll, text, optimized_reference, fast: state.fast })
+}
+
+/// The launch bounds become attributes `llc` reads (`markers::LAUNCH_ATTRS_HIDDEN_FROM_OPT`
+/// says why they were hidden from the first `opt`).
+fn reveal_launch_attributes(module: &mut Module) {
+    let hidden = format!("\"{LAUNCH_ATTRS_HIDDEN_FROM_OPT}");
+    for item in &mut module.items {
+        if let Item::Line(line) = item
+            && line.starts_with("attributes #")
+            && line.contains(&hidden)
+        {
+            *line = line.replace(&hidden, "\"");
+        }
+    }
 }
 
 /// `llc` for one arch, at the lowest PTX ISA that targets it and is at least `isa_floor` →
-/// A short `opt` run with `args` (target and passes) over `text`, which goes to `<crate>.<stage>.ll`
-/// for the run (its name in an error) and is removed after; the output is written to `out` and
-/// returned.
-fn opt_again(
-    tools: &ToolPaths,
-    work: &WorkDir,
-    crate_name: &str,
-    stage: &str,
-    text: &str,
-    args: &[&str],
-    out: &Path,
-) -> Result<String, ToolError> {
-    let input = work.path(&format!("{crate_name}.{stage}.ll"));
-    std::fs::write(&input, text).map_err(|e| ToolError::Io(input.clone(), e))?;
-    let mut all: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
-    all.extend(["-S".as_ref(), input.as_os_str(), "-o".as_ref(), out.as_os_str()]);
-    run(&tools.opt, &all, &input)?;
-    let _ = std::fs::remove_file(&input);
-    std::fs::read_to_string(out).map_err(|e| ToolError::Io(out.to_path_buf(), e))
-}
-
 /// `<crate>.<arch>.ptx`.
 pub fn llc(
     tools: &ToolPaths,

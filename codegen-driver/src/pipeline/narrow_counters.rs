@@ -10,8 +10,15 @@
 //! the counter takes lies in `start..=end`, so the same loop on an `i32` counter, with its
 //! values zero-extended where `i64` is used, computes the same values.
 
+use super::ir::Module;
+use super::passes::{State, on_text};
 use super::ir_functions::{is_plain_name, strip_metadata};
 use std::collections::HashMap;
+
+/// The pass (`passes.rs`).
+pub fn run(module: &mut Module, _: &mut State) -> bool {
+    on_text(module, narrow)
+}
 
 /// The module with each such counter narrowed (see the module docs).
 pub fn narrow(module: &str) -> String {

@@ -25,14 +25,21 @@
 //! Only poisons of `POISON_OFFSET` itself are matched, and only through addresses of non-stack
 //! memory, where a poisoned address is certain to fault.
 
+use super::ir::Module;
+use super::passes::{State, on_text};
 use std::collections::{HashMap, HashSet};
 
 use super::ir_functions::strip_metadata;
-use crate::lower::BOUNDS_POISON_OFFSET as POISON_OFFSET;
+use crate::markers::POISON_OFFSET;
 
 /// Largest `offset × element size` folded (bytes): keeps bit 31 of a poisoned 32-bit shared
 /// address set (`POISON_OFFSET` has it) after the offset is added.
 const MAX_FOLDED_BYTES: u64 = 1 << 24;
+
+/// The pass (`passes.rs`).
+pub fn run(module: &mut Module, _: &mut State) -> bool {
+    on_text(module, merge)
+}
 
 /// The module with the checks of each group of accesses merged (see the module docs).
 pub fn merge(module: &str) -> String {

@@ -7,6 +7,14 @@
 //! `-O0` and the PTX itself are right). A `select` of the two constants means the same, costs the
 //! same (one `selp`), and is not turned back into `uitofp` by `llc`.
 
+use super::ir::Module;
+use super::passes::{State, on_text};
+
+/// The pass (`passes.rs`).
+pub fn run(module: &mut Module, _: &mut State) -> bool {
+    on_text(module, |text| avoid_bool_to_float(text).unwrap_or_else(|| text.to_string()))
+}
+
 /// `module` (`opt -S` text) with every `uitofp`/`sitofp` of an `i1` to a float type replaced by a
 /// `select` between the converted constants; `None` when it has none.
 pub fn avoid_bool_to_float(module: &str) -> Option<String> {

@@ -11,6 +11,8 @@
 //! read the registers through inline asm: `llc`'s CSE would merge `readnone` intrinsic reads
 //! with the originals, and the value would be live across the loop again.
 
+use super::ir::Module;
+use super::passes::{State, on_text};
 use super::ir_functions::{SREG, is_plain_name, value_names};
 use std::collections::{HashMap, HashSet};
 
@@ -22,6 +24,11 @@ const THREAD_CONSTANT_SREGS: [&str; 12] = [
 
 /// Largest expression recomputed (instructions): index arithmetic of three dimensions is ~30.
 const MAX_NODES: usize = 48;
+
+/// The pass (`passes.rs`).
+pub fn run(module: &mut Module, _: &mut State) -> bool {
+    on_text(module, rematerialize)
+}
 
 /// The module with such values recomputed after their loops (see the module docs).
 pub fn rematerialize(module: &str) -> String {

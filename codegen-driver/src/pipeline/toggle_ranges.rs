@@ -17,8 +17,20 @@
 //! operands, so the assume never sees poison). After the assumes are added, a short
 //! `instcombine` run folds the checks (`pipeline/llvm.rs`), before the deferred traps are placed.
 
+use super::ir::Module;
+use super::passes::{State, on_text};
 use super::ir_functions::{is_plain_name, strip_metadata};
 use std::collections::{HashMap, HashSet};
+
+/// The pass (`passes.rs`): in a module with deferred bounds checks.
+pub fn run(module: &mut Module, _: &mut State) -> bool {
+    on_text(module, |text| {
+        if !super::deferred_traps::needed(text) {
+            return text.to_string();
+        }
+        add_facts(text).unwrap_or_else(|| text.to_string())
+    })
+}
 
 /// The module with an `llvm.assume(phi < 2)` after the phis of each block that has a 0-or-1 phi
 /// (see the module docs), and the assume's declaration if it was missing; `None` when no phi

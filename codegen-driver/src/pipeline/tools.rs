@@ -24,6 +24,12 @@ pub enum ToolError {
         file: PathBuf,
         stderr: String,
     },
+    /// A pass after `opt` made IR that `opt -passes=verify` rejects (`passes.rs`).
+    InvalidPass {
+        pass: String,
+        stderr: String,
+        input: PathBuf,
+    },
     /// libNVVM or nvJitLink failed; `what` says on what.
     Link {
         what: String,
@@ -58,6 +64,12 @@ impl fmt::Display for ToolError {
                 }
                 Ok(())
             }
+            ToolError::InvalidPass { pass, stderr, input } => write!(
+                f,
+                "the device compiler's pass `{pass}` made invalid LLVM IR ({}):\n{}\nthis is a bug in cuda-oxide's device compiler; the input is kept for the report",
+                input.display(),
+                stderr.trim_end()
+            ),
             ToolError::Link { what, error } => write!(f, "{what}: {error}"),
         }
     }

@@ -123,11 +123,15 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
+use oxide_contract::config::DeviceDebugInfo;
 use oxide_contract::fast_launch::Condition as HostCondition;
 
+use super::ir::Module;
+use super::passes::{State, on_text};
+
 use super::ir_functions::{Block, SREG, split_blocks, strip_metadata, successor_indices, terminator_start};
-use crate::lower::BOUNDS_FAIL_MARKER as MARKER;
-use crate::lower::BOUNDS_POISON_OFFSET as POISON_OFFSET;
+use crate::markers::BOUNDS_FAIL_IF as MARKER;
+use crate::markers::POISON_OFFSET;
 
 mod bounder;
 mod function;
@@ -150,6 +154,25 @@ pub(super) const GRID_THREADS_U32: &str = "oxide.uv.grid_threads_u32";
 
 /// A kernel's name and its entry test as the host evaluates it.
 pub type NamedCondition = (String, HostCondition);
+
+/// The pass (`passes.rs`): versions the kernels, and records the twins of a build that is not
+/// for the debugger (one kernel to step through).
+pub fn run(module: &mut Module, state: &mut State) -> bool {
+    let mut conditions = Vec::new();
+    let changed = on_text(module, |text| {
+        let (versioned, found) = version_with_conditions(text);
+        conditions = found;
+        versioned
+    });
+    if state.debuginfo != DeviceDebugInfo::Full {
+        let twin = |(name, condition): (String, HostCondition)| {
+            let entry = oxide_contract::fast_launch::twin_entry(&name, &condition);
+            (name, oxide_contract::fast_launch::FastLaunch { entry, condition })
+        };
+        state.fast = conditions.into_iter().map(twin).collect();
+    }
+    changed
+}
 
 /// The versioned module alone (the unit tests read it).
 #[cfg(test)]
