@@ -22,12 +22,15 @@ case "$mode" in
         # Function bodies are compared as a sorted list, since generic instances are emitted in the
         # order of their (hashed) entry names.
         normalize() {
-            sed -E 's#/tmp/tmp\.[A-Za-z0-9]+/#/tmp/tmp.#/#g; s/Cs[0-9A-Za-z]+_/Cs#_/g; s/L__BB[0-9]+_/L__BB#_/g; s/__local_depot[0-9]+/__local_depot#/g; s/_[0-9a-f]{16}([^0-9a-f]|$)/_#\1/g' "$1" | python3 -c '
+            sed -E 's|/tmp/tmp\.[A-Za-z0-9]+/|/tmp/tmp.X/|g; s/Cs[0-9A-Za-z]+_/Cs#_/g; s/L__BB[0-9]+_/L__BB#_/g; s/__local_depot[0-9]+/__local_depot#/g; s/_[0-9a-f]{16}([^0-9a-f]|$)/_#\1/g' "$1" | python3 -c '
 import sys, re
 chunks = re.split(r"\n(?=\t// \.globl|// -- Begin function)", sys.stdin.read())
 print("\n".join(sorted(chunks)))'
         }
         n=0; bad=0
+        # A broken normalisation would compare empty texts: make it fail loudly instead.
+        probe=$(find "$dir" -name '*.ptx' | head -n 1)
+        [ -z "$probe" ] || [ -n "$(normalize "$probe")" ] || { echo "error: normalising $probe gave nothing" >&2; exit 2; }
         while IFS= read -r -d '' f; do
             n=$((n + 1))
             rel="${f#"$dir"/}"
