@@ -29,7 +29,7 @@ print("\n".join(sorted(chunks)))'
         }
         n=0; bad=0
         # A broken normalisation would compare empty texts: make it fail loudly instead.
-        probe=$(find "$dir" -name '*.ptx' | head -n 1)
+        probe=$(find "$dir" -name '*.ptx' -print -quit)
         [ -z "$probe" ] || [ -n "$(normalize "$probe")" ] || { echo "error: normalising $probe gave nothing" >&2; exit 2; }
         while IFS= read -r -d '' f; do
             n=$((n + 1))
