@@ -9,11 +9,11 @@ use rustc_middle::ty::{self, Ty, TyCtxt};
 use rustc_target::callconv::PassMode;
 
 use super::attrs;
-use crate::markers::LAUNCH_ATTRS_HIDDEN_FROM_OPT as HIDDEN_FROM_OPT;
 use super::builder::Builder;
 use super::collect::KernelRoot;
 use super::context::CodegenCx;
 use super::ir;
+use crate::markers::LAUNCH_ATTRS_HIDDEN_FROM_OPT as HIDDEN_FROM_OPT;
 
 /// How a kernel parameter of type `ty` crosses the kernel boundary (contract §4).
 pub fn param_kind<'tcx>(tcx: TyCtxt<'tcx>, ty: Ty<'tcx>, is_zst: bool) -> ParamKind {
@@ -243,7 +243,6 @@ pub fn define<'tcx>(cx: &CodegenCx<'tcx>, kernel: &KernelRoot<'tcx>) -> KernelIn
         fast: None,
     }
 }
-
 
 /// Tells LLVM what `#[launch_bounds]` or an exact `#[launch_contract(block)]` guarantees: each
 /// thread index is below its axis' bound. The kernel's own reads of `%tid` are the same calls,

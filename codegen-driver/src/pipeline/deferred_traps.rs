@@ -13,8 +13,8 @@ use std::collections::{HashMap, HashSet};
 
 use super::ir_functions::{Block, split_blocks, successor_indices, terminator_start};
 
-use super::ir_functions::value_names;
 use super::ir::Module;
+use super::ir_functions::value_names;
 use super::passes::{State, on_text};
 
 /// The marker `lower/bounds.rs` emits.

@@ -24,8 +24,8 @@
 //! the marker (not flat) is left as it is.
 
 use super::ir::Module;
-use super::passes::{State, on_text};
 use super::ir_functions::{SREG, is_plain_name, split_blocks, strip_metadata, successor_indices, value_names};
+use super::passes::{State, on_text};
 use super::uniform_bounds::{FAST, GRID_THREADS_U32};
 use std::collections::{HashMap, HashSet};
 

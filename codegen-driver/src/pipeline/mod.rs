@@ -7,6 +7,8 @@ mod cuda;
 mod deferred_traps;
 mod fast_twin;
 mod flat_index_u32;
+#[cfg(test)]
+mod golden;
 pub mod ir;
 mod ir_functions;
 mod link;

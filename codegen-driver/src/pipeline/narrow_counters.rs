@@ -11,8 +11,8 @@
 //! values zero-extended where `i64` is used, computes the same values.
 
 use super::ir::Module;
-use super::passes::{State, on_text};
 use super::ir_functions::{is_plain_name, strip_metadata};
+use super::passes::{State, on_text};
 use std::collections::HashMap;
 
 /// The pass (`passes.rs`).

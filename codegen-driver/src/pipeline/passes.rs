@@ -43,7 +43,11 @@ pub type Pass = fn(&mut Module, &mut State) -> bool;
 pub enum Stage {
     Pass(&'static str, Pass),
     /// `opt` with `args` (after the target), when the pass named `after` changed the module.
-    Opt { stage: &'static str, after: &'static str, args: &'static [&'static str] },
+    Opt {
+        stage: &'static str,
+        after: &'static str,
+        args: &'static [&'static str],
+    },
 }
 
 /// The stages, in order (each pass's module docs say what it does and why it runs there).
@@ -153,7 +157,11 @@ impl Runner<'_> {
         let _ = std::fs::remove_file(&path);
         if let Ok(log) = std::env::var(VERIFY_LOG_ENV) {
             let line = format!("{} {pass} {}\n", self.crate_name, module.definitions());
-            let _ = std::fs::OpenOptions::new().create(true).append(true).open(log).and_then(|mut f| f.write_all(line.as_bytes()));
+            let _ = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(log)
+                .and_then(|mut f| f.write_all(line.as_bytes()));
         }
         Ok(())
     }

@@ -12,8 +12,8 @@
 //! with the originals, and the value would be live across the loop again.
 
 use super::ir::Module;
-use super::passes::{State, on_text};
 use super::ir_functions::{SREG, is_plain_name, value_names};
+use super::passes::{State, on_text};
 use std::collections::{HashMap, HashSet};
 
 /// The special registers that hold one value for the whole life of a thread.

@@ -18,8 +18,8 @@
 //! `instcombine` run folds the checks (`pipeline/llvm.rs`), before the deferred traps are placed.
 
 use super::ir::Module;
-use super::passes::{State, on_text};
 use super::ir_functions::{is_plain_name, strip_metadata};
+use super::passes::{State, on_text};
 use std::collections::{HashMap, HashSet};
 
 /// The pass (`passes.rs`): in a module with deferred bounds checks.

@@ -172,7 +172,12 @@ impl Function {
             }
             if let Some(label) = block_label(line) {
                 let first = blocks.len() == 1 && blocks[0].insts.is_empty() && blocks[0].label.is_none();
-                let block = Block { label: Some(label), label_line: Some(line.to_string()), lead: pending.split_off(0), insts: Vec::new() };
+                let block = Block {
+                    label: Some(label),
+                    label_line: Some(line.to_string()),
+                    lead: pending.split_off(0),
+                    insts: Vec::new(),
+                };
                 if first {
                     blocks[0] = block;
                 } else {
@@ -360,15 +365,19 @@ mod tests {
         assert_eq!(f.name, "checked_double");
         assert!(f.is_kernel);
         assert_eq!(f.ret, Type::Void);
-        assert_eq!(f.params, vec![
-            Param { ty: Type::Ptr(0), name: Some("p0".into()) },
-            Param { ty: I64, name: Some("p1".into()) },
-            Param { ty: I32, name: Some("p4".into()) },
-        ]);
+        assert_eq!(
+            f.params,
+            vec![
+                Param { ty: Type::Ptr(0), name: Some("p0".into()) },
+                Param { ty: I64, name: Some("p1".into()) },
+                Param { ty: I32, name: Some("p4".into()) },
+            ]
+        );
         assert_eq!((f.attr_groups.as_slice(), f.subprogram), (&[0][..], Some(4)));
         assert_eq!(f.header_for_copy("k2", Some(9)), header.replace("@checked_double", "@k2").replace("!4", "!9"));
         assert_eq!(f.header_for_copy("k2", None), header.replace("@checked_double", "@k2").replace(" !dbg !4", ""));
-        let g = Function::parse("define internal noundef range(i32 0, 2) i32 @f(i32 %0) unnamed_addr {", &[]).expect("parses");
+        let g = Function::parse("define internal noundef range(i32 0, 2) i32 @f(i32 %0) unnamed_addr {", &[])
+            .expect("parses");
         assert_eq!((g.ret, g.params[0].name.as_deref()), (I32, Some("0")));
     }
 }

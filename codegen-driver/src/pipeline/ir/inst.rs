@@ -136,37 +136,113 @@ impl Call {
 
     /// A plain call of `name` returning `ret`.
     pub fn new(name: &str, ret: Type, args: Vec<(Type, Value)>) -> Call {
-        Call { tail: None, head: String::new(), ret, callee: Callee::Global(name.to_string()), args, fn_attrs: String::new() }
+        Call {
+            tail: None,
+            head: String::new(),
+            ret,
+            callee: Callee::Global(name.to_string()),
+            args,
+            fn_attrs: String::new(),
+        }
     }
 }
 
 /// An instruction's operation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Op {
-    Bin { op: BinOp, flags: Flags, ty: Type, a: Value, b: Value },
-    Icmp { pred: Pred, samesign: bool, ty: Type, a: Value, b: Value },
-    Cast { op: CastOp, flags: Flags, from: Type, a: Value, to: Type },
-    Select { cond: Value, ty: Type, a: Value, b: Value },
+    Bin {
+        op: BinOp,
+        flags: Flags,
+        ty: Type,
+        a: Value,
+        b: Value,
+    },
+    Icmp {
+        pred: Pred,
+        samesign: bool,
+        ty: Type,
+        a: Value,
+        b: Value,
+    },
+    Cast {
+        op: CastOp,
+        flags: Flags,
+        from: Type,
+        a: Value,
+        to: Type,
+    },
+    Select {
+        cond: Value,
+        ty: Type,
+        a: Value,
+        b: Value,
+    },
     /// `[ value, %label ]` arms.
-    Phi { ty: Type, arms: Vec<(Value, String)> },
+    Phi {
+        ty: Type,
+        arms: Vec<(Value, String)>,
+    },
     Call(Call),
-    Load { ty: Type, ptr_ty: Type, ptr: Value, align: Option<u32>, volatile: bool, atomic: bool },
-    Store { ty: Type, value: Value, ptr_ty: Type, ptr: Value, align: Option<u32>, volatile: bool, atomic: bool },
+    Load {
+        ty: Type,
+        ptr_ty: Type,
+        ptr: Value,
+        align: Option<u32>,
+        volatile: bool,
+        atomic: bool,
+    },
+    Store {
+        ty: Type,
+        value: Value,
+        ptr_ty: Type,
+        ptr: Value,
+        align: Option<u32>,
+        volatile: bool,
+        atomic: bool,
+    },
     /// `getelementptr <flags><source>, <base>, <indices>` (`flags` as written, each followed by a space).
-    Gep { flags: String, source: Type, base_ty: Type, base: Value, indices: Vec<(Type, Value)> },
-    ExtractValue { agg_ty: Type, agg: Value, indices: Vec<u32> },
-    Alloca { ty: Type, align: Option<u32> },
-    Br { dest: String },
-    CondBr { cond: Value, then: String, els: String },
-    Switch { ty: Type, value: Value, default: String, cases: Vec<(Value, String)> },
-    Ret { value: Option<(Type, Value)> },
+    Gep {
+        flags: String,
+        source: Type,
+        base_ty: Type,
+        base: Value,
+        indices: Vec<(Type, Value)>,
+    },
+    ExtractValue {
+        agg_ty: Type,
+        agg: Value,
+        indices: Vec<u32>,
+    },
+    Alloca {
+        ty: Type,
+        align: Option<u32>,
+    },
+    Br {
+        dest: String,
+    },
+    CondBr {
+        cond: Value,
+        then: String,
+        els: String,
+    },
+    Switch {
+        ty: Type,
+        value: Value,
+        default: String,
+        cases: Vec<(Value, String)>,
+    },
+    Ret {
+        value: Option<(Type, Value)>,
+    },
     Unreachable,
     /// `#dbg_value(…)` and the other debug records: they name values without using them.
     DebugRecord,
     /// A blank line or a comment inside a block.
     Blank,
     /// Anything else, kept as its text.
-    Other { opcode: String },
+    Other {
+        opcode: String,
+    },
 }
 
 impl Op {
@@ -524,19 +600,41 @@ mod tests {
         assert_eq!(i.result(), Some("v82.i"));
         assert_eq!(
             *i.op(),
-            Op::Bin { op: BinOp::Add, flags: Flags::NUW_NSW, ty: I64, a: Value::local("v79.i"), b: Value::local("v81.i") }
+            Op::Bin {
+                op: BinOp::Add,
+                flags: Flags::NUW_NSW,
+                ty: I64,
+                a: Value::local("v79.i"),
+                b: Value::local("v81.i")
+            }
         );
         assert_eq!(i.attachments(), ", !dbg !14");
         assert_eq!(i.debug_location(), Some(14));
         assert_eq!(i.uses(), vec!["v79.i", "v81.i"]);
-        let call = Inst::parse("  %v = tail call noundef range(i32 0, 1024) i32 @llvm.nvvm.read.ptx.sreg.tid.x(), !dbg !14");
+        let call =
+            Inst::parse("  %v = tail call noundef range(i32 0, 1024) i32 @llvm.nvvm.read.ptx.sreg.tid.x(), !dbg !14");
         let Op::Call(c) = call.op() else { panic!("{call:?}") };
-        assert_eq!((c.name(), &c.ret, c.head.as_str(), c.tail.as_deref()), (Some("llvm.nvvm.read.ptx.sreg.tid.x"), &I32, "noundef range(i32 0, 1024) ", Some("tail")));
+        assert_eq!(
+            (c.name(), &c.ret, c.head.as_str(), c.tail.as_deref()),
+            (Some("llvm.nvvm.read.ptx.sreg.tid.x"), &I32, "noundef range(i32 0, 1024) ", Some("tail"))
+        );
         let asm = Inst::parse("  call void asm sideeffect \"@$0 trap;\", \"b\"(i1 %v38.i) #8");
         let Op::Call(c) = asm.op() else { panic!("{asm:?}") };
-        assert_eq!((&c.callee, &c.args[..], c.fn_attrs.as_str()), (&Callee::Asm("asm sideeffect \"@$0 trap;\", \"b\"".into()), &[(I1, Value::local("v38.i"))][..], " #8"));
+        assert_eq!(
+            (&c.callee, &c.args[..], c.fn_attrs.as_str()),
+            (&Callee::Asm("asm sideeffect \"@$0 trap;\", \"b\"".into()), &[(I1, Value::local("v38.i"))][..], " #8")
+        );
         let phi = Inst::parse("  %o = phi i1 [ %v38.i, %bb4.15.i ], [ false, %start.0 ]");
-        assert_eq!(*phi.op(), Op::Phi { ty: I1, arms: vec![(Value::local("v38.i"), "bb4.15.i".into()), (Value::Const("false".into()), "start.0".into())] });
+        assert_eq!(
+            *phi.op(),
+            Op::Phi {
+                ty: I1,
+                arms: vec![
+                    (Value::local("v38.i"), "bb4.15.i".into()),
+                    (Value::Const("false".into()), "start.0".into())
+                ]
+            }
+        );
         let gep = Inst::parse("  %a = getelementptr inbounds nuw i8, ptr %v2.i, i64 24, !dbg !21");
         assert!(matches!(gep.op(), Op::Gep { flags, source: Type::Int(8), .. } if flags == "inbounds nuw "));
         let store = Inst::parse("  store i32 %v73.i, ptr %v30.i, align 4, !dbg !25, !noalias !10");
@@ -545,7 +643,9 @@ mod tests {
         let br = Inst::parse("  br i1 %c, label %bb2.10.i, label %\"x y\", !dbg !18");
         assert_eq!(br.successors(), vec!["bb2.10.i", "\"x y\""]);
         assert!(matches!(Inst::parse("  #dbg_value(i64 %n, !10, !DIExpression(), !9)").op(), Op::DebugRecord));
-        assert!(matches!(Inst::parse("  %f = fadd contract float %a, %b").op(), Op::Other { opcode } if opcode == "fadd"));
+        assert!(
+            matches!(Inst::parse("  %f = fadd contract float %a, %b").op(), Op::Other { opcode } if opcode == "fadd")
+        );
         let switch = Inst::parse("  switch i16 %v, label %d [\n    i16 0, label %a\n  ], !prof !3");
         assert_eq!(switch.successors(), vec!["d", "a"]);
         let pair = Inst::parse("  %m = call { i64, i1 } @llvm.umul.with.overflow.i64(i64 %a, i64 %b)");
@@ -557,12 +657,25 @@ mod tests {
     #[test]
     fn built_instructions_render_and_read_back() {
         let ops = [
-            Op::Bin { op: BinOp::Or, flags: Flags { disjoint: true, ..Flags::NONE }, ty: I64, a: Value::local("a"), b: Value::int(256, &I64) },
+            Op::Bin {
+                op: BinOp::Or,
+                flags: Flags { disjoint: true, ..Flags::NONE },
+                ty: I64,
+                a: Value::local("a"),
+                b: Value::int(256, &I64),
+            },
             Op::Icmp { pred: Pred::Ult, samesign: true, ty: I64, a: Value::local("a"), b: Value::local("n") },
             Op::Cast { op: CastOp::ZExt, flags: Flags::NNEG, from: I32, a: Value::local("x"), to: I64 },
             Op::Select { cond: Value::local("c"), ty: I64, a: Value::int(u64::MAX, &I64), b: Value::local("v") },
             Op::Call(Call::new("llvm.umin.i64", I64, vec![(I64, Value::local("a")), (I64, Value::local("b"))])),
-            Op::Load { ty: I32, ptr_ty: Type::Ptr(0), ptr: Value::local("s"), align: Some(4), volatile: false, atomic: false },
+            Op::Load {
+                ty: I32,
+                ptr_ty: Type::Ptr(0),
+                ptr: Value::local("s"),
+                align: Some(4),
+                volatile: false,
+                atomic: false,
+            },
             Op::CondBr { cond: Value::local("c"), then: "a".into(), els: "b".into() },
         ];
         for op in ops {
@@ -575,7 +688,10 @@ mod tests {
     #[test]
     fn uses_are_replaced_but_not_results_labels_or_strings() {
         let i = Inst::parse("  %a = call i32 asm \"add %a;\", \"=r,r\"(i32 %a), !dbg !3");
-        assert_eq!(i.replace_use("a", &Value::local("b")).text(), "  %a = call i32 asm \"add %a;\", \"=r,r\"(i32 %b), !dbg !3");
+        assert_eq!(
+            i.replace_use("a", &Value::local("b")).text(),
+            "  %a = call i32 asm \"add %a;\", \"=r,r\"(i32 %b), !dbg !3"
+        );
         let phi = Inst::parse("  %p = phi i64 [ %x, %x ], [ 0, %y ]");
         assert_eq!(phi.replace_use("x", &Value::Const("7".into())).text(), "  %p = phi i64 [ 7, %x ], [ 0, %y ]");
         let br = Inst::parse("  br i1 %x, label %x, label %y");

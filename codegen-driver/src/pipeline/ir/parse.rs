@@ -263,7 +263,8 @@ fn flags(c: &mut Cursor<'_, '_>) -> Flags {
 /// Fast-math flags, which `select`, `phi` and `call` may carry.
 fn skip_fast_math(c: &mut Cursor<'_, '_>) {
     while c.peek().is_some_and(|t| {
-        t.kind == Kind::Word && matches!(t.text, "fast" | "nnan" | "ninf" | "nsz" | "arcp" | "contract" | "afn" | "reassoc")
+        t.kind == Kind::Word
+            && matches!(t.text, "fast" | "nnan" | "ninf" | "nsz" | "arcp" | "contract" | "afn" | "reassoc")
     }) {
         c.at += 1;
     }

@@ -57,7 +57,10 @@ fn edits_print_where_they_were_made() {
     let mut m = Module::parse(MODULE);
     let f = m.functions_mut().next().expect("a function");
     let at = f.blocks[0].terminator_index().expect("a branch");
-    let x = Inst::assign("oxide.x", Op::Bin { op: BinOp::Add, flags: Flags::NONE, ty: I64, a: Value::local("p1"), b: Value::int(1, &I64) });
+    let x = Inst::assign(
+        "oxide.x",
+        Op::Bin { op: BinOp::Add, flags: Flags::NONE, ty: I64, a: Value::local("p1"), b: Value::int(1, &I64) },
+    );
     f.blocks[0].insts.insert(at, x);
     m.declare("declare void @g()");
     m.declare("declare void @f(i32)");
@@ -96,8 +99,12 @@ fn real_modules_print_back() {
                 }
             }
         }
-        assert_eq!(m.functions().count(), text.lines().filter(|l| l.starts_with("define ")).count(), "{}", path.display());
+        assert_eq!(
+            m.functions().count(),
+            text.lines().filter(|l| l.starts_with("define ")).count(),
+            "{}",
+            path.display()
+        );
     }
     eprintln!("{files} files, {total} instructions, not modelled: {other:?}");
 }
-
