@@ -11,6 +11,14 @@ use crate::naming::crate_artifact_dir;
 /// The one environment variable that carries a serialised [`DeviceConfig`] to `oxide-rustc`.
 pub const CONFIG_ENV: &str = "CUDA_OXIDE_CONFIG";
 
+/// Set to `1`, `oxide-rustc` checks the output of every pass after `opt` with `opt
+/// -passes=verify` and stops at the first invalid one, naming the pass (a developer switch:
+/// `./x test` and the fuzzer set it). It changes no output, so it is not part of the config.
+pub const VERIFY_PASSES_ENV: &str = "CUDA_OXIDE_VERIFY_PASSES";
+
+/// A file to which each verification appends `<crate> <pass> <functions>` (`./x test` sums it).
+pub const VERIFY_PASSES_LOG_ENV: &str = "CUDA_OXIDE_VERIFY_LOG";
+
 /// A device artifact kind that `--emit` can ask for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -9,6 +9,7 @@ use std::process::{Command, Output};
 use oxide_contract::manifest::Manifest;
 
 pub mod ptx;
+pub mod ptx_snapshot;
 
 /// The cuda-oxide checkout these tests belong to.
 pub fn checkout_root() -> PathBuf {

@@ -1,4 +1,4 @@
-//! After the text passes: each versioned kernel gets an unchecked twin (named by
+//! After the other passes: each versioned kernel gets an unchecked twin (named by
 //! `oxide_contract::fast_launch::twin_entry`), its fast copy alone, which the host launches where the entry test holds
 //! (`oxide_contract::fast_launch` says why and owns the condition).
 //!
@@ -9,254 +9,119 @@
 //! gets a copy of the kernel's, and of each location whose scope or inlining chain leads to it.
 //! A debug build (`-G`) gets no twins (one kernel to step through, its variables described once).
 
-use super::ir::Module;
-use super::passes::{State, on_text};
 use std::collections::HashMap;
 
 use oxide_contract::fast_launch::FastLaunch;
 
-use super::ir_functions::{split_blocks, successor_indices, terminator_start};
-use super::uniform_bounds::{FAST, UV};
+use super::ir::debug_copy::DebugCopier;
+use super::ir::{Block, Cfg, Function, Inst, Item, Module, Op};
+use super::passes::State;
+use crate::markers::{VERSION_ENTRY, is_fast_copy_label};
 
 /// The pass (`passes.rs`): the twins of the kernels `uniform_bounds` versioned.
 pub fn run(module: &mut Module, state: &mut State) -> bool {
-    on_text(module, |text| add(text, &state.fast))
+    add(module, &state.fast)
 }
 
-/// `module` with a twin after each kernel of `kernels` (its name, and the twin's entry name in
-/// its [`FastLaunch`]; module docs).
-pub fn add(module: &str, kernels: &[(String, FastLaunch)]) -> String {
+/// Puts a twin after each kernel of `kernels` (its name, and the twin's entry name in its
+/// [`FastLaunch`]; module docs); whether it made one.
+pub fn add(module: &mut Module, kernels: &[(String, FastLaunch)]) -> bool {
     if kernels.is_empty() {
-        return module.to_string();
+        return false;
     }
-    let mut metadata = Metadata::new(module);
-    let mut out = String::with_capacity(module.len() * 3 / 2);
-    let mut lines = module.lines();
-    while let Some(line) = lines.next() {
-        out.push_str(line);
-        out.push('\n');
-        let twin_of = |n: &str| kernels.iter().find(|(k, _)| k == n).map(|(_, fast)| fast.entry.as_str());
-        let Some((name, twin_name)) = kernel_name(line).and_then(|n| Some((n, twin_of(n)?))) else { continue };
-        let mut body = Vec::new();
-        for l in lines.by_ref() {
-            out.push_str(l);
-            out.push('\n');
-            if l == "}" {
-                break;
+    let mut debug = DebugCopier::new(module);
+    let mut items = Vec::with_capacity(module.items.len() + kernels.len());
+    let mut added = false;
+    for item in std::mem::take(&mut module.items) {
+        let twin = match &item {
+            Item::Function(f) if f.is_kernel => {
+                kernels.iter().find(|(k, _)| *k == f.name).and_then(|(_, fast)| twin(f, &fast.entry, &mut debug))
             }
-            body.push(l);
-        }
-        if let Some(twin) = twin(line, name, twin_name, &body, &mut metadata) {
-            out.push('\n');
-            out.push_str(&twin);
+            _ => None,
+        };
+        items.push(item);
+        if let Some(t) = twin {
+            items.push(Item::Line(String::new()));
+            items.push(Item::Function(t));
+            added = true;
         }
     }
-    for node in &metadata.added {
-        out.push_str(node);
-        out.push('\n');
-    }
-    out
+    module.items = items;
+    debug.finish(module);
+    added
 }
 
-/// The module's metadata nodes (`!N = …`), and the copies made for twins.
-struct Metadata<'m> {
-    nodes: HashMap<u64, &'m str>,
-    next: u64,
-    added: Vec<String>,
-}
-
-impl<'m> Metadata<'m> {
-    fn new(module: &'m str) -> Metadata<'m> {
-        let nodes: HashMap<u64, &str> = module
-            .lines()
-            .filter_map(|l| {
-                let (id, rest) = l.strip_prefix('!')?.split_once(" = ")?;
-                Some((id.parse().ok()?, rest))
-            })
-            .collect();
-        let next = nodes.keys().max().map_or(0, |m| m + 1);
-        Metadata { nodes, next, added: Vec::new() }
-    }
-
-    /// The node `id` for the twin whose kernel's subprogram is `from` and the twin's `to`:
-    /// itself when its `scope:`/`inlinedAt:` chain does not lead to `from`, else a copy (made
-    /// once, in `copies`) that leads to `to`.
-    fn remap(&mut self, id: u64, from: u64, to: u64, copies: &mut HashMap<u64, u64>) -> u64 {
-        if id == from {
-            return to;
-        }
-        if let Some(&copy) = copies.get(&id) {
-            return copy;
-        }
-        let Some(text) = self.nodes.get(&id).copied() else { return id };
-        // Only locations and lexical blocks lead to the subprogram (others: themselves).
-        if !(text.contains("!DILocation(") || text.contains("!DILexicalBlock")) {
-            return id;
-        }
-        let mut fields = Vec::new();
-        for key in ["scope: !", "inlinedAt: !"] {
-            if let Some((_, rest)) = text.split_once(key) {
-                let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-                if let Ok(target) = digits.parse::<u64>() {
-                    fields.push((key, target));
-                }
-            }
-        }
-        let mut mapped = Vec::new();
-        for &(key, target) in &fields {
-            let new = self.remap(target, from, to, copies);
-            if new != target {
-                mapped.push((key, target, new));
-            }
-        }
-        if mapped.is_empty() {
-            return id;
-        }
-        let mut copy = text.to_string();
-        for (key, target, new) in mapped {
-            copy = copy.replacen(&format!("{key}{target}"), &format!("{key}{new}"), 1);
-        }
-        let new_id = self.next;
-        self.next += 1;
-        self.added.push(format!("!{new_id} = {copy}"));
-        copies.insert(id, new_id);
-        new_id
-    }
-
-    /// A copy of the subprogram `id` for the twin, `None` when `id` is not one.
-    fn copy_subprogram(&mut self, id: u64) -> Option<u64> {
-        let text = self.nodes.get(&id)?;
-        if !text.starts_with("distinct !DISubprogram(") {
-            return None;
-        }
-        let new_id = self.next;
-        self.next += 1;
-        self.added.push(format!("!{new_id} = {text}"));
-        Some(new_id)
-    }
-}
-
-/// The name of the kernel a `define ptx_kernel … @name(… {` line opens.
-fn kernel_name(line: &str) -> Option<&str> {
-    if !line.starts_with("define ptx_kernel ") || !line.trim_end().ends_with('{') {
+/// The twin `name` of the versioned kernel `f`, or `None` when its entry is not the test's
+/// branch to a fast copy.
+fn twin(f: &Function, name: &str, debug: &mut DebugCopier) -> Option<Function> {
+    let entry = &f.blocks[0];
+    if entry.label.as_deref() != Some(VERSION_ENTRY) {
         return None;
     }
-    line.split_once(" @")?.1.split_once('(').map(|(name, _)| name)
-}
-
-/// The twin `twin_name` of kernel `name` (its `define` line and body), or `None` when the body
-/// does not start with the entry test's branch.
-fn twin(define: &str, name: &str, twin_name: &str, body: &[&str], metadata: &mut Metadata<'_>) -> Option<String> {
-    let blocks = split_blocks(body);
-    if blocks[0].label.as_deref() != Some(UV) {
-        return None;
-    }
-    let branch = terminator_start(&blocks[0].lines)?;
-    // The entry's first successor, `br i1 %U, label %oxide.fast.…, label %…`.
-    let succs = successor_indices(&blocks);
-    let first = *succs[0].first()?;
-    let fast = blocks[first].label.clone()?;
-    if !fast.trim_start_matches('"').starts_with(FAST) {
+    let branch = entry.terminator_index()?;
+    let Op::CondBr { then: fast, .. } = entry.insts[branch].op() else { return None };
+    if !is_fast_copy_label(fast) {
         return None;
     }
     // The blocks reachable with the entry branching to the fast copy only.
-    let mut reachable = vec![false; blocks.len()];
-    let mut stack = vec![first];
+    let cfg = Cfg::new(f);
+    let first = f.block_index(fast)?;
+    let mut reachable = vec![false; f.blocks.len()];
     reachable[0] = true;
+    let mut stack = vec![first];
     while let Some(b) = stack.pop() {
         if !std::mem::replace(&mut reachable[b], true) {
-            stack.extend(succs[b].iter().copied());
+            stack.extend(cfg.succs[b].iter().copied());
         }
     }
-    let (head, rest) = define.split_once(&format!("@{name}("))?;
     // The kernel's subprogram and the twin's copy of it (none: no debug locations in the twin).
-    let subprogram = debug_attachment(rest).and_then(|from| Some((from, metadata.copy_subprogram(from)?)));
-    let rest = match subprogram {
-        Some((from, to)) => rest.replacen(&format!(" !dbg !{from}"), &format!(" !dbg !{to}"), 1),
-        None => without_attachment(rest, " !dbg !"),
-    };
+    let subprogram = f.subprogram.and_then(|from| Some((from, debug.copy_subprogram(from)?)));
     let mut copies = HashMap::new();
-    let mut text = format!("{head}@{twin_name}({rest}\n");
-    for (b, block) in blocks.iter().enumerate().filter(|(b, _)| reachable[*b]) {
-        if let Some(label) = &block.label {
-            text.push_str(&format!("{label}:\n"));
-        }
-        for (i, line) in block.lines.iter().enumerate() {
-            let code = line.trim_start();
-            if code.starts_with("#dbg_") {
+    let mut blocks = Vec::new();
+    for (b, block) in f.blocks.iter().enumerate().filter(|(b, _)| reachable[*b]) {
+        let mut copy = Block::new(block.label.as_deref().unwrap_or_default());
+        copy.label.clone_from(&block.label);
+        copy.lead.clear();
+        for (i, inst) in block.insts.iter().enumerate() {
+            if matches!(inst.op(), Op::DebugRecord) {
                 continue;
             }
             if b == 0 && i == branch {
-                text.push_str(&format!("  br label %{fast}\n"));
+                copy.insts.push(Inst::effect(Op::Br { dest: fast.clone() }));
                 continue;
             }
-            let line = match subprogram {
-                Some((from, to)) => with_locations(line, |id| metadata.remap(id, from, to, &mut copies)),
-                None => without_debug_location(line),
-            };
-            text.push_str(&without_loop_metadata(&line));
-            text.push('\n');
+            // Locations lead to the twin's subprogram; loops were unrolled by `opt` already, and
+            // their `!llvm.loop` locations would lead to the kernel's.
+            copy.insts.push(inst.map_attachments(|key, value| match key {
+                "!llvm.loop" => None,
+                "!dbg" => {
+                    let (from, to) = subprogram?;
+                    let id: u64 = value.strip_prefix('!')?.parse().ok()?;
+                    Some(format!("!{}", debug.remap(id, from, to, &mut copies)))
+                }
+                _ => Some(value.to_string()),
+            }));
         }
+        blocks.push(copy);
     }
-    text.push_str("}\n");
-    Some(text)
-}
-
-/// The `!N` of a `define` line's `!dbg !N` attachment.
-fn debug_attachment(rest: &str) -> Option<u64> {
-    let (_, tail) = rest.split_once(" !dbg !")?;
-    tail.chars().take_while(char::is_ascii_digit).collect::<String>().parse().ok()
-}
-
-/// `line` with each `, !dbg !N` location replaced by `!{map(N)}`.
-fn with_locations(line: &str, mut map: impl FnMut(u64) -> u64) -> String {
-    let key = ", !dbg !";
-    let mut out = String::with_capacity(line.len());
-    let mut rest = line;
-    while let Some(i) = rest.find(key) {
-        let start = i + key.len();
-        let end = rest[start..].find(|c: char| !c.is_ascii_digit()).map_or(rest.len(), |j| start + j);
-        out.push_str(&rest[..start]);
-        match rest[start..end].parse::<u64>() {
-            Ok(id) => out.push_str(&map(id).to_string()),
-            Err(_) => out.push_str(&rest[start..end]),
-        }
-        rest = &rest[end..];
-    }
-    out.push_str(rest);
-    out
-}
-
-/// `line` without the metadata attachment `key` (`, !dbg !`, `, !llvm.loop !`, a `define`
-/// line's ` !dbg !`).
-fn without_attachment(line: &str, key: &str) -> String {
-    let mut out = line.to_string();
-    while let Some(i) = out.find(key) {
-        let start = i + key.len();
-        let end = out[start..].find(|c: char| !c.is_ascii_digit()).map_or(out.len(), |j| start + j);
-        out.replace_range(i..end, "");
-    }
-    out
-}
-
-/// An instruction without its debug location (a kernel without a subprogram).
-fn without_debug_location(line: &str) -> String {
-    without_attachment(line, ", !dbg !")
-}
-
-/// An instruction without `!llvm.loop` metadata: the loops were unrolled by `opt` already, and
-/// its locations would lead to the kernel's subprogram.
-fn without_loop_metadata(line: &str) -> String {
-    without_attachment(line, ", !llvm.loop !")
+    let header = f.header_for_copy(name, subprogram.map(|(_, to)| to));
+    Some(f.with_header(header, blocks))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// `module` with the twins of `kernels`, as text.
+    fn with_twins(module: &str, kernels: &[(String, FastLaunch)]) -> String {
+        let mut m = Module::parse(module);
+        add(&mut m, kernels);
+        m.to_string()
+    }
+
     /// Kernel `name` with a twin `<name>__oxide_fast` (its condition does not matter here).
     fn twins(name: &str) -> Vec<(String, FastLaunch)> {
-        let condition = oxide_contract::fast_launch::Condition::parse(&[], &[], "true").expect("parses");
+        let condition = oxide_contract::fast_launch::Condition { steps: Vec::new() };
         vec![(name.to_string(), FastLaunch { entry: format!("{name}__oxide_fast"), condition })]
     }
 
@@ -270,7 +135,7 @@ mod tests {
 
     #[test]
     fn the_twin_is_the_fast_copy_alone() {
-        let out = add(KERNEL, &twins("k"));
+        let out = with_twins(KERNEL, &twins("k"));
         assert!(out.starts_with(KERNEL), "{out}");
         let twin = &out[KERNEL.len()..];
         let expected = "\ndefine ptx_kernel void @k__oxide_fast(ptr %a, i64 %n) #0 {\noxide.uv:\n  \
@@ -290,7 +155,7 @@ mod tests {
             !11 = !DILocation(line: 20, column: 2, scope: !8, inlinedAt: !10)\n\
             !12 = !DILocation(line: 21, scope: !8)\n";
         let module = KERNEL.replace("!dbg !9, !noalias", "!dbg !11, !noalias").to_string() + metadata;
-        let out = add(&module, &twins("k"));
+        let out = with_twins(&module, &twins("k"));
         let twin = &out[out.find("@k__oxide_fast").expect("a twin")..];
         assert!(twin.contains("#0 !dbg !13 {"), "{out}");
         assert!(
@@ -309,6 +174,6 @@ mod tests {
 
     #[test]
     fn only_the_named_kernels_get_one() {
-        assert_eq!(add(KERNEL, &twins("other")), KERNEL);
+        assert_eq!(with_twins(KERNEL, &twins("other")), KERNEL);
     }
 }

@@ -23,68 +23,64 @@
 //! with more blocks takes the checked copy, which keeps the 64-bit index. A kernel without
 //! the marker (not flat) is left as it is.
 
-use super::ir::Module;
-use super::ir_functions::{SREG, is_plain_name, split_blocks, strip_metadata, successor_indices, value_names};
-use super::passes::{State, on_text};
-use super::uniform_bounds::{FAST, GRID_THREADS_U32};
 use std::collections::{HashMap, HashSet};
 
-/// The pass (`passes.rs`).
+use super::ir::{BinOp, CastOp, Cfg, Flags, Function, I32, I64, Inst, Module, Namer, Op, SREG, Type, Value};
+use super::passes::State;
+use crate::markers::{GRID_THREADS_U32, is_fast_copy_label};
+
+/// The pass (`passes.rs`): the flat index of each marked kernel's fast copy in 32 bits (module
+/// docs).
 pub fn run(module: &mut Module, _: &mut State) -> bool {
-    on_text(module, narrow)
+    let mut changed = false;
+    for f in module.functions_mut() {
+        changed |= narrow(f);
+    }
+    changed
 }
 
-/// The module with the flat index of each marked kernel's fast copy in 32 bits (module docs).
-pub fn narrow(module: &str) -> String {
-    if !module.contains(&format!("%{GRID_THREADS_U32} = ")) {
-        return module.to_string();
-    }
-    super::ir_functions::rewrite_bodies(module, rewrite_function)
-}
+/// The 32-bit index of one thread's read registers: `[ctaid.x, ntid.x, tid.x]`.
+type Reads = [Value; 3];
 
-fn rewrite_function(body: &[&str]) -> Vec<String> {
-    let marker = format!("%{GRID_THREADS_U32} = ");
-    if !body.iter().any(|l| l.trim_start().starts_with(&marker)) {
-        return body.iter().map(|l| l.to_string()).collect();
+fn narrow(f: &mut Function) -> bool {
+    let marked = f.blocks.iter().flat_map(|b| &b.insts).any(|i| i.result() == Some(GRID_THREADS_U32));
+    if !marked {
+        return false;
     }
-    let defs: HashMap<&str, &str> = body
-        .iter()
-        .filter_map(|l| l.trim_start().split_once(" = "))
-        .filter(|(lhs, _)| is_plain_name(lhs))
-        .map(|(lhs, rhs)| (lhs, strip_metadata(rhs)))
-        .collect();
+    let defs = f.defs();
+    let def = |v: &Value| -> Option<&Op> {
+        let &(b, i) = defs.get(v.as_local()?)?;
+        Some(f.blocks[b].insts[i].op())
+    };
     // A loop's start value (a grid-stride loop's first index) stays: `llc`'s loop strength
     // reduction rebuilds the `i64` sum from the 32-bit parts, two more instructions (bench
     // `block_sum`).
-    let phi_inputs: HashSet<&str> = body
+    let phi_inputs: HashSet<&str> = f
+        .blocks
         .iter()
-        .filter_map(|l| l.trim_start().split_once(" = ").filter(|(_, rhs)| rhs.starts_with("phi ")))
-        .flat_map(|(_, rhs)| value_names(rhs))
+        .flat_map(|b| &b.insts)
+        .filter(|i| matches!(i.op(), Op::Phi { .. }))
+        .flat_map(|i| i.uses())
         .collect();
-    // Each line's block, as `split_blocks` numbers them, and each block's predecessors.
-    let split = split_blocks(body);
-    let mut blocks = Vec::with_capacity(body.len());
-    for (b, block) in split.iter().enumerate() {
-        let lines = block.lines.len() + usize::from(block.label.is_some());
-        blocks.extend(std::iter::repeat_n(b, lines));
-    }
-    let mut preds = vec![Vec::new(); split.len()];
-    for (b, succs) in successor_indices(&split).into_iter().enumerate() {
-        for s in succs {
-            preds[s].push(b);
+    // The flat indices of the fast copy: (block, instruction) → the reads it is made of.
+    let mut narrowed: HashMap<(usize, usize), Reads> = HashMap::new();
+    let mut index_at: HashMap<&str, (usize, usize)> = HashMap::new();
+    for (b, block) in f.blocks.iter().enumerate() {
+        if !block.label.as_deref().is_some_and(is_fast_copy_label) {
+            continue;
+        }
+        for (i, inst) in block.insts.iter().enumerate() {
+            if let Some(r) = inst.result()
+                && !phi_inputs.contains(r)
+                && let Some(reads) = flat_index(inst.op(), &def)
+            {
+                narrowed.insert((b, i), reads);
+                index_at.insert(r, (b, i));
+            }
         }
     }
-    let in_fast: Vec<bool> =
-        split.iter().map(|b| b.label.as_deref().is_some_and(|l| l.trim_start_matches('"').starts_with(FAST))).collect();
-    let mut narrowed: HashMap<&str, (usize, [&str; 3])> = HashMap::new();
-    for (i, line) in body.iter().enumerate() {
-        let flat = in_fast[blocks[i]].then(|| line.trim_start().split_once(" = ")).flatten();
-        if let Some((lhs, rhs)) = flat
-            && !phi_inputs.contains(lhs)
-            && let Some(reads) = flat_index(&defs, strip_metadata(rhs))
-        {
-            narrowed.insert(lhs, (i, reads));
-        }
+    if narrowed.is_empty() {
+        return false;
     }
     // Addresses `p + index` (`p` a parameter) in a block guarded by the index's block (its only
     // predecessor: `if i < n { … }`) move next to the index: `llc` selects `mul.wide.u32` only
@@ -92,96 +88,114 @@ fn rewrite_function(body: &[&str]) -> Vec<String> {
     // the same value wherever the index is defined. bench `vecadd_v4` has its accesses in the
     // guarded block; `speculative-execution` hoisted `vecadd`'s. Not from farther: an address
     // moved before a loop would stay in registers through it (`remat_thread_index.rs`).
-    let mut hoisted: HashMap<usize, Vec<usize>> = HashMap::new();
-    for (j, line) in body.iter().enumerate() {
-        if let Some(index) = address_of_parameter(line, &defs)
-            && let Some(&(i, _)) = narrowed.get(index)
-            && preds[blocks[j]] == [blocks[i]]
-        {
-            hoisted.entry(i).or_default().push(j);
+    let cfg = Cfg::new(f);
+    let mut hoisted: HashMap<(usize, usize), Vec<Inst>> = HashMap::new();
+    let mut moved: HashSet<(usize, usize)> = HashSet::new();
+    for (b, block) in f.blocks.iter().enumerate() {
+        for (j, inst) in block.insts.iter().enumerate() {
+            if let Some(index) = address_of_parameter(inst.op(), f, &defs)
+                && let Some(&(ib, ii)) = index_at.get(index)
+                && cfg.preds[b] == [ib]
+            {
+                hoisted.entry((ib, ii)).or_default().push(inst.clone());
+                moved.insert((b, j));
+            }
         }
     }
-    let moved: HashSet<usize> = hoisted.values().flatten().copied().collect();
-    let mut out = Vec::with_capacity(body.len() + 3 * narrowed.len());
-    for (i, line) in body.iter().enumerate() {
-        if moved.contains(&i) {
-            continue;
+    let mut namer = Namer::new(f, "oxide.u32.");
+    for b in 0..f.blocks.len() {
+        let old = std::mem::take(&mut f.blocks[b].insts);
+        let mut insts = Vec::with_capacity(old.len() + 3);
+        for (i, inst) in old.into_iter().enumerate() {
+            if moved.contains(&(b, i)) {
+                continue;
+            }
+            let (Some([block, extent, thread]), Some(r)) = (narrowed.get(&(b, i)), inst.result()) else {
+                insts.push(inst);
+                continue;
+            };
+            let (mul, sum) = (namer.fresh(), namer.fresh());
+            let bin = |op, a: &Value, b: &Value| Op::Bin { op, flags: Flags::NUW, ty: I32, a: a.clone(), b: b.clone() };
+            insts.push(Inst::assign(&mul, bin(BinOp::Mul, block, extent)));
+            insts.push(Inst::assign(&sum, bin(BinOp::Add, &Value::local(&mul), thread)));
+            let zext = Op::Cast { op: CastOp::ZExt, flags: Flags::NONE, from: I32, a: Value::local(&sum), to: I64 };
+            insts.push(Inst::assign(r, zext));
+            insts.extend(hoisted.remove(&(b, i)).unwrap_or_default());
         }
-        let Some((lhs, _)) = line.trim_start().split_once(" = ") else {
-            out.push(line.to_string());
-            continue;
-        };
-        let Some(&(_, [block, extent, thread])) = narrowed.get(lhs) else {
-            out.push(line.to_string());
-            continue;
-        };
-        // Named after the line, unique in the function whatever the index is called.
-        let (mul, sum) = (format!("%oxide.u32.{i}.mul"), format!("%oxide.u32.{i}.index"));
-        out.push(format!("  {mul} = mul nuw i32 {block}, {extent}"));
-        out.push(format!("  {sum} = add nuw i32 {mul}, {thread}"));
-        out.push(format!("  {lhs} = zext i32 {sum} to i64"));
-        out.extend(hoisted.get(&i).into_iter().flatten().map(|&j| body[j].to_string()));
+        f.blocks[b].insts = insts;
     }
-    out
+    true
 }
 
-/// The index of `line` if it is `%a = getelementptr [flags] T, ptr %p, i64 %index` with `%p` a
-/// parameter (defined nowhere in the body).
-fn address_of_parameter<'a>(line: &'a str, defs: &HashMap<&str, &str>) -> Option<&'a str> {
-    let (_, rhs) = line.trim_start().split_once(" = ")?;
-    let parts: Vec<&str> = strip_metadata(rhs).strip_prefix("getelementptr ")?.split(", ").collect();
-    let [_, base, index] = parts[..] else { return None };
-    let base = base.strip_prefix("ptr ")?;
-    let index = index.strip_prefix("i64 ")?;
-    (is_plain_name(base) && !defs.contains_key(base) && is_plain_name(index)).then_some(index)
+/// The index of `op` if it is `getelementptr [flags] T, ptr %p, i64 %index` with `%p` a
+/// parameter.
+fn address_of_parameter<'a>(op: &'a Op, f: &Function, defs: &HashMap<&str, (usize, usize)>) -> Option<&'a str> {
+    let Op::Gep { base: Value::Local(base), base_ty: Type::Ptr(0), indices, .. } = op else { return None };
+    let [(ty, Value::Local(index))] = &indices[..] else { return None };
+    (*ty == I64 && !defs.contains_key(base.as_str()) && f.param(base).is_some()).then_some(index.as_str())
 }
 
-/// `[ctaid.x, ntid.x, tid.x]` (their `i32` reads) if `rhs` is
+/// `[ctaid.x, ntid.x, tid.x]` (their `i32` reads) if `op` is
 /// `add i64 (mul i64 (zext ctaid.x), (zext ntid.x)), (zext tid.x)` in any operand order.
-fn flat_index<'a>(defs: &HashMap<&'a str, &'a str>, rhs: &'a str) -> Option<[&'a str; 3]> {
-    let (a, b) = binary(rhs, "add")?;
-    let (sum_reads, mul) = [(a, b), (b, a)].into_iter().find_map(|(x, y)| Some((read_of(defs, x)?, y)))?;
-    let (sreg, thread) = sum_reads;
-    if sreg != "tid.x" {
+fn flat_index<'a>(op: &Op, def: &impl Fn(&Value) -> Option<&'a Op>) -> Option<Reads> {
+    let (a, b) = binary(op, BinOp::Add)?;
+    let ((reg, thread), mul) = [(a, b), (b, a)].into_iter().find_map(|(x, y)| Some((read_of(def, x)?, y)))?;
+    if reg != "tid.x" {
         return None;
     }
-    let (c, d) = binary(defs.get(mul)?, "mul")?;
-    let (c, d) = (read_of(defs, c)?, read_of(defs, d)?);
-    let [block, extent] = match (c.0, d.0) {
-        ("ctaid.x", "ntid.x") => [c.1, d.1],
-        ("ntid.x", "ctaid.x") => [d.1, c.1],
+    let (c, d) = binary(def(mul)?, BinOp::Mul)?;
+    let (c, d) = (read_of(def, c)?, read_of(def, d)?);
+    let (block, extent) = match (c.0, d.0) {
+        ("ctaid.x", "ntid.x") => (c.1, d.1),
+        ("ntid.x", "ctaid.x") => (d.1, c.1),
         _ => return None,
     };
     Some([block, extent, thread])
 }
 
-/// The operands of `op [flags] i64 a, b`.
-fn binary<'a>(rhs: &'a str, op: &str) -> Option<(&'a str, &'a str)> {
-    let rest = rhs.strip_prefix(op)?.strip_prefix(' ')?;
-    let rest = rest.trim_start_matches("nuw ").trim_start_matches("nsw ");
-    let (a, b) = rest.strip_prefix("i64 ")?.split_once(", ")?;
-    (is_plain_name(a) && is_plain_name(b)).then_some((a, b))
+/// The operands of `op i64 a, b` (wrap flags allowed), both named values.
+fn binary(op: &Op, want: BinOp) -> Option<(&Value, &Value)> {
+    match op {
+        Op::Bin { op, flags, ty, a, b }
+            if *op == want
+                && *ty == I64
+                && !flags.exact
+                && !flags.disjoint
+                && a.as_local().is_some()
+                && b.as_local().is_some() =>
+        {
+            Some((a, b))
+        }
+        _ => None,
+    }
 }
 
-/// `(register, its i32 read)` if `v` is `zext [nneg] i32 %read to i64` of a special register.
-fn read_of<'a>(defs: &HashMap<&'a str, &'a str>, v: &str) -> Option<(&'a str, &'a str)> {
-    let rhs = defs.get(v)?;
-    let rest = rhs.strip_prefix("zext ")?;
-    let read = rest.trim_start_matches("nneg ").strip_prefix("i32 ")?.strip_suffix(" to i64")?;
-    if !is_plain_name(read) {
+/// `(register, its i32 read)` if `v` is `zext [nneg] i32 %read to i64` of a special register
+/// read (`[tail] call … i32 @llvm.nvvm.read.ptx.sreg.R()`).
+fn read_of<'a>(def: &impl Fn(&Value) -> Option<&'a Op>, v: &Value) -> Option<(&'a str, Value)> {
+    let Op::Cast { op: CastOp::ZExt, from, a: read, to, .. } = def(v)? else { return None };
+    if *from != I32 || *to != I64 || read.as_local().is_none() {
         return None;
     }
-    let call = defs.get(read)?;
-    // `[tail] call [noundef] [range(i32 a, b)] i32 @llvm.nvvm.read.ptx.sreg.R()`.
-    let (head, reg) = call.split_once(SREG)?;
-    let is_call = head.starts_with("call ") || head.starts_with("tail call ");
-    (is_call && head.ends_with(" i32 @")).then_some(())?;
-    Some((reg.strip_suffix("()")?, read))
+    let Op::Call(call) = def(read)? else { return None };
+    if call.ret != I32 || !call.args.is_empty() {
+        return None;
+    }
+    Some((call.name()?.strip_prefix(SREG)?, read.clone()))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{GRID_THREADS_U32, narrow};
+    use super::GRID_THREADS_U32;
+    use crate::pipeline::ir::Module;
+    use crate::pipeline::passes::State;
+
+    /// The pass over `module`, as text.
+    fn narrow(module: &str) -> String {
+        let mut m = Module::parse(module);
+        super::run(&mut m, &mut State::new(oxide_contract::config::DeviceDebugInfo::Lines));
+        m.to_string()
+    }
 
     /// A kernel whose entry defines the marker (or not) and branches to a fast copy computing
     /// the flat index `%i` (`index` gives its last line) and storing `x[i]`.
@@ -210,9 +224,9 @@ mod tests {
     #[test]
     fn the_fast_copy_computes_the_flat_index_in_32_bits() {
         let out = narrow(&kernel(true, INDEX));
-        let want = "  %oxide.u32.15.mul = mul nuw i32 %oxide.fast.b, %oxide.fast.n\n  \
-                    %oxide.u32.15.index = add nuw i32 %oxide.u32.15.mul, %oxide.fast.t\n  \
-                    %oxide.fast.i = zext i32 %oxide.u32.15.index to i64\n  %a = getelementptr";
+        let want = "  %oxide.u32.1 = mul nuw i32 %oxide.fast.b, %oxide.fast.n\n  \
+                    %oxide.u32.2 = add nuw i32 %oxide.u32.1, %oxide.fast.t\n  \
+                    %oxide.fast.i = zext i32 %oxide.u32.2 to i64\n  %a = getelementptr";
         assert!(out.contains(want), "{out}");
         assert!(!out.contains("add nuw nsw i64"), "{out}");
     }
@@ -243,7 +257,7 @@ mod tests {
         assert!(ir.contains("oxide.fast.then:\n  %a = getelementptr"), "{ir}");
         let out = narrow(&ir);
         // `%a` moves (its base is a parameter); `%b`'s base is defined in the body.
-        let want = "  %oxide.fast.i = zext i32 %oxide.u32.15.index to i64\n  \
+        let want = "  %oxide.fast.i = zext i32 %oxide.u32.2 to i64\n  \
                     %a = getelementptr inbounds nuw [16 x i8], ptr %x, i64 %oxide.fast.i, !dbg !5\n  \
                     br label %oxide.fast.then\noxide.fast.then:\n  %b = getelementptr float, ptr %a, i64 %oxide.fast.i\n";
         assert!(out.contains(want), "{out}");
@@ -259,7 +273,7 @@ mod tests {
              %a = getelementptr inbounds float, ptr %x, i64 %oxide.fast.i\n",
         );
         let out = narrow(&ir);
-        assert!(out.contains("%oxide.fast.i = zext i32 %oxide.u32.15.index to i64\n  br label"), "{out}");
+        assert!(out.contains("%oxide.fast.i = zext i32 %oxide.u32.2 to i64\n  br label"), "{out}");
         assert!(out.contains("oxide.fast.after:\n  %a = getelementptr"), "{out}");
     }
 

@@ -42,8 +42,7 @@ pub fn rewrite_definitions(module: &str, mut rewrite: impl FnMut(&str, &[&str]) 
     out
 }
 
-/// The prefix of the special-register intrinsics (`llvm.nvvm.read.ptx.sreg.tid.x`).
-pub(super) const SREG: &str = "llvm.nvvm.read.ptx.sreg.";
+pub(super) use super::ir::SREG;
 
 /// A block of the function: its label (None for an unnamed entry) and its lines.
 pub(super) struct Block<'a> {

@@ -36,50 +36,13 @@ impl Optimized {
     /// Gives the functions that only the `-O0` module still calls (see `optimized_reference`) a
     /// body that traps, as a device panic does, so the debug build links like the release one.
     pub fn stub_dead_calls(&mut self, names: &[&str]) -> Result<(), ToolError> {
-        if names.is_empty() {
+        let mut module = Module::parse(&self.text);
+        if !module.define_as_trap(names) {
             return Ok(());
         }
-        self.text = stub_declarations(&self.text, names);
+        self.text = module.to_string();
         std::fs::write(&self.path, &self.text).map_err(|e| ToolError::Io(self.path.clone(), e))
     }
-}
-
-/// `declare <ret> @name(<params>) …` → `define internal <ret> @name(<params>) { trap }`.
-fn stub_declarations(text: &str, names: &[&str]) -> String {
-    let mut out = String::with_capacity(text.len());
-    for line in text.lines() {
-        let stub = line.strip_prefix("declare ").and_then(|rest| {
-            let name = names.iter().find(|n| rest.contains(&format!("@{n}(")))?;
-            let open = rest.find(&format!("@{name}("))? + name.len() + 1;
-            let mut depth = 0usize;
-            let close = rest[open..].char_indices().find_map(|(i, c)| {
-                match c {
-                    '(' => depth += 1,
-                    ')' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return Some(open + i);
-                        }
-                    }
-                    _ => {}
-                }
-                None
-            })?;
-            Some(format!(
-                "define internal {} {{
-  call void @llvm.trap()
-  unreachable
-}}",
-                &rest[..=close]
-            ))
-        });
-        out.push_str(stub.as_deref().unwrap_or(line));
-        out.push('\n');
-    }
-    if !out.contains("declare void @llvm.trap()") {
-        out.push_str("declare void @llvm.trap()\n");
-    }
-    out
 }
 
 /// The optimisation level of `opt` and `llc`: none for full debug information (a debugger then
@@ -233,23 +196,15 @@ pub fn isa_floor(large_params: bool, user_ptx: bool) -> (u32, u32) {
 
 /// Names of functions still called or referenced in the optimised module (declarations aside).
 pub fn still_referenced<'a>(optimized: &str, symbols: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
-    let used: Vec<&str> = optimized.lines().filter(|l| !l.starts_with("declare ")).collect();
-    symbols
-        .filter(|sym| {
-            let needle = format!("@{sym}");
-            used.iter().any(|l| {
-                l.match_indices(&needle).any(|(i, _)| {
-                    let next = l[i + needle.len()..].chars().next();
-                    !next.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$' || c == '.')
-                })
-            })
-        })
-        .collect()
+    let module = Module::parse(optimized);
+    let named = module.globals_named();
+    symbols.filter(|sym| named.contains(sym)).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::still_referenced;
+    use crate::pipeline::ir::Module;
 
     #[test]
     fn references_survive_only_outside_declarations() {
@@ -261,7 +216,9 @@ mod tests {
     #[test]
     fn dead_declarations_become_trapping_bodies() {
         let module = "declare noundef i1 @f(ptr dereferenceable(24), i64) unnamed_addr #3\ndeclare void @g()\n";
-        let text = super::stub_declarations(module, &["f"]);
+        let mut m = Module::parse(module);
+        assert!(m.define_as_trap(&["f"]));
+        let text = m.to_string();
         assert_eq!(
             text,
             "define internal noundef i1 @f(ptr dereferenceable(24), i64) {\n  call void @llvm.trap()\n  unreachable\n}\n\

@@ -1,12 +1,13 @@
 //! The passes after the first `opt`, in the order they run, with the short `opt` runs between
 //! them: one table ([`STAGES`]), and the runner that parses each `opt` output once, runs the
-//! passes on the model, and (with [`VERIFY_ENV`]) verifies what each pass made.
+//! passes on the model, and (with `oxide_contract::config::VERIFY_PASSES_ENV`) verifies what each
+//! pass made.
 
 use std::ffi::OsStr;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use oxide_contract::config::{DeviceDebugInfo, ToolPaths};
+use oxide_contract::config::{DeviceDebugInfo, ToolPaths, VERIFY_PASSES_ENV, VERIFY_PASSES_LOG_ENV};
 use oxide_contract::fast_launch::FastLaunch;
 
 use super::ir::Module;
@@ -16,11 +17,6 @@ use super::{
     deferred_traps, fast_twin, flat_index_u32, narrow_counters, offset_checks, ptxas_quirks, remat_thread_index,
     toggle_ranges, uniform_bounds,
 };
-
-/// Set to `1`, every pass's output goes through `opt -passes=verify` (tests, fuzzing, CI).
-pub const VERIFY_ENV: &str = "CUDA_OXIDE_VERIFY_PASSES";
-/// A file to which each verification appends `<crate> <pass> <functions>` (`./x test` sums it).
-pub const VERIFY_LOG_ENV: &str = "CUDA_OXIDE_VERIFY_LOG";
 
 /// What the passes know besides the module, and what they hand on.
 pub struct State {
@@ -106,9 +102,9 @@ pub struct Runner<'a> {
     pub target: [&'a str; 2],
 }
 
-/// Whether [`VERIFY_ENV`] asks for verification.
+/// Whether `VERIFY_PASSES_ENV` asks for verification.
 pub fn verify_requested() -> bool {
-    std::env::var(VERIFY_ENV).is_ok_and(|v| v == "1")
+    std::env::var(VERIFY_PASSES_ENV).is_ok_and(|v| v == "1")
 }
 
 impl Runner<'_> {
@@ -155,7 +151,7 @@ impl Runner<'_> {
         let path = self.work.path(&format!("{}.after-{pass}.ll", self.crate_name));
         verify_file(&self.tools.opt, pass, &module.to_string(), &path)?;
         let _ = std::fs::remove_file(&path);
-        if let Ok(log) = std::env::var(VERIFY_LOG_ENV) {
+        if let Ok(log) = std::env::var(VERIFY_PASSES_LOG_ENV) {
             let line = format!("{} {pass} {}\n", self.crate_name, module.definitions());
             let _ = std::fs::OpenOptions::new()
                 .create(true)

@@ -520,15 +520,15 @@ mod tests {
     #[test]
     fn a_twin_condition_reads_the_packet_at_each_parameter_width() {
         // `n: u32` (PTX parameter 2) and a slice length (parameter 1): `len <= n * ntid.x`.
-        let lines = [
-            "%a = zext i32 %p2 to i64",
-            "%b = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()",
-            "%c = zext i32 %b to i64",
-            "%d = mul i64 %a, %c",
-            "%e = icmp ule i64 %p1, %d",
+        use oxide_contract::fast_launch::{BinOp, CastOp, Extent, Operand, Pred, Step};
+        let steps = vec![
+            Step::Cast { op: CastOp::ZExt, from: 32, to: 64, a: Operand::Param { index: 2, bits: 32 } },
+            Step::Extent(Extent::BlockX),
+            Step::Cast { op: CastOp::ZExt, from: 32, to: 64, a: Operand::Step(1) },
+            Step::Binary { op: BinOp::Mul, bits: 64, a: Operand::Step(0), b: Operand::Step(2) },
+            Step::Compare { pred: Pred::Ule, bits: 64, a: Operand::Param { index: 1, bits: 64 }, b: Operand::Step(3) },
         ];
-        let names = [("%p0", "ptr"), ("%p1", "i64"), ("%p2", "i32")];
-        let condition = Condition::parse(&lines, &names, "%e").expect("parses");
+        let condition = Condition { steps };
         let (mut ptr, mut len, mut n) = (0u64, 1000u64, 4u32);
         let mut packet: Vec<*mut c_void> = vec![(&raw mut ptr).cast(), (&raw mut len).cast(), (&raw mut n).cast()];
         assert!(fast_condition_holds(&condition, &cfg((1, 1, 1), (256, 1, 1)), &packet));

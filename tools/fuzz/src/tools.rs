@@ -67,10 +67,12 @@ impl Tools {
     }
 
     /// `cargo oxide build [--release] --no-fmad --arch <arch>` in `crate_dir`: contraction off, so
-    /// floats are bit-exact.
+    /// floats are bit-exact; the output of every pass after `opt` verified by `opt` (a pass that
+    /// makes invalid IR fails the build, naming itself).
     pub fn build(&self, crate_dir: &Path, profile: Profile) -> Result<Ran, String> {
         let mut cmd = Command::new(&self.cargo_oxide);
         cmd.args(["oxide", "build", "--quiet", "--no-fmad", "--arch", &self.arch]);
+        cmd.env(oxide_contract::config::VERIFY_PASSES_ENV, "1");
         if profile == Profile::Release {
             cmd.arg("--release");
         }

@@ -204,6 +204,11 @@ impl Function {
         self.blocks = blocks;
     }
 
+    /// The `define … {` line.
+    pub fn header(&self) -> &str {
+        &self.header
+    }
+
     /// The `define` line for a copy of this function named `name`, with its `!dbg` subprogram
     /// replaced by `subprogram` (dropped for `None`).
     pub fn header_for_copy(&self, name: &str, subprogram: Option<u64>) -> String {

@@ -473,6 +473,44 @@ impl Inst {
         Inst::new(self.result(), op, self.attachments())
     }
 
+    /// The attachments as (name, value) pairs: `, !dbg !7, !noalias !3` → `("!dbg", "!7")`, ….
+    pub fn attachment_pairs(&self) -> Vec<(&str, &str)> {
+        let meta = self.attachments();
+        let toks = lex::tokens(meta);
+        let mut pairs = Vec::new();
+        let mut i = 0;
+        while toks.get(i).is_some_and(|t| t.is_punct(',')) {
+            let Some(key) = toks.get(i + 1).filter(|t| t.kind == Kind::Meta) else { break };
+            // The value runs to the next comma at depth 0.
+            let (start, mut j, mut depth) = (i + 2, i + 2, 0i32);
+            while let Some(t) = toks.get(j) {
+                match t.text {
+                    "(" | "{" | "[" | "<" if t.kind == Kind::Punct => depth += 1,
+                    ")" | "}" | "]" | ">" if t.kind == Kind::Punct => depth -= 1,
+                    "," if t.kind == Kind::Punct && depth == 0 => break,
+                    _ => {}
+                }
+                j += 1;
+            }
+            let Some(last) = j.checked_sub(1).filter(|&l| l >= start) else { break };
+            pairs.push((key.text, &meta[toks[start].start..toks[last].end()]));
+            i = j;
+        }
+        pairs
+    }
+
+    /// This instruction with each attachment replaced by what `map` makes of it: a new value
+    /// (given the name and the value), or `None` to drop it.
+    pub fn map_attachments(&self, mut map: impl FnMut(&str, &str) -> Option<String>) -> Inst {
+        let mut meta = String::new();
+        for (key, value) in self.attachment_pairs() {
+            if let Some(v) = map(key, value) {
+                meta.push_str(&format!(", {key} {v}"));
+            }
+        }
+        self.with_attachments(&meta)
+    }
+
     /// This instruction with the attachments `meta`.
     pub fn with_attachments(&self, meta: &str) -> Inst {
         Inst::parse(&format!("{}{meta}", &self.text[..self.attachments]))
@@ -694,6 +732,22 @@ mod tests {
         );
         let phi = Inst::parse("  %p = phi i64 [ %x, %x ], [ 0, %y ]");
         assert_eq!(phi.replace_use("x", &Value::Const("7".into())).text(), "  %p = phi i64 [ 7, %x ], [ 0, %y ]");
+        let asm =
+            Inst::parse("  %b.1 = call i32 asm \"mov.u32 %a, 1;\", \"=r\"(i32 %a, ptr %p, i32 %\"q r\") ; uses %a");
+        let defined = ["a", "b.1", "\"q r\""];
+        let fast = asm.rename(|n| defined.contains(&n).then(|| crate::pipeline::ir::types::prefixed("oxide.fast.", n)));
+        assert_eq!(
+            fast.text(),
+            "  %oxide.fast.b.1 = call i32 asm \"mov.u32 %a, 1;\", \"=r\"(i32 %oxide.fast.a, ptr %p, i32 %\"oxide.fast.q r\") ; uses %a"
+        );
+        let store = Inst::parse("  store i64 %n, ptr %a, align 8, !dbg !9, !noalias !{!3}, !llvm.loop !12");
+        assert_eq!(store.attachment_pairs(), vec![("!dbg", "!9"), ("!noalias", "!{!3}"), ("!llvm.loop", "!12")]);
+        let moved = store.map_attachments(|k, v| match k {
+            "!dbg" => Some("!20".to_string()),
+            "!llvm.loop" => None,
+            _ => Some(v.to_string()),
+        });
+        assert_eq!(moved.text(), "  store i64 %n, ptr %a, align 8, !dbg !20, !noalias !{!3}");
         let br = Inst::parse("  br i1 %x, label %x, label %y");
         assert_eq!(br.replace_use("x", &Value::bool(false)).text(), "  br i1 false, label %x, label %y");
     }

@@ -22,6 +22,9 @@ pub mod module;
 mod parse;
 pub mod types;
 
+/// The prefix of the special-register intrinsics (`llvm.nvvm.read.ptx.sreg.tid.x`).
+pub const SREG: &str = "llvm.nvvm.read.ptx.sreg.";
+
 pub use cfg::Cfg;
 pub use function::{Block, Function, Namer, Param};
 pub use inst::{BinOp, Call, Callee, CastOp, Flags, Inst, Op, Pred};

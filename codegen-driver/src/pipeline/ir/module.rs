@@ -1,7 +1,7 @@
 //! A module: its function definitions parsed, every other line (globals, declarations,
 //! attributes, metadata) kept as it is.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use super::function::Function;
@@ -108,6 +108,66 @@ impl Module {
     pub fn attribute_group(&self, n: u32) -> Option<&str> {
         let key = format!("attributes #{n} = ");
         self.lines().find_map(|l| l.strip_prefix(key.as_str()))
+    }
+
+    /// The globals (functions and variables, without `@`) named anywhere outside declarations:
+    /// in definitions (their own names included), their bodies, and global initialisers.
+    pub fn globals_named<'a>(&'a self) -> HashSet<&'a str> {
+        let mut out = HashSet::new();
+        let mut add = |text: &'a str| {
+            for t in lex::tokens(text) {
+                if t.kind == Kind::Global {
+                    out.insert(t.text);
+                }
+            }
+        };
+        for item in &self.items {
+            match item {
+                Item::Line(l) if !l.starts_with("declare ") => add(l),
+                Item::Line(_) => {}
+                Item::Function(f) => {
+                    add(f.header());
+                    for inst in f.blocks.iter().flat_map(|b| &b.insts) {
+                        add(inst.text());
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Replaces the declarations of `names` by definitions whose body traps (as a device panic
+    /// does); whether there was one.
+    pub fn define_as_trap(&mut self, names: &[&str]) -> bool {
+        let mut changed = false;
+        for item in &mut self.items {
+            let Item::Line(line) = item else { continue };
+            let Some(rest) = line.strip_prefix("declare ") else { continue };
+            if !declared_name(line).is_some_and(|n| names.contains(&n)) {
+                continue;
+            }
+            // The declaration up to its parameter list's `)`: linkage and attributes after it go.
+            let toks = lex::tokens(rest);
+            let Some(name_at) = toks.iter().position(|t| t.kind == Kind::Global) else { continue };
+            let mut depth = 0;
+            let close = toks[name_at + 1..].iter().find(|t| {
+                match t.text {
+                    "(" if t.kind == Kind::Punct => depth += 1,
+                    ")" if t.kind == Kind::Punct => depth -= 1,
+                    _ => {}
+                }
+                depth == 0
+            });
+            let Some(close) = close else { continue };
+            let header = format!("define internal {} {{", &rest[..close.end()]);
+            let Some(f) = Function::parse(&header, &["  call void @llvm.trap()", "  unreachable"]) else { continue };
+            *item = Item::Function(f);
+            changed = true;
+        }
+        if changed {
+            self.declare("declare void @llvm.trap()");
+        }
+        changed
     }
 
     /// The number of function definitions.

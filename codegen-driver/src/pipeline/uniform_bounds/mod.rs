@@ -107,11 +107,12 @@
 //! (`(y + j) * w + x` over zero-extended `u32`s), `U` also asks those lengths to be at most
 //! `2^32` and the fast copy computes the indices in 32 bits (`narrow.rs`, with why it is exact).
 //!
-//! **The host's copy of `U`.** The entry test's lines are also parsed into an
-//! `oxide_contract::fast_launch::Condition` (only the forms written here: flag-free arithmetic,
-//! compares, selects, extents, min/max and saturating intrinsics; a kernel with another form gets
-//! no twin), which the manifest records with the kernel's unchecked twin (`fast_twin.rs`): the
-//! host launches the twin where `U` holds, and the twin runs this fast copy without testing it.
+//! **`U` as data.** The bounder builds `U` as a program of `oxide_contract::fast_launch` steps
+//! (`program.rs`: flag-free arithmetic, compares, selects, casts, the launch's extents, min/max
+//! and saturating operations over parameters and constants), which is printed into the new entry
+//! block and recorded as it is in the manifest with the kernel's unchecked twin (`fast_twin.rs`):
+//! the host launches the twin where `U` holds, and the twin runs this fast copy without testing
+//! it. Values keep their IR types throughout: a parameter is read only at its own type.
 //!
 //! The check's `icmp` is then replaced by its in-bounds result in the fast copy only. Sound
 //! because the copy runs only when `U` holds, and then every replaced `icmp` would have computed
@@ -124,114 +125,72 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use oxide_contract::config::DeviceDebugInfo;
-use oxide_contract::fast_launch::Condition as HostCondition;
+use oxide_contract::fast_launch::{
+    BinOp as H, Condition as HostCondition, FastLaunch, Operand, Pred as HostPred, Step, twin_entry,
+};
 
-use super::ir::Module;
-use super::passes::{State, on_text};
+use super::ir::{
+    BinOp, Block, CastOp, Flags, Function, I1, I32, I64, Inst, Module, Namer, Op, Type, Value, types::prefixed,
+};
+use super::passes::State;
+use crate::markers::{
+    BOUNDS_FAIL_IF as MARKER, FAST_COPY as FAST, GRID_THREADS_U32, VERSION_ENTRY as UV, is_poison_index,
+};
 
-use super::ir_functions::{Block, SREG, split_blocks, strip_metadata, successor_indices, terminator_start};
-use crate::markers::BOUNDS_FAIL_IF as MARKER;
-use crate::markers::POISON_OFFSET;
-
+mod body;
 mod bounder;
-mod function;
-mod ir;
+mod facts;
 mod narrow;
+mod program;
 #[cfg(test)]
 mod tests;
 
+use body::Body;
 use bounder::Bounder;
-use function::Function;
-use ir::{Fact, Inst, constant, icmp_facts, negative, parse};
+use facts::{Fact, icmp_facts, negative};
 
-/// Prefix of the fast copy's names (`flat_index_u32.rs` finds its blocks by it).
-pub(super) const FAST: &str = "oxide.fast.";
-/// Label of the new entry block and prefix of the names in it (`fast_twin.rs` finds it).
-pub(super) const UV: &str = "oxide.uv";
-/// Name (without `%`) of a flat kernel's entry compare `nctaid.x <= 2^32 / B` (`U` asks it;
-/// `flat_index_u32.rs` narrows the fast copies of the kernels that have it).
-pub(super) const GRID_THREADS_U32: &str = "oxide.uv.grid_threads_u32";
+pub(super) use super::ir::SREG;
 
 /// A kernel's name and its entry test as the host evaluates it.
 pub type NamedCondition = (String, HostCondition);
 
-/// The pass (`passes.rs`): versions the kernels, and records the twins of a build that is not
-/// for the debugger (one kernel to step through).
+/// The pass (`passes.rs`): versions the kernels of a module with bounds checks (module docs),
+/// and records the twins of a build that is not for the debugger (one kernel to step through).
 pub fn run(module: &mut Module, state: &mut State) -> bool {
-    let mut conditions = Vec::new();
-    let changed = on_text(module, |text| {
-        let (versioned, found) = version_with_conditions(text);
-        conditions = found;
-        versioned
-    });
+    let conditions = version(module);
+    let Some(conditions) = conditions else { return false };
     if state.debuginfo != DeviceDebugInfo::Full {
-        let twin = |(name, condition): (String, HostCondition)| {
-            let entry = oxide_contract::fast_launch::twin_entry(&name, &condition);
-            (name, oxide_contract::fast_launch::FastLaunch { entry, condition })
+        let twin = |(name, condition): NamedCondition| {
+            let entry = twin_entry(&name, &condition);
+            (name, FastLaunch { entry, condition })
         };
         state.fast = conditions.into_iter().map(twin).collect();
     }
-    changed
+    true
 }
 
-/// The versioned module alone (the unit tests read it).
-#[cfg(test)]
-pub fn version(module: &str) -> String {
-    version_with_conditions(module).0
-}
-
-/// The module with each kernel versioned where that removes checks (see the module docs), and
-/// for each versioned kernel (by name) its entry test `U` as the host evaluates it (`oxide_contract::fast_launch`), where it has only forms the host evaluates.
-pub fn version_with_conditions(module: &str) -> (String, Vec<NamedCondition>) {
-    let mut conditions = Vec::new();
-    if !module.contains(&format!("@{MARKER}(")) {
-        return (module.to_string(), conditions);
-    }
-    let mut decls: BTreeSet<&'static str> = BTreeSet::new();
-    let launch_bounds = launch_bounds(module);
-    let mut out = super::ir_functions::rewrite_definitions(module, |define, body| {
-        let versioned = define
-            .starts_with("define ptx_kernel ")
-            .then(|| version_kernel(define, body, max_block_size(&launch_bounds, define), &mut decls))
-            .flatten();
-        match versioned {
-            Some((lines, condition)) => {
-                conditions.extend(condition);
-                lines
-            }
-            None => body.iter().map(|l| l.to_string()).collect(),
-        }
-    });
-    for decl in decls {
-        let name = decl.split('@').nth(1).and_then(|n| n.split('(').next()).unwrap_or(decl);
-        let declared = out.lines().any(|l| l.starts_with("declare ") && l.contains(&format!("@{name}(")));
-        if !declared {
-            out.push_str(decl);
-            out.push('\n');
-        }
-    }
-    (out, conditions)
-}
-
-/// The entry test's lines as a [`HostCondition`], with the kernel's name: `None` where the
-/// define line cannot be read or a line has a form the host does not evaluate.
-fn host_condition(define: &str, lines: &[String], answer: &str) -> Option<NamedCondition> {
-    let (head, _) = define.split_once('(')?;
-    let name = head.rsplit_once(" @")?.1;
-    if name.starts_with('"') {
+/// Versions the module's kernels where that removes checks; for each versioned kernel (by
+/// name) its entry test `U` as the host evaluates it. `None` when nothing changed.
+pub fn version(module: &mut Module) -> Option<Vec<NamedCondition>> {
+    if !module.has_function(MARKER) {
         return None;
     }
-    let params: Vec<(&str, &str)> = define_params(define)
-        .into_iter()
-        .filter(|p| !p.is_empty())
-        .map(|p| {
-            let ty = p.split(' ').next().unwrap_or("");
-            let name = p.rsplit(' ').next().filter(|n| n.starts_with('%')).unwrap_or("");
-            (name, ty)
-        })
-        .collect();
-    let lines: Vec<&str> = lines.iter().map(|l| l.as_str()).collect();
-    Some((name.to_string(), HostCondition::parse(&lines, &params, answer)?))
+    let launch_bounds = launch_bounds(module);
+    let mut decls = BTreeSet::new();
+    let mut conditions = Vec::new();
+    let mut changed = false;
+    for f in module.functions_mut().filter(|f| f.is_kernel) {
+        let block_size = max_block_size(&launch_bounds, f);
+        if let Some((blocks, condition)) = version_kernel(f, block_size, &mut decls) {
+            f.blocks = blocks;
+            conditions.extend(condition);
+            changed = true;
+        }
+    }
+    for decl in decls {
+        module.declare(&decl);
+    }
+    changed.then_some(conditions)
 }
 
 /// One check: the `icmp` named `cond`, which is `true` when out of bounds if `oob_when_true`.
@@ -240,87 +199,86 @@ struct Check<'a> {
     oob_when_true: bool,
 }
 
-/// The most threads a block of the kernel `define` can have: the product of its
-/// `"nvvm.maxntid"` (launch bounds, from `launch_bounds`; a launch with more fails), else the
-/// hardware's 1024.
-fn max_block_size(launch_bounds: &HashMap<&str, u32>, define: &str) -> u32 {
-    let mut groups = define.split(" #").skip(1).filter_map(|g| g.split([' ', '{']).next());
-    groups.find_map(|g| launch_bounds.get(g).copied()).unwrap_or(1024).min(1024)
+/// The most threads a block of `f` can have: the product of its `"nvvm.maxntid"` (launch
+/// bounds, from `launch_bounds`; a launch with more fails), else the hardware's 1024.
+fn max_block_size(launch_bounds: &HashMap<u32, u32>, f: &Function) -> u32 {
+    f.attr_groups.iter().find_map(|g| launch_bounds.get(g).copied()).unwrap_or(1024).min(1024)
 }
 
 /// The module's attribute groups that have `"nvvm.maxntid"`, with the product of its extents.
-fn launch_bounds(module: &str) -> HashMap<&str, u32> {
+fn launch_bounds(module: &Module) -> HashMap<u32, u32> {
     module
         .lines()
         .filter_map(|l| {
-            let group = l.strip_prefix("attributes #")?.split(' ').next()?;
+            let group = l.strip_prefix("attributes #")?.split(' ').next()?.parse().ok()?;
             let dims = l.split("\"nvvm.maxntid\"=\"").nth(1)?.split('"').next()?;
             Some((group, dims.split(',').map(|d| d.trim().parse::<u32>().ok()).product::<Option<u32>>()?))
         })
         .collect()
 }
 
+/// The kernel `f` versioned (its new blocks), with its entry test for the host where its name
+/// can be launched by; `None` where versioning removes no check worth a copy.
 fn version_kernel(
-    define: &str,
-    body: &[&str],
+    f: &Function,
     block_size: u32,
-    decls: &mut BTreeSet<&'static str>,
-) -> Option<(Vec<String>, Option<NamedCondition>)> {
-    if body.iter().any(|l| l.contains(FAST) || l.contains(UV) || l.contains(" = alloca ")) {
+    decls: &mut BTreeSet<String>,
+) -> Option<(Vec<Block>, Option<NamedCondition>)> {
+    let insts = || f.blocks.iter().flat_map(|b| &b.insts);
+    let ours = |n: &str| n.contains(FAST) || n.contains(UV);
+    if f.names().iter().any(|n| ours(n)) || insts().any(|i| matches!(i.op(), Op::Alloca { .. })) {
         return None;
     }
-    let blocks = split_blocks(body);
-    let entry_label = blocks[0].label.clone();
-    if entry_label.is_none() && body.iter().any(|l| has_numbered_name(l)) {
+    let entry_label = f.blocks[0].label.clone();
+    if entry_label.is_none() && f.has_numbered_names() {
         // The unnamed entry has the first free number; a label in front would shift the others.
         return None;
     }
-    let func = Function::new(&blocks);
-    let lengths = slice_lengths(define);
-    let checks = find_checks(&blocks);
+    let body = Body::new(f);
+    let lengths = slice_lengths(f);
+    let checks = find_checks(f);
     if checks.is_empty() {
         return None;
     }
-    let reads = |reg: &str| body.iter().any(|l| l.contains(&format!("@{SREG}{reg}()")));
     // A kernel that linearises the whole grid (`thread::index_1d`: `%ctaid.z` and `%nctaid.y`)
     // is launched flat almost always: its fast copy also assumes a 1D launch, where `.y`/`.z`
     // thread and block indices are 0 and extents 1, and the index is `ctaid.x * ntid.x + tid.x`.
     // Its bounds are built under that launch too (`U` asks for it), so the entry test bounds
     // `ctaid.x * ntid.x + tid.x`, not a saturating product of six extents.
-    let flat = reads("ctaid.z") && reads("nctaid.y");
-    let mut bounder = Bounder::new(&func, flat, block_size);
+    let flat = body.calls(&format!("{SREG}ctaid.z")) && body.calls(&format!("{SREG}nctaid.y"));
+    let mut bounder = Bounder::new(&body, flat, block_size);
     // Each proven check's `icmp` and the value it has in bounds.
     let mut proven: Vec<(&str, bool)> = Vec::new();
     // Proven checks whose index the fast copy computes in 32 bits: `icmp` → index.
-    let mut narrowed: HashMap<&str, &str> = HashMap::new();
+    let mut narrowed: HashMap<&str, &Value> = HashMap::new();
     // Proven checks against a slice length: (`icmp`, index, length, worth narrowing).
-    let mut against_lengths: Vec<(&str, &str, String, bool)> = Vec::new();
+    let mut against_lengths: Vec<(&str, &Value, Operand, bool)> = Vec::new();
     // Conditions `lhs pred rhs` on `i64`s; with a constant `rhs`, one per `(lhs, pred)`.
     let mut conditions: Vec<Condition> = Vec::new();
     // Conditions already built as `i1`s (`sub` that cannot wrap below zero: `Bounder::upper`).
-    let mut sides: Vec<String> = Vec::new();
+    let mut sides: Vec<Operand> = Vec::new();
     for check in &checks {
-        let Some(&(block, _)) = func.defs.get(check.cond) else { continue };
-        if !func.reachable[block] {
+        let cond = Value::local(check.cond);
+        let Some(block) = body.block_of(&cond) else { continue };
+        if !body.cfg.reachable[block] {
             continue;
         }
-        let Some(Inst::Icmp { pred, ty, a, b }) = func.inst(check.cond) else { continue };
+        let Some(Op::Icmp { pred, ty, a, b, .. }) = body.inst(&cond) else { continue };
         // The in-bounds outcome of the icmp, as a fact `idx < len` / `idx <= lim`.
         let in_bounds = !check.oob_when_true;
-        let Some(&[fact]) = icmp_facts(pred, a, b, in_bounds).as_deref() else { continue };
+        let &[fact] = &icmp_facts(*pred, a, b, ty, in_bounds)[..] else { continue };
         if fact.ne {
             continue;
         }
-        let facts = func.facts_at(block, false);
+        let facts = body.facts_at(block, false);
         bounder.memo.clear();
         bounder.memo_lower.clear();
         bounder.side.clear();
-        bounder.skip_guard = reads_past_a_guarded_length(&func, fact.lhs, &facts, &lengths);
+        bounder.skip_guard = reads_past_a_guarded_length(&body, fact.lhs, &facts, &lengths);
         let extents_before = bounder.extents_used;
         let Some(limit) = bounder.exact64(fact.rhs, ty) else { continue };
-        let length = limit.clone();
         let Some(bound) = bounder.upper(fact.lhs, ty, Some(&facts)) else { continue };
-        if bound == u64::MAX.to_string() || bounder.side.iter().any(|s| s == "false") {
+        if bound == Operand::Const(u64::MAX) || bounder.side.contains(&Operand::Const(0)) {
             // Saturated: the condition could never hold.
             continue;
         }
@@ -330,42 +288,44 @@ fn version_kernel(
             continue;
         }
         for side in bounder.side.drain(..) {
-            if side != "true" && !sides.contains(&side) {
+            if side != Operand::Const(1) && !sides.contains(&side) {
                 sides.push(side);
             }
         }
-        let pred = if fact.strict { "ult" } else { "ule" };
+        let pred = if fact.strict { HostPred::Ult } else { HostPred::Ule };
         // The bound's largest value (launch bounds: `ntid.x <= 256`) may decide it already.
-        let largest = bounder.max_of(&bound);
-        match (bound.parse::<u64>(), limit.parse::<u64>()) {
-            (Ok(x), Ok(y)) if (fact.strict && x < y) || (!fact.strict && x <= y) => {}
-            (Ok(_), Ok(_)) => continue,
-            (_, Ok(y)) if (fact.strict && largest < u128::from(y)) || (!fact.strict && largest <= u128::from(y)) => {}
+        let largest = bounder.max_of(bound);
+        let holds = |x: u128, y: u128| if fact.strict { x < y } else { x <= y };
+        match (konst(bound), konst(limit)) {
+            (Some(x), Some(y)) if holds(x.into(), y.into()) => {}
+            (Some(_), Some(_)) => continue,
+            (_, Some(y)) if holds(largest, y.into()) => {}
             _ => {
-                let (base, offset) = bounder.split(&bound);
-                let condition = match (limit.parse::<u64>(), base) {
+                let (base, offset) = bounder.split(bound);
+                let condition = match (konst(limit), base) {
                     // `base + c < L` is `base < L - c`: checks at constant offsets share one.
-                    (Ok(l), Some(base)) if offset > 0 => {
+                    (Some(l), Some(base)) if offset > 0 => {
                         let Some(rest) = l.checked_sub(offset).filter(|&r| !fact.strict || r > 0) else { continue };
-                        Condition::new(base, 0, pred, rest.to_string())
+                        Condition::new(base, 0, pred, Operand::Const(rest))
                     }
                     // `base + c < len`: kept apart, so the largest `c` stands for the others.
-                    (Err(_), Some(base)) if offset > 0 => Condition::new(base, offset, pred, limit),
+                    (None, Some(base)) if offset > 0 => Condition::new(base, offset, pred, limit),
                     _ => Condition::new(bound, 0, pred, limit),
                 };
-                // The uniform values at least 1 where the check runs (`x < n`: `n`).
+                // The uniform values at least 1 where the check runs (`x < n`: `n`), each read
+                // at its own fact's type.
                 let mut positive = Vec::new();
                 for f in facts.iter().filter(|f| f.strict && !f.ne) {
-                    positive.extend(bounder.exact64(f.rhs, ty));
+                    positive.extend(bounder.exact64(f.rhs, f.ty));
                 }
                 let condition = Condition { positive, ..condition };
                 add_condition(&mut conditions, condition, &bounder.sums);
             }
         }
         proven.push((check.cond, in_bounds));
-        if length.parse::<u64>().is_err() {
-            let worth = !flat && ty == "i64" && narrow::narrowable(&func, fact.lhs);
-            against_lengths.push((check.cond, fact.lhs, length, worth));
+        if konst(limit).is_none() {
+            let worth = !flat && *ty == I64 && narrow::narrowable(&body, fact.lhs);
+            against_lengths.push((check.cond, fact.lhs, limit, worth));
         }
     }
     // The checks against slice lengths compute their index in 32 bits in the fast copy
@@ -374,26 +334,23 @@ fn version_kernel(
     // would only add to it. Each such length is then asked to be at most 2^32.
     if !against_lengths.is_empty() && against_lengths.iter().all(|c| c.3) {
         for (cond, idx, length, _) in against_lengths {
-            let at_most_2_32 = Condition::new(length, 0, "ule", (1u64 << 32).to_string());
+            let at_most_2_32 = Condition::new(length, 0, HostPred::Ule, Operand::Const(1 << 32));
             add_condition(&mut conditions, at_most_2_32, &bounder.sums);
             narrowed.insert(cond, idx);
         }
     }
-    if proven.is_empty() {
-        return None;
-    }
-    if !worth_a_copy(proven.len(), checks.len(), flat) {
+    if proven.is_empty() || !worth_a_copy(proven.len(), checks.len(), flat) {
         return None;
     }
     let mut flat_condition = None;
     if flat {
         // Each extent is at least 1, so their `or` is 1 exactly when all are 1.
-        let mut any = String::from("1");
+        let mut any = Operand::Const(1);
         for reg in ["ntid.y", "ntid.z", "nctaid.y", "nctaid.z"] {
             let n = bounder.sreg(reg);
-            any = bounder.emit(format!("or i32 {any}, {n}"));
+            any = bounder.emit(Step::Binary { op: H::Or, bits: 32, a: any, b: n });
         }
-        flat_condition = Some(bounder.emit(format!("icmp eq i32 {any}, 1")));
+        flat_condition = Some(bounder.cmp(HostPred::Eq, 32, any, Operand::Const(1)));
     }
     // A flat launch of at most 2^32 threads: the fast copy's index then fits in 32 bits
     // (`flat_index_u32.rs`, which finds the condition by its name). With at most `block_size`
@@ -403,129 +360,153 @@ fn version_kernel(
     // made n-body 2 % faster and the straight-line vecadd, saxpy, axpy_bf16 1-2 % slower (the
     // compare and the moved addresses sit on the way to their only loads).
     let mut grid_condition = None;
-    if flat && func.has_loop() {
+    if flat && body.cfg.has_loop() {
         let blocks = bounder.sreg("nctaid.x");
         let most = ((1u64 << 32) / u64::from(block_size)).min(u64::from(i32::MAX as u32));
-        let name = format!("%{GRID_THREADS_U32}");
-        bounder.lines.push(format!("  {name} = icmp ule i32 {blocks}, {most}"));
-        grid_condition = Some(name);
+        let step = Step::Compare { pred: HostPred::Ule, bits: 32, a: blocks, b: Operand::Const(most) };
+        grid_condition = Some(bounder.program.emit_named(step, GRID_THREADS_U32));
     }
-    let conditions: Vec<String> = conditions
+    let conditions: Vec<Operand> = conditions
         .into_iter()
         .map(|c| match bounder.minus_one.get(&c.base) {
             // `X - 1 < len` is `X <= len` (see `sub1` for `X = 0`).
-            Some(x) if c.offset == 0 && c.pred == "ult" => {
-                let x = x.clone();
-                bounder.emit(format!("icmp ule i64 {x}, {}", c.rhs))
-            }
+            Some(&x) if c.offset == 0 && c.pred == HostPred::Ult => bounder.cmp(HostPred::Ule, 64, x, c.rhs),
             _ => {
-                let lhs = if c.offset > 0 { bounder.emit(format!("add i64 {}, {}", c.base, c.offset)) } else { c.base };
-                bounder.emit(format!("icmp {} i64 {lhs}, {}", c.pred, c.rhs))
+                let lhs = if c.offset > 0 {
+                    bounder.emit(Step::Binary { op: H::Add, bits: 64, a: c.base, b: Operand::Const(c.offset) })
+                } else {
+                    c.base
+                };
+                bounder.cmp(c.pred, 64, lhs, c.rhs)
             }
         })
         .chain(sides)
         .chain(flat_condition)
         .chain(grid_condition)
         .collect();
-    decls.extend(bounder.decls.iter().copied());
-    let mut out: Vec<String> = vec![format!("{UV}:")];
-    out.append(&mut bounder.lines);
-    let mut all = String::from("true");
-    for (k, c) in conditions.iter().enumerate() {
-        let name = format!("%{UV}.ok.{k}");
-        out.push(format!("  {name} = and i1 {all}, {c}"));
-        all = name;
+    // `U`: their conjunction, the program's last step.
+    let mut answer = Operand::Const(1);
+    for c in conditions.iter().copied().chain(conditions.is_empty().then_some(Operand::Const(1))) {
+        answer = bounder.program.push(Step::Binary { op: H::And, bits: 1, a: answer, b: c });
     }
-    let host = host_condition(define, &out[1..], &all);
+    let host =
+        (!f.name.starts_with('"')).then(|| (f.name.clone(), HostCondition { steps: bounder.program.steps.clone() }));
+    let (mut entry, answer) = bounder.program.print(f, block_size, answer, decls);
     // The index registers both copies read first are read once, before the test: ptxas then
     // issues their `S2R` at the kernel's first instruction and the test hides its latency
     // (otherwise each copy starts by waiting for it, in front of its first load).
-    let hoisted = early_index_reads(&blocks[0], flat);
-    for (reg, rhs) in &hoisted {
-        out.push(format!("  %{UV}.{reg} = {rhs}"));
+    let hoisted = early_index_reads(&f.blocks[0], flat);
+    for (reg, call) in &hoisted {
+        entry.push(Inst::assign(&format!("{UV}.{reg}"), call.clone()));
     }
-    let read_early = |line: &str| {
-        let (lhs, rhs) = line.trim_start().split_once(" = ")?;
-        let reg = index_register(rhs)?;
-        hoisted.iter().any(|(r, _)| *r == reg).then(|| (lhs.to_string(), reg))
+    let read_early = |inst: &Inst| {
+        let reg = index_register(inst)?;
+        hoisted.iter().any(|(r, _)| *r == reg).then(|| Value::Local(format!("{UV}.{reg}")))
     };
-    let entry = entry_label.clone().unwrap_or_else(|| "oxide.orig".to_string());
-    out.push(format!("  br i1 {all}, label %{}, label %{entry}", fast_name(&entry)));
-    if entry_label.is_none() {
-        out.push(format!("{entry}:"));
+    let entry_name = entry_label.unwrap_or_else(|| "oxide.orig".to_string());
+    entry.push(Inst::effect(Op::CondBr { cond: answer, then: fast_name(&entry_name), els: entry_name.clone() }));
+    let mut test = Block::new(UV);
+    test.lead.clear();
+    test.insts = entry;
+    // The checked copy: as it was, its index registers read from the entry's.
+    let same_read = |inst: &Inst| -> Inst {
+        match (inst.result(), read_early(inst)) {
+            (Some(r), Some(hoisted)) => Inst::assign(r, add_zero(hoisted)),
+            _ => inst.clone(),
+        }
+    };
+    let mut checked: Vec<Block> = f.blocks.clone();
+    checked[0].relabel(Some(entry_name));
+    for block in &mut checked {
+        block.insts = block.insts.iter().map(same_read).collect();
     }
-    out.extend(body.iter().map(|l| match read_early(l) {
-        Some((lhs, reg)) => format!("  {lhs} = add i32 %{UV}.{reg}, 0"),
-        None => l.to_string(),
-    }));
     // The fast copy.
-    let mut defined: HashSet<&str> = func.defs.keys().map(|v| &v[1..]).collect();
-    defined.extend(blocks.iter().filter_map(|b| b.label.as_deref()));
+    let mut defined: HashSet<&str> = body.defs.keys().copied().collect();
+    defined.extend(f.blocks.iter().filter_map(|b| b.label.as_deref()));
     let replaced: HashMap<&str, bool> = proven.iter().copied().collect();
-    let mut narrowed_names = 0;
-    if entry_label.is_none() {
-        out.push(format!("{}:", fast_name(&entry)));
-    }
-    for line in body {
-        if let Some(label) = super::ir_functions::block_label(line) {
-            out.push(format!("{}:", fast_name(&label)));
-            continue;
-        }
-        let t = line.trim_start();
-        if let Some((lhs, _)) = t.split_once(" = ")
-            && let Some(&value) = replaced.get(lhs)
-        {
-            out.push(format!("  %{} = and i1 true, {value}", fast_name(&lhs[1..])));
-            continue;
-        }
-        if flat
-            && let Some((lhs, rhs)) = t.split_once(" = ")
-            && let Some(value) = flat_value(rhs)
-        {
-            out.push(format!("  %{} = add i32 {value}, 0", fast_name(&lhs[1..])));
-            continue;
-        }
-        if let Some((lhs, reg)) = read_early(line) {
-            out.push(format!("  %{} = add i32 %{UV}.{reg}, 0", fast_name(&lhs[1..])));
-            continue;
-        }
-        if let Some(select) = narrowed_select(t, &narrowed, &func, &mut narrowed_names) {
-            out.extend(select.iter().map(|l| rename(l, &defined)));
-            continue;
-        }
-        let mut renamed = rename(line, &defined);
-        for (cond, value) in &proven {
-            // A marker of a proven check records nothing (`deferred_traps` skips `i1 false`).
-            let marker = format!("@{MARKER}(i1 %{})", fast_name(&cond[1..]));
-            if renamed.contains(&marker) {
-                renamed = renamed.replace(&marker, &format!("@{MARKER}(i1 {value})"));
+    let rename = |inst: &Inst| inst.rename(|n| defined.contains(n).then(|| fast_name(n)));
+    let mut n32 = Namer::new(f, &format!("{FAST}n32."));
+    let mut n64 = Namer::new(f, &format!("{FAST}n64."));
+    let mut fast: Vec<Block> = Vec::new();
+    for (b, block) in checked.iter().enumerate() {
+        let mut copy = Block::new(&fast_name(block.label.as_deref().unwrap_or("oxide.orig")));
+        let original = &f.blocks[b];
+        for inst in &original.insts {
+            if let Some(r) = inst.result() {
+                let name = fast_name(r);
+                if let Some(&value) = replaced.get(r) {
+                    let and = Op::Bin {
+                        op: BinOp::And,
+                        flags: Flags::NONE,
+                        ty: I1,
+                        a: Value::bool(true),
+                        b: Value::bool(value),
+                    };
+                    copy.insts.push(Inst::assign(&name, and));
+                    continue;
+                }
+                if flat && let Some(value) = flat_value(inst) {
+                    copy.insts.push(Inst::assign(&name, add_zero(Value::int(value, &I32))));
+                    continue;
+                }
+                if let Some(hoisted) = read_early(inst) {
+                    copy.insts.push(Inst::assign(&name, add_zero(hoisted)));
+                    continue;
+                }
+                if let Some(select) = narrowed_select(inst, &narrowed, &body, &mut n32, &mut n64) {
+                    copy.insts.extend(select.iter().map(rename));
+                    continue;
+                }
             }
+            let mut renamed = rename(inst);
+            // A marker of a proven check records nothing (`deferred_traps` skips `i1 false`).
+            if let Some(Op::Call(call)) = (inst.callee() == Some(MARKER)).then(|| inst.op())
+                && let [(_, Value::Local(cond))] = &call.args[..]
+                && let Some(&value) = replaced.get(cond.as_str())
+            {
+                renamed = renamed.replace_use(&fast_name(cond), &Value::bool(value));
+            }
+            copy.insts.push(renamed);
         }
-        out.push(renamed);
+        fast.push(copy);
     }
-    Some((out, host))
+    let mut blocks = vec![test];
+    blocks.extend(checked);
+    blocks.extend(fast);
+    Some((blocks, host))
+}
+
+fn konst(v: Operand) -> Option<u64> {
+    match v {
+        Operand::Const(c) => Some(c),
+        _ => None,
+    }
+}
+
+/// `v + 0` as an `i32` (a copy of `v` under another name).
+fn add_zero(v: Value) -> Op {
+    Op::Bin { op: BinOp::Add, flags: Flags::NONE, ty: I32, a: v, b: Value::int(0, &I32) }
 }
 
 /// A proven check's poison select `%s = select i1 %oob, i64 POISON, i64 %idx` with `%idx`
-/// computed in 32 bits before it (`narrow.rs`), in the body's names; `None` for other lines.
+/// computed in 32 bits before it (`narrow.rs`), in the body's names; `None` for others.
 fn narrowed_select(
-    line: &str,
-    narrowed: &HashMap<&str, &str>,
-    func: &Function<'_>,
-    n: &mut usize,
-) -> Option<Vec<String>> {
-    let (lhs, rhs) = line.split_once(" = ")?;
-    let Inst::Select { c, ty: "i64", a, b } = parse(rhs)? else { return None };
-    let idx = *narrowed.get(c)?;
-    if b != idx || a.starts_with('%') {
+    inst: &Inst,
+    narrowed: &HashMap<&str, &Value>,
+    body: &Body<'_>,
+    n32: &mut Namer,
+    n64: &mut Namer,
+) -> Option<Vec<Inst>> {
+    let Op::Select { cond, ty, a, b } = inst.op() else { return None };
+    let idx = *narrowed.get(cond.as_local()?)?;
+    if *ty != I64 || b != idx || a.as_local().is_some() {
         return None;
     }
     let mut lines = Vec::new();
-    let low = narrow::emit_u32(func, idx, &format!("{FAST}n32."), n, &mut lines)?;
-    *n += 1;
-    let wide = format!("%{FAST}n64.{n}");
-    lines.push(format!("  {wide} = zext i32 {low} to i64"));
-    lines.push(format!("  {lhs} = select i1 {c}, i64 {a}, i64 {wide}"));
+    let low = narrow::emit_u32(body, idx, &mut || n32.fresh(), &mut lines)?;
+    let wide = n64.fresh();
+    lines.push(Inst::assign(&wide, Op::Cast { op: CastOp::ZExt, flags: Flags::NONE, from: I32, a: low, to: I64 }));
+    lines.push(inst.with_op(Op::Select { cond: cond.clone(), ty: I64, a: a.clone(), b: Value::local(&wide) }));
     Some(lines)
 }
 
@@ -536,14 +517,15 @@ fn narrowed_select(
 /// only where that bound comes from other guards (the stencil's `x < n`, `y != n - 1`), not
 /// from the launch's extent, which grids round up past the length.
 fn reads_past_a_guarded_length<'a>(
-    func: &Function<'a>,
-    idx: &str,
+    body: &Body<'a>,
+    idx: &Value,
     facts: &[Fact<'a>],
     lengths: &HashSet<&str>,
-) -> Option<&'a str> {
-    let Some(Inst::Bin { op: "add" | "or", ty, a, b, .. }) = func.inst(idx) else { return None };
-    let guarded = |v: &str| facts.iter().any(|f| !f.ne && f.lhs == v && lengths.contains(f.rhs));
-    let past = |t: &str| t != "0" && !constant(t, ty).is_some_and(|c| negative(c, ty));
+) -> Option<&'a Value> {
+    let Some(Op::Bin { op: BinOp::Add | BinOp::Or, ty, a, b, .. }) = body.inst(idx) else { return None };
+    let guarded =
+        |v: &Value| facts.iter().any(|f| !f.ne && f.lhs == v && f.rhs.as_local().is_some_and(|n| lengths.contains(n)));
+    let past = |t: &Value| t.as_int(ty) != Some(0) && !t.as_int(ty).is_some_and(|c| negative(c, ty));
     if guarded(a) && past(b) {
         Some(a)
     } else if guarded(b) && past(a) {
@@ -553,53 +535,29 @@ fn reads_past_a_guarded_length<'a>(
     }
 }
 
-/// The parameters of `define` that are slice lengths: an `i64` right after a `ptr` (a slice
-/// is passed as its pointer and its length, `lower/entry.rs`).
-fn slice_lengths(define: &str) -> HashSet<&str> {
-    define_params(define)
+/// The parameters of `f` that are slice lengths: an `i64` right after a `ptr` (a slice is
+/// passed as its pointer and its length, `lower/entry.rs`).
+fn slice_lengths(f: &Function) -> HashSet<&str> {
+    f.params
         .windows(2)
-        .filter(|w| w[0].starts_with("ptr") && w[1].starts_with("i64 "))
-        .filter_map(|w| w[1].rsplit(' ').next().filter(|n| n.starts_with('%')))
+        .filter(|w| matches!(w[0].ty, Type::Ptr(_)) && w[1].ty == I64)
+        .filter_map(|w| w[1].name.as_deref())
         .collect()
-}
-
-/// The parameters of a `define` line, each trimmed (`ptr noalias … %p0`): its parameter list up
-/// to the closing parenthesis, split at the commas outside attributes' parentheses.
-fn define_params(define: &str) -> Vec<&str> {
-    let Some(open) = define.find('(') else { return Vec::new() };
-    let mut params = Vec::new();
-    let (mut depth, mut start) = (0usize, open + 1);
-    for (i, c) in define[open..].char_indices().map(|(i, c)| (i + open, c)) {
-        match c {
-            '(' => depth += 1,
-            ')' if depth == 1 => {
-                params.push(define[start..i].trim());
-                break;
-            }
-            ')' => depth -= 1,
-            ',' if depth == 1 => {
-                params.push(define[start..i].trim());
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    params
 }
 
 /// One condition of `U`: `base + offset pred rhs` on `i64`s.
 struct Condition {
-    base: String,
+    base: Operand,
     offset: u64,
-    pred: &'static str,
-    rhs: String,
+    pred: HostPred,
+    rhs: Operand,
     /// Built values that are at least 1 where the check runs.
-    positive: Vec<String>,
+    positive: Vec<Operand>,
 }
 
 impl Condition {
-    fn new(base: String, offset: u64, pred: &str, rhs: String) -> Condition {
-        let pred = if pred == "ult" { "ult" } else { "ule" };
+    fn new(base: Operand, offset: u64, pred: HostPred, rhs: Operand) -> Condition {
+        let pred = if pred == HostPred::Ult { HostPred::Ult } else { HostPred::Ule };
         Condition { base, offset, pred, rhs, positive: Vec::new() }
     }
 }
@@ -609,7 +567,7 @@ impl Condition {
 /// `offset` (`base + offset` does not wrap where the check can run: see `Bounder::add_sat`).
 /// `base + 1 pred rhs` is implied by `(base + y) pred rhs` where `y >= 1` wherever its check
 /// runs (the stencil's `c + 1` and `c + n` under `x < n`); `sums` has the built sums `base + y`.
-fn add_condition(conditions: &mut Vec<Condition>, condition: Condition, sums: &HashMap<String, (String, String)>) {
+fn add_condition(conditions: &mut Vec<Condition>, condition: Condition, sums: &HashMap<Operand, (Operand, Operand)>) {
     // `sum` is `one.base + y` with `y` positive where `one`'s check runs.
     let covers = |sum: &Condition, one: &Condition| {
         let same = sum.offset == 0 && one.offset == 1 && sum.pred == one.pred && sum.rhs == one.rhs;
@@ -634,10 +592,8 @@ fn add_condition(conditions: &mut Vec<Condition>, condition: Condition, sums: &H
             c.positive.retain(|p| condition.positive.contains(p));
             return;
         }
-        if let (Ok(old), Ok(new), 0, 0) =
-            (c.rhs.parse::<u64>(), condition.rhs.parse::<u64>(), c.offset, condition.offset)
-        {
-            c.rhs = old.min(new).to_string();
+        if let (Some(old), Some(new), 0, 0) = (konst(c.rhs), konst(condition.rhs), c.offset, condition.offset) {
+            c.rhs = Operand::Const(old.min(new));
             c.positive.retain(|p| condition.positive.contains(p));
             return;
         }
@@ -646,35 +602,42 @@ fn add_condition(conditions: &mut Vec<Condition>, condition: Condition, sums: &H
 }
 
 /// The thread and block index registers (`tid.x`, `ctaid.y`, …) that the kernel's first block
-/// reads, each once, as (register, right-hand side without metadata): they are read at the
+/// reads, each once, as (register, the read without its attachments): they are read at the
 /// kernel's start whichever copy runs. In a flat kernel only the `.x` ones (its fast copy reads
 /// the others as 0).
-fn early_index_reads(first: &Block<'_>, flat: bool) -> Vec<(String, String)> {
-    let mut reads: Vec<(String, String)> = Vec::new();
-    for line in &first.lines {
-        let Some((_, rhs)) = line.trim_start().split_once(" = ") else { continue };
-        let Some(reg) = index_register(rhs) else { continue };
+fn early_index_reads(first: &Block, flat: bool) -> Vec<(String, Op)> {
+    let mut reads: Vec<(String, Op)> = Vec::new();
+    for inst in &first.insts {
+        let Some(reg) = index_register(inst) else { continue };
         if (flat && !reg.ends_with("_x")) || reads.iter().any(|(r, _)| *r == reg) {
             continue;
         }
-        let rhs = strip_metadata(rhs);
-        reads.push((reg, rhs.strip_prefix("tail ").unwrap_or(rhs).to_string()));
+        let Op::Call(call) = inst.op() else { continue };
+        let mut call = call.clone();
+        call.tail = None;
+        reads.push((reg, Op::Call(call)));
     }
     reads
 }
 
-/// `tid_x`, `ctaid_y`, … when `rhs` reads that index register (a name usable in IR values).
-fn index_register(rhs: &str) -> Option<String> {
-    let Some(Inst::Call { name, args: [None, None], .. }) = parse(rhs) else { return None };
-    let reg = name.strip_prefix(SREG)?;
-    let (base, axis) = reg.split_once('.')?;
+/// The special register an instruction reads without arguments, if it reads one (`tid.x`).
+fn register_read(inst: &Inst) -> Option<&str> {
+    let Op::Call(call) = inst.op() else { return None };
+    if !call.args.is_empty() {
+        return None;
+    }
+    call.name()?.strip_prefix(SREG)
+}
+
+/// `tid_x`, `ctaid_y`, … when `inst` reads that index register (a name usable in IR values).
+fn index_register(inst: &Inst) -> Option<String> {
+    let (base, axis) = register_read(inst)?.split_once('.')?;
     (["tid", "ctaid"].contains(&base) && ["x", "y", "z"].contains(&axis)).then(|| format!("{base}_{axis}"))
 }
 
-/// In a 1D launch: the value of a `.y`/`.z` special register read by `rhs`, if it reads one.
-fn flat_value(rhs: &str) -> Option<u32> {
-    let Some(Inst::Call { name, args: [None, None], .. }) = parse(rhs) else { return None };
-    match name.strip_prefix(SREG)? {
+/// In a 1D launch: the value of a `.y`/`.z` special register `inst` reads, if it reads one.
+fn flat_value(inst: &Inst) -> Option<u64> {
+    match register_read(inst)? {
         "tid.y" | "tid.z" | "ctaid.y" | "ctaid.z" => Some(0),
         "ntid.y" | "ntid.z" | "nctaid.y" | "nctaid.z" => Some(1),
         _ => None,
@@ -683,57 +646,7 @@ fn flat_value(rhs: &str) -> Option<u32> {
 
 /// `name` (a value or label name without `%`, maybe quoted) in the fast copy.
 fn fast_name(name: &str) -> String {
-    match name.strip_prefix('"') {
-        Some(quoted) => format!("\"{FAST}{quoted}"),
-        None => format!("{FAST}{name}"),
-    }
-}
-
-/// Whether `line` names a numbered value or block (`%7`, `7:`).
-fn has_numbered_name(line: &str) -> bool {
-    let label = super::ir_functions::block_label(line).is_some_and(|l| l.bytes().all(|b| b.is_ascii_digit()));
-    label || line.match_indices('%').any(|(i, _)| line[i + 1..].starts_with(|c: char| c.is_ascii_digit()))
-}
-
-/// `line` with every `%name` in `defined` renamed for the fast copy; string literals (inline
-/// asm) and comments are left as they are.
-fn rename(line: &str, defined: &HashSet<&str>) -> String {
-    let mut out = String::with_capacity(line.len() + 32);
-    let mut rest = line;
-    while let Some(i) = rest.find(['%', '"', ';']) {
-        out.push_str(&rest[..i]);
-        let tail = &rest[i..];
-        match tail.as_bytes()[0] {
-            b';' => {
-                out.push_str(tail);
-                return out;
-            }
-            b'"' => {
-                let end = tail[1..].find('"').map_or(tail.len(), |j| j + 2);
-                out.push_str(&tail[..end]);
-                rest = &tail[end..];
-            }
-            _ => {
-                let name_len = if tail[1..].starts_with('"') {
-                    tail[2..].find('"').map_or(tail.len() - 1, |j| j + 2)
-                } else {
-                    tail[1..]
-                        .find(|c: char| !(c.is_ascii_alphanumeric() || "._$-".contains(c)))
-                        .unwrap_or(tail.len() - 1)
-                };
-                let name = &tail[1..1 + name_len];
-                out.push('%');
-                if defined.contains(name) {
-                    out.push_str(&fast_name(name));
-                } else {
-                    out.push_str(name);
-                }
-                rest = &tail[1 + name_len..];
-            }
-        }
-    }
-    out.push_str(rest);
-    out
+    prefixed(FAST, name)
 }
 
 /// Whether a fast copy pays for its entry test (~10–40 instructions per warp, most of them
@@ -747,17 +660,13 @@ fn worth_a_copy(proven: usize, checks: usize, flat: bool) -> bool {
 
 /// The checks of a body: conditions of failure markers (true when out of bounds) and of poison
 /// selects (`lower/bounds.rs`), each once.
-fn find_checks<'a>(blocks: &[Block<'a>]) -> Vec<Check<'a>> {
+fn find_checks<'a>(f: &'a Function) -> Vec<Check<'a>> {
     let mut found: Vec<Check<'a>> = Vec::new();
     let mut seen: HashMap<&str, bool> = HashMap::new();
     let mut conflicting: HashSet<&str> = HashSet::new();
-    let is_poison = |v: &str| v.parse::<u64>().is_ok_and(|p| p != 0 && (0..=31).any(|k| POISON_OFFSET >> k == p));
-    for line in blocks.iter().flat_map(|b| b.lines.iter()) {
-        let t = strip_metadata(line.trim_start());
-        let mut note = |cond: &'a str, oob_when_true: bool| {
-            if !cond.starts_with('%') {
-                return;
-            }
+    for inst in f.blocks.iter().flat_map(|b| &b.insts) {
+        let mut note = |cond: &'a Value, oob_when_true: bool| {
+            let Some(cond) = cond.as_local() else { return };
             match seen.insert(cond, oob_when_true) {
                 None => found.push(Check { cond, oob_when_true }),
                 Some(before) if before != oob_when_true => {
@@ -766,19 +675,21 @@ fn find_checks<'a>(blocks: &[Block<'a>]) -> Vec<Check<'a>> {
                 Some(_) => {}
             }
         };
-        if let Some(i) = t.find(&format!("@{MARKER}(i1 ")) {
-            let operand = &t[i + MARKER.len() + 5..];
-            note(operand.split(')').next().unwrap_or("").trim(), true);
-        } else if let Some((_, rhs)) = t.split_once(" = ")
-            && let Some(rest) = rhs.strip_prefix("select i1 ")
-            && let [cond, x, y] = rest.split(", ").collect::<Vec<_>>()[..]
-        {
-            let (x, y) = (x.split(' ').nth(1).unwrap_or(""), y.split(' ').nth(1).unwrap_or(""));
-            if is_poison(x) && !is_poison(y) {
-                note(cond, true);
-            } else if is_poison(y) && !is_poison(x) {
-                note(cond, false);
+        match inst.op() {
+            Op::Call(call) if call.name() == Some(MARKER) => {
+                if let [(_, cond)] = &call.args[..] {
+                    note(cond, true);
+                }
             }
+            Op::Select { cond, ty, a, b } => {
+                let is_poison = |v: &Value| v.as_int(ty).is_some_and(is_poison_index);
+                if is_poison(a) && !is_poison(b) {
+                    note(cond, true);
+                } else if is_poison(b) && !is_poison(a) {
+                    note(cond, false);
+                }
+            }
+            _ => {}
         }
     }
     found.retain(|c| !conflicting.contains(c.cond));

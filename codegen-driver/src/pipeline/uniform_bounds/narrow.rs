@@ -13,8 +13,8 @@
 //! the point is to leave no 64-bit arithmetic behind), and only in the poison select of a proven
 //! check, where the index is known to be in bounds.
 
-use super::function::Function;
-use super::ir::{Inst, constant};
+use super::body::Body;
+use crate::pipeline::ir::{BinOp, CastOp, Flags, I32, I64, Inst, Op, Value};
 
 /// Deepest expression rewritten.
 const DEPTH: usize = 16;
@@ -23,68 +23,73 @@ const DEPTH: usize = 16;
 /// product of two variables (a row-major `y * w + x`, whose 64-bit multiply costs two
 /// instructions and its sums two each), and not a sum with a constant (`c + 1`: in 64 bits the
 /// constant folds into the address's immediate offset; in 32 bits it would need its own).
-pub(super) fn narrowable(func: &Function<'_>, idx: &str) -> bool {
-    let with_constant = |a: &str, b: &str| constant(a, "i64").is_some() || constant(b, "i64").is_some();
-    match func.inst(idx) {
-        Some(Inst::Bin { op: "add" | "sub" | "or", a, b, .. }) if with_constant(a, b) => false,
-        Some(Inst::Bin { .. }) => {
-            has_product(func, idx, 0) && emit_u32(func, idx, "", &mut 0, &mut Vec::new()).is_some()
+pub(super) fn narrowable(body: &Body<'_>, idx: &Value) -> bool {
+    let with_constant = |a: &Value, b: &Value| a.as_int(&I64).is_some() || b.as_int(&I64).is_some();
+    match body.inst(idx) {
+        Some(Op::Bin { op: BinOp::Add | BinOp::Sub | BinOp::Or, a, b, .. }) if with_constant(a, b) => false,
+        Some(Op::Bin { .. }) => {
+            has_product(body, idx, 0) && emit_u32(body, idx, &mut String::new, &mut Vec::new()).is_some()
         }
         _ => false,
     }
 }
 
 /// Whether `v`'s expression multiplies two non-constant values.
-fn has_product(func: &Function<'_>, v: &str, depth: usize) -> bool {
+fn has_product(body: &Body<'_>, v: &Value, depth: usize) -> bool {
     if depth > DEPTH {
         return false;
     }
-    match func.inst(v) {
-        Some(Inst::Bin { op: "mul", a, b, .. }) if constant(a, "i64").is_none() && constant(b, "i64").is_none() => true,
-        Some(Inst::Bin { a, b, .. }) => has_product(func, a, depth + 1) || has_product(func, b, depth + 1),
+    match body.inst(v) {
+        Some(Op::Bin { op: BinOp::Mul, a, b, .. }) if a.as_int(&I64).is_none() && b.as_int(&I64).is_none() => true,
+        Some(Op::Bin { a, b, .. }) => has_product(body, a, depth + 1) || has_product(body, b, depth + 1),
         _ => false,
     }
 }
 
-/// Appends to `lines` the `i32` instructions computing `v`'s low 32 bits (named
-/// `%{prefix}{n}` with `n` counting up) and returns the value, in the body's own names; `None`
-/// where `v` is not such an expression (module docs: operations that commute with truncation,
-/// leaves that are zero-extended `i32`s or constants, at most `DEPTH` deep).
+/// Appends to `out` the `i32` instructions computing `v`'s low 32 bits (named by `fresh`) and
+/// returns the value, in the body's own names; `None` where `v` is not such an expression
+/// (module docs: operations that commute with truncation, leaves that are zero-extended `i32`s
+/// or constants, at most `DEPTH` deep).
 pub(super) fn emit_u32(
-    func: &Function<'_>,
-    v: &str,
-    prefix: &str,
-    n: &mut usize,
-    lines: &mut Vec<String>,
-) -> Option<String> {
-    emit_at(func, v, prefix, n, lines, 0)
+    body: &Body<'_>,
+    v: &Value,
+    fresh: &mut dyn FnMut() -> String,
+    out: &mut Vec<Inst>,
+) -> Option<Value> {
+    emit_at(body, v, fresh, out, 0)
 }
 
 fn emit_at(
-    func: &Function<'_>,
-    v: &str,
-    prefix: &str,
-    n: &mut usize,
-    lines: &mut Vec<String>,
+    body: &Body<'_>,
+    v: &Value,
+    fresh: &mut dyn FnMut() -> String,
+    out: &mut Vec<Inst>,
     depth: usize,
-) -> Option<String> {
-    if let Some(c) = constant(v, "i64") {
-        return Some((c as u32 as i32).to_string());
+) -> Option<Value> {
+    if let Some(c) = v.as_int(&I64) {
+        return Some(Value::int(c, &I32));
     }
     if depth > DEPTH {
         return None;
     }
-    let (op, a, b) = match func.inst(v)? {
-        Inst::Cast { op: "zext", from: "i32", a, .. } => return Some(a.to_string()),
-        Inst::Bin { op: op @ ("add" | "sub" | "mul" | "and" | "or" | "xor"), ty: "i64", a, b, .. } => (op, a, b),
+    let (op, a, b) = match body.inst(v)? {
+        Op::Cast { op: CastOp::ZExt, from, a, .. } if *from == I32 => return Some(a.clone()),
+        Op::Bin {
+            op: op @ (BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::And | BinOp::Or | BinOp::Xor),
+            ty,
+            a,
+            b,
+            ..
+        } if *ty == I64 => (*op, a, b),
         // By a constant below 32: the 32-bit shift is defined and keeps the low bits.
-        Inst::Bin { op: "shl", ty: "i64", a, b, .. } if constant(b, "i64").is_some_and(|k| k < 32) => ("shl", a, b),
+        Op::Bin { op: BinOp::Shl, ty, a, b, .. } if *ty == I64 && b.as_int(&I64).is_some_and(|k| k < 32) => {
+            (BinOp::Shl, a, b)
+        }
         _ => return None,
     };
-    let a = emit_at(func, a, prefix, n, lines, depth + 1)?;
-    let b = emit_at(func, b, prefix, n, lines, depth + 1)?;
-    *n += 1;
-    let name = format!("%{prefix}{n}");
-    lines.push(format!("  {name} = {op} i32 {a}, {b}"));
-    Some(name)
+    let a = emit_at(body, a, fresh, out, depth + 1)?;
+    let b = emit_at(body, b, fresh, out, depth + 1)?;
+    let name = fresh();
+    out.push(Inst::assign(&name, Op::Bin { op, flags: Flags::NONE, ty: I32, a, b }));
+    Some(Value::Local(name))
 }

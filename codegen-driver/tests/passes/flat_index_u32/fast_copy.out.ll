@@ -15,9 +15,9 @@ oxide.fast.start:                                 ; preds = %oxide.uv
   %oxide.fast.m = mul nuw nsw i64 %oxide.fast.n64, %oxide.fast.b64
   %oxide.fast.t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
   %oxide.fast.t64 = zext i32 %oxide.fast.t to i64
-  %oxide.u32.16.mul = mul nuw i32 %oxide.fast.b, %oxide.fast.n
-  %oxide.u32.16.index = add nuw i32 %oxide.u32.16.mul, %oxide.fast.t
-  %oxide.fast.i = zext i32 %oxide.u32.16.index to i64
+  %oxide.u32.1 = mul nuw i32 %oxide.fast.b, %oxide.fast.n
+  %oxide.u32.2 = add nuw i32 %oxide.u32.1, %oxide.fast.t
+  %oxide.fast.i = zext i32 %oxide.u32.2 to i64
   %a = getelementptr inbounds float, ptr %x, i64 %oxide.fast.i
   %oxide.fast.in = icmp ult i64 %oxide.fast.i, 1000
   br i1 %oxide.fast.in, label %oxide.fast.then, label %oxide.fast.exit

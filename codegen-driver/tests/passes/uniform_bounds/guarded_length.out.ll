@@ -2,8 +2,8 @@ define ptx_kernel void @k(ptr %x, i64 %len, i64 %n, i64 %w, i64 %h) {
 oxide.uv:
   %oxide.uv.1 = add i64 %n, -1
   %oxide.uv.2 = icmp ule i64 %n, %len
-  %oxide.uv.ok.0 = and i1 true, %oxide.uv.2
-  br i1 %oxide.uv.ok.0, label %oxide.fast.start, label %start
+  %oxide.uv.3 = and i1 true, %oxide.uv.2
+  br i1 %oxide.uv.3, label %oxide.fast.start, label %start
 start:
   %i = load i64, ptr %x, align 8
   %in = icmp ult i64 %i, %n
@@ -19,6 +19,7 @@ then:
 
 exit:
   ret void
+
 oxide.fast.start:
   %oxide.fast.i = load i64, ptr %x, align 8
   %oxide.fast.in = icmp ult i64 %oxide.fast.i, %n

@@ -4,9 +4,9 @@ oxide.uv:
   %oxide.uv.2 = zext i32 %oxide.uv.1 to i64
   %oxide.uv.3 = add i64 %oxide.uv.2, -1
   %oxide.uv.4 = icmp ule i64 %oxide.uv.2, %len
-  %oxide.uv.ok.0 = and i1 true, %oxide.uv.4
+  %oxide.uv.5 = and i1 true, %oxide.uv.4
   %oxide.uv.tid_x = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
-  br i1 %oxide.uv.ok.0, label %oxide.fast.start, label %start
+  br i1 %oxide.uv.5, label %oxide.fast.start, label %start
 start:
   %t = add i32 %oxide.uv.tid_x, 0
   %i = zext i32 %t to i64
@@ -16,6 +16,7 @@ start:
   %a0 = getelementptr float, ptr %x, i64 %s0
   %v0 = load float, ptr %a0, align 4
   ret void
+
 oxide.fast.start:
   %oxide.fast.t = add i32 %oxide.uv.tid_x, 0
   %oxide.fast.i = zext i32 %oxide.fast.t to i64
