@@ -49,6 +49,16 @@ fn every_ptx_passes_ptxas() {
     }
 }
 
+/// The corpus's PTX for sm_90 is the committed snapshot's (`tests/ptx-snapshot/`): a compiler
+/// change that changes device code shows which kernels, to be explained and measured before the
+/// snapshot is written anew (`BLESS=1`).
+#[test]
+fn ptx_matches_the_committed_snapshot() {
+    built();
+    let ptx = device_dir("release").join(CRATE).join(files::ptx(CRATE, Arch::parse("sm_90").expect("known arch")));
+    ptx_snapshot::check("corpus.sm_90", &ptx);
+}
+
 #[test]
 fn manifest_has_at_least_60_kernels() {
     built();

@@ -169,6 +169,10 @@ fn line_info_leaves_bench_sass_unchanged() {
         String::from_utf8(artifact("release", &crate_name, &files::ptx(&crate_name, Arch::parse(BENCH_ARCH).unwrap())))
             .expect("PTX is text");
     assert!(ptx.contains(".loc"), "the lines build has no `.loc`");
+    // The bench's device code is the committed snapshot's (`tests/ptx-snapshot/`, `BLESS=1`).
+    let ptx_path =
+        device_dir("release").join(&crate_name).join(files::ptx(&crate_name, Arch::parse(BENCH_ARCH).unwrap()));
+    ptx_snapshot::check("bench.sm_90a", &ptx_path);
     // ptxas made a line table from them (`-lineinfo`), and none without them.
     assert_eq!(line_tables, [false, true], "`.debug_line` in the cubins of none, lines");
 }
