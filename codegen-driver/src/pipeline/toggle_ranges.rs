@@ -24,12 +24,10 @@ use std::collections::{HashMap, HashSet};
 
 /// The pass (`passes.rs`): in a module with deferred bounds checks.
 pub fn run(module: &mut Module, _: &mut State) -> bool {
-    on_text(module, |text| {
-        if !super::deferred_traps::needed(text) {
-            return text.to_string();
-        }
-        add_facts(text).unwrap_or_else(|| text.to_string())
-    })
+    if !super::deferred_traps::needed(module) {
+        return false;
+    }
+    on_text(module, |text| add_facts(text).unwrap_or_else(|| text.to_string()))
 }
 
 /// The module with an `llvm.assume(phi < 2)` after the phis of each block that has a 0-or-1 phi
