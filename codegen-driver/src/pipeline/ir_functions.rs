@@ -161,4 +161,19 @@ mod tests {
         let upper = rewrite_bodies(ir, |body| body.iter().map(|l| l.to_uppercase()).collect());
         assert_eq!(upper, "declare void @f()\ndefine void @g() {\n  RET VOID\n}\n@x = global i32 0\n");
     }
+
+    #[test]
+    fn labels_and_successors() {
+        assert_eq!(block_label("bb7.16.i:      ; preds = %start"), Some("bb7.16.i".into()));
+        assert_eq!(block_label("12:"), Some("12".into()));
+        assert_eq!(block_label("  %x = add i32 1, 2"), None);
+        assert_eq!(block_label("\"a b\":"), Some("\"a b\"".into()));
+        assert_eq!(successors("  br i1 %c, label %a.1, label %\"x y\""), vec!["a.1", "\"x y\""]);
+        assert_eq!(
+            terminator_start(&["  %x = add i32 1, 2", "  switch i32 %x, label %d [", "    i32 0, label %a", "  ]"]),
+            Some(1)
+        );
+        // oxide-fuzz 3:183: a switch with branch weights ends in `], !prof !3`.
+        assert_eq!(terminator_start(&["  switch i16 %v, label %d [", "    i16 0, label %a", "  ], !prof !3"]), Some(0));
+    }
 }

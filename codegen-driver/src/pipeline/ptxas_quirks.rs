@@ -7,85 +7,81 @@
 //! `-O0` and the PTX itself are right). A `select` of the two constants means the same, costs the
 //! same (one `selp`), and is not turned back into `uitofp` by `llc`.
 
-use super::ir::Module;
-use super::passes::{State, on_text};
+use super::ir::{CastOp, Module, Op, Type, Value};
+use super::passes::State;
 
-/// The pass (`passes.rs`).
+/// The pass (`passes.rs`): every `uitofp`/`sitofp` of an `i1` to a float type becomes a `select`
+/// between the converted constants.
 pub fn run(module: &mut Module, _: &mut State) -> bool {
-    on_text(module, |text| avoid_bool_to_float(text).unwrap_or_else(|| text.to_string()))
-}
-
-/// `module` (`opt -S` text) with every `uitofp`/`sitofp` of an `i1` to a float type replaced by a
-/// `select` between the converted constants; `None` when it has none.
-pub fn avoid_bool_to_float(module: &str) -> Option<String> {
-    if !module.contains("itofp i1 ") && !module.contains("itofp nneg i1 ") {
-        return None;
-    }
-    let mut out = String::with_capacity(module.len());
-    for line in module.split_inclusive('\n') {
-        match rewrite(line) {
-            Some(new) => out.push_str(&new),
-            None => out.push_str(line),
+    let mut changed = false;
+    for inst in module.functions_mut().flat_map(|f| &mut f.blocks).flat_map(|b| &mut b.insts) {
+        if let Some(select) = bool_to_float(inst.op()) {
+            *inst = inst.with_op(select);
+            changed = true;
         }
     }
-    Some(out)
+    changed
 }
 
-/// `  %x = uitofp [nneg] i1 %c to float[, !dbg …]` → `  %x = select i1 %c, float 1.0, float 0.0[, …]`.
-fn rewrite(line: &str) -> Option<String> {
-    let (lhs, rhs) = line.split_once(" = ")?;
-    let name = lhs.trim_start();
-    if !name.starts_with('%') || name.contains(' ') {
+/// `[u|s]itofp [nneg] i1 %c to float` → `select i1 %c, float 1.0, float 0.0` (vectors stay).
+fn bool_to_float(op: &Op) -> Option<Op> {
+    let Op::Cast { op: cast @ (CastOp::UIToFP | CastOp::SIToFP), from: Type::Int(1), a, to, .. } = op else {
         return None;
-    }
-    let (signed, rest) =
-        if let Some(r) = rhs.strip_prefix("uitofp ") { (false, r) } else { (true, rhs.strip_prefix("sitofp ")?) };
-    let rest = rest.strip_prefix("nneg ").unwrap_or(rest);
-    let rest = rest.strip_prefix("i1 ")?;
-    let (value, rest) = rest.split_once(" to ")?;
-    let (ty, tail) = match rest.find([',', '\n']) {
-        Some(end) => rest.split_at(end),
-        None => (rest, ""),
     };
-    let ty = ty.trim_end();
     // `true` is 1 for uitofp and -1 for sitofp (an i1 holds 0 and -1 as a signed number).
-    let one = match (ty, signed) {
-        ("float" | "double", false) => "1.000000e+00",
-        ("float" | "double", true) => "-1.000000e+00",
-        ("half", false) => "0xH3C00",
-        ("half", true) => "0xHBC00",
-        ("bfloat", false) => "0xR3F80",
-        ("bfloat", true) => "0xRBF80",
+    let one = match (to, *cast == CastOp::SIToFP) {
+        (Type::Float | Type::Double, false) => "1.000000e+00",
+        (Type::Float | Type::Double, true) => "-1.000000e+00",
+        (Type::Half, false) => "0xH3C00",
+        (Type::Half, true) => "0xHBC00",
+        (Type::BFloat, false) => "0xR3F80",
+        (Type::BFloat, true) => "0xRBF80",
         _ => return None,
     };
-    let zero = match ty {
-        "half" => "0xH0000",
-        "bfloat" => "0xR0000",
+    let zero = match to {
+        Type::Half => "0xH0000",
+        Type::BFloat => "0xR0000",
         _ => "0.000000e+00",
     };
-    Some(format!("{lhs} = select i1 {value}, {ty} {one}, {ty} {zero}{tail}"))
+    let constant = |c: &str| Value::Const(c.to_string());
+    Some(Op::Select { cond: a.clone(), ty: to.clone(), a: constant(one), b: constant(zero) })
 }
 
 #[cfg(test)]
 mod tests {
+    use oxide_contract::config::DeviceDebugInfo;
+
     use super::*;
+    use crate::pipeline::ir::Inst;
 
     #[test]
     fn bool_to_float_becomes_a_select() {
-        let ir = "define void @k(i1 %c) {\n  %a = uitofp i1 %c to float, !dbg !7\n  %b = sitofp i1 %c to double\n  \
-                  %h = uitofp nneg i1 %c to half\n  %w = uitofp i32 %n to float\n  ret void\n}\n";
-        let out = avoid_bool_to_float(ir).expect("has a bool conversion");
-        assert!(out.contains("  %a = select i1 %c, float 1.000000e+00, float 0.000000e+00, !dbg !7\n"), "{out}");
-        assert!(out.contains("  %b = select i1 %c, double -1.000000e+00, double 0.000000e+00\n"), "{out}");
-        assert!(out.contains("  %h = select i1 %c, half 0xH3C00, half 0xH0000\n"), "{out}");
-        // Wider integers convert as they are.
-        assert!(out.contains("  %w = uitofp i32 %n to float\n"), "{out}");
-        assert_eq!(avoid_bool_to_float("  %w = uitofp i32 %n to float\n"), None);
-    }
-
-    #[test]
-    fn vectors_and_other_text_stay() {
-        let ir = "  %v = uitofp <2 x i1> %c to <2 x float>\n; uitofp i1 %c to float in a comment\n";
-        assert_eq!(avoid_bool_to_float(ir).as_deref(), Some(ir));
+        let case = include_str!("../../tests/passes/ptxas_quirks/bool_to_float.ll");
+        let mut m = Module::parse(case);
+        assert!(run(&mut m, &mut State::new(DeviceDebugInfo::Lines)));
+        let insts = &m.function("k").expect("k").blocks[0].insts;
+        let selects: Vec<(&str, String)> = insts
+            .iter()
+            .filter_map(|i| match i.op() {
+                Op::Select { ty, a, b, .. } => Some((i.result()?, format!("{ty} {a} {b}"))),
+                _ => None,
+            })
+            .collect();
+        let expected = [
+            ("a", "float 1.000000e+00 0.000000e+00"),
+            ("as", "float -1.000000e+00 0.000000e+00"),
+            ("b", "double -1.000000e+00 0.000000e+00"),
+            ("bu", "double 1.000000e+00 0.000000e+00"),
+            ("h", "half 0xH3C00 0xH0000"),
+            ("hs", "half 0xHBC00 0xH0000"),
+            ("f", "bfloat 0xR3F80 0xR0000"),
+            ("fs", "bfloat 0xRBF80 0xR0000"),
+            ("t", "float 1.000000e+00 0.000000e+00"),
+        ];
+        assert_eq!(selects, expected.map(|(r, s)| (r, s.to_string())));
+        assert_eq!(insts[0].attachments(), ", !oxide.test !0");
+        // Wider integers and vectors convert as they are.
+        let casts = insts.iter().filter(|i| matches!(i.op(), Op::Cast { .. })).filter_map(Inst::result);
+        assert_eq!(casts.collect::<Vec<_>>(), ["w", "v", "vs"]);
     }
 }

@@ -281,6 +281,15 @@ impl Op {
         }
     }
 
+    /// The address of a plain access: a `load` or `store` that is neither atomic nor volatile.
+    pub fn plain_access_address(&self) -> Option<&Value> {
+        match self {
+            Op::Load { ptr, volatile: false, atomic: false, .. }
+            | Op::Store { ptr, volatile: false, atomic: false, .. } => Some(ptr),
+            _ => None,
+        }
+    }
+
     /// The text after `%name = ` (or the whole instruction when it has no result) for the
     /// modelled operations; `None` for `Other`, `DebugRecord` and `Blank`, which only exist as text.
     pub fn render(&self) -> Option<String> {
@@ -690,6 +699,20 @@ mod tests {
         assert_eq!(pair.op().result_type(), Some(Type::Struct(vec![I64, I1])));
         let x = Inst::parse("  %v = extractvalue { i64, i1 } %m, 1");
         assert_eq!(x.op().result_type(), Some(I1));
+    }
+
+    #[test]
+    fn plain_accesses_have_an_address() {
+        let address = |line: &str| Inst::parse(line).op().plain_access_address().cloned();
+        assert_eq!(address("  store float %v, ptr addrspace(1) %q, align 4"), Some(Value::local("q")));
+        assert_eq!(address("  store ptr %a, ptr %b, align 8, !dbg !3"), Some(Value::local("b")));
+        assert_eq!(address("  %x = load ptr, ptr %p.1, align 8"), Some(Value::local("p.1")));
+        assert_eq!(address("  store i32 0, ptr @g, align 4"), Some(Value::Global("g".into())));
+        assert_eq!(address("  %x = add i32 1, 2"), None);
+        assert_eq!(address("  %x = load volatile i32, ptr %p, align 4"), None);
+        assert_eq!(address("  store volatile i32 1, ptr %p, align 4"), None);
+        assert_eq!(address("  store atomic i32 1, ptr %p release, align 4"), None);
+        assert_eq!(address("  %x = load atomic i32, ptr %p acquire, align 4"), None);
     }
 
     #[test]

@@ -4,7 +4,7 @@ entry:
   store i32 0, ptr %oxide.oob.1, align 4
   br label %loop
 
-loop:
+loop:                                             ; preds = %loop, %entry
   %i = phi i64 [ 0, %entry ], [ %j, %loop ]
   %oob = icmp uge i64 %i, %n
   %j = add i64 %i, 1
@@ -18,7 +18,7 @@ loop:
   call void asm sideeffect "@$0 trap;", "b"(i1 %oxide.fail2)
   br i1 %c, label %loop, label %exit
 
-exit:
+exit:                                             ; preds = %loop
   %oxide.chk3.0 = load i32, ptr %oxide.oob.1, align 4
   %oxide.fail3 = icmp ne i32 %oxide.chk3.0, 0
   call void asm sideeffect "@$0 trap;", "b"(i1 %oxide.fail3)

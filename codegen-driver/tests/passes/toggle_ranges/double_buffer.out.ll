@@ -21,5 +21,4 @@ exit:                                             ; preds = %loop
 }
 
 declare void @__oxide_bounds_fail_if(i1)
-
 declare void @llvm.assume(i1 noundef)
