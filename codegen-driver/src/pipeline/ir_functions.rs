@@ -1,6 +1,6 @@
-//! The textual LLVM IR passes after `opt` (uniform_bounds, toggle_ranges, deferred_traps, flat_index_u32,
-//! offset_checks, narrow_counters, remat_thread_index) each rewrite one function body at a time;
-//! this walks a module's `define … {` … `}` bodies for them and splits a body into its blocks.
+//! The textual LLVM IR passes after `opt` not yet on the model (uniform_bounds, toggle_ranges,
+//! deferred_traps, flat_index_u32) each rewrite one function body at a time; this walks a
+//! module's `define … {` … `}` bodies for them and splits a body into its blocks.
 //!
 //! The text handled is `opt -S` output: functions from `define … {` to `}`, block labels at the
 //! start of a line, instructions indented, successors as `label %name` in terminators.

@@ -23,237 +23,264 @@
 //! LLVM intrinsics, no inline asm), so the thread faults anyway — earlier than before, which
 //! nothing can observe, since a fault stops the kernel and loses its context (`lower/bounds.rs`).
 //! Only poisons of `POISON_OFFSET` itself are matched, and only through addresses of non-stack
-//! memory, where a poisoned address is certain to fault.
+//! memory, where a poisoned address is certain to fault. (Not matched: 1-byte elements, whose
+//! poison `POISON_OFFSET` has bit 63 set and prints negative, and accesses through a `ptr
+//! addrspace(N)`.)
 
-use super::ir::Module;
-use super::passes::{State, on_text};
 use std::collections::{HashMap, HashSet};
+use std::ops::Range;
 
-use super::ir_functions::strip_metadata;
-use crate::markers::POISON_OFFSET;
+use super::ir::{BinOp, Callee, CastOp, Edits, Flags, Function, I64, Inst, Module, Namer, Op, Pred, Type, Value};
+use super::passes::State;
+use crate::markers::{POISON_OFFSET, is_poison_index};
 
 /// Largest `offset × element size` folded (bytes): keeps bit 31 of a poisoned 32-bit shared
 /// address set (`POISON_OFFSET` has it) after the offset is added.
 const MAX_FOLDED_BYTES: u64 = 1 << 24;
 
-/// The pass (`passes.rs`).
+/// The pass (`passes.rs`): the checks of each group of accesses merged (see the module docs).
 pub fn run(module: &mut Module, _: &mut State) -> bool {
-    on_text(module, merge)
+    // Numbers the merged checks across the module.
+    let mut counter = 0usize;
+    let mut changed = false;
+    for f in module.functions_mut() {
+        changed |= merge_function(f, &mut counter);
+    }
+    changed
 }
 
-/// The module with the checks of each group of accesses merged (see the module docs).
-pub fn merge(module: &str) -> String {
-    let mut counter = 0usize;
-    super::ir_functions::rewrite_bodies(module, |body| rewrite_function(body, &mut counter))
-}
+/// Where each value is defined.
+type Defs<'f> = HashMap<&'f str, (usize, usize)>;
 
 /// One poisoned index: `select(i + c < len, i + c, poison)`.
-struct Poisoned<'a> {
-    line: usize,
-    name: &'a str,
-    /// The values whose sum, plus `offset`, is the index.
-    base_index: Vec<&'a str>,
+struct Poisoned<'f> {
+    /// The select's position in its block.
+    at: usize,
+    name: &'f str,
+    /// The values whose sum, plus `offset`, is the index (sorted by name).
+    base_index: Vec<&'f str>,
     offset: u64,
-    len: &'a str,
+    len: &'f Value,
     poison: u64,
 }
 
-fn rewrite_function<'a>(body: &[&'a str], counter: &mut usize) -> Vec<String> {
-    let defs: HashMap<&str, &str> = body
-        .iter()
-        .filter_map(|l| {
-            let (lhs, rhs) = l.trim_start().split_once(" = ")?;
-            lhs.starts_with('%').then_some((lhs, rhs))
-        })
-        .collect();
-    let mut replaced: HashMap<usize, String> = HashMap::new();
-    let mut inserted: HashMap<usize, Vec<String>> = HashMap::new();
-    for stretch in stretches(body) {
-        let found: Vec<Poisoned<'a>> = stretch.clone().filter_map(|l| poisoned(body[l], l, &defs)).collect();
-        // Groups: same index, length and poison.
-        let mut groups: HashMap<(&[&str], &str, u64), Vec<&Poisoned<'a>>> = HashMap::new();
-        for p in &found {
-            groups.entry((&p.base_index[..], p.len, p.poison)).or_default().push(p);
-        }
-        let mut keys: Vec<_> = groups.keys().copied().collect();
-        keys.sort_by_key(|k| groups[k][0].line);
-        for key in keys {
-            let members = &groups[&key];
-            let Some(anchor) = members
-                .iter()
-                .filter(|p| dereferenced_later(body, stretch.clone(), p.name, p.line, p.poison, &defs))
-                .map(|p| p.offset)
-                .max()
-            else {
-                continue;
-            };
-            let merged: Vec<&&Poisoned<'a>> = members.iter().filter(|p| p.offset <= anchor).collect();
-            if merged.len() < 2 {
-                continue;
-            }
-            *counter += 1;
-            let n = *counter;
-            let (terms, len, poison) = key;
-            let first = merged.iter().map(|p| p.line).min().expect("two members");
-            // The terms are operands of the first member's index, so defined before it.
-            let mut lines = Vec::new();
-            let mut index = terms[0].to_string();
-            for (k, term) in terms.iter().enumerate().skip(1) {
-                lines.push(format!("  %oxide.sum{n}.{k} = add nuw i64 {index}, {term}"));
-                index = format!("%oxide.sum{n}.{k}");
-            }
-            lines.push(format!("  %oxide.last{n} = add nuw i64 {index}, {anchor}"));
-            lines.push(format!("  %oxide.inb{n} = icmp ult i64 %oxide.last{n}, {len}"));
-            lines.push(format!("  %oxide.base{n} = select i1 %oxide.inb{n}, i64 {index}, i64 {poison}"));
-            inserted.insert(first, lines);
-            for p in merged {
-                replaced.insert(p.line, format!("  {} = add i64 %oxide.base{n}, {}", p.name, p.offset));
-            }
-        }
+impl Poisoned<'_> {
+    /// Whether `other` checks the same index (up to the offset) against the same length.
+    fn same_check(&self, other: &Poisoned<'_>) -> bool {
+        self.base_index == other.base_index && self.len == other.len && self.poison == other.poison
     }
-    let mut out = Vec::with_capacity(body.len() + 3 * inserted.len());
-    for (i, line) in body.iter().enumerate() {
-        out.extend(inserted.remove(&i).unwrap_or_default());
-        out.push(replaced.remove(&i).unwrap_or_else(|| line.to_string()));
-    }
-    out
 }
 
-/// Line ranges of `body` that execution runs through from start to end once it enters them:
+fn merge_function(f: &mut Function, counter: &mut usize) -> bool {
+    let defs = f.defs();
+    let mut namer = Namer::new(f, "oxide.");
+    let mut edits = Edits::new();
+    for (b, block) in f.blocks.iter().enumerate() {
+        for stretch in stretches(&block.insts) {
+            let found: Vec<Poisoned<'_>> = stretch.clone().filter_map(|at| poisoned(f, &defs, b, at)).collect();
+            // Groups: same index, length and poison, in the order of their first members.
+            let mut groups: Vec<Vec<&Poisoned<'_>>> = Vec::new();
+            for p in &found {
+                match groups.iter_mut().find(|g| g[0].same_check(p)) {
+                    Some(members) => members.push(p),
+                    None => groups.push(vec![p]),
+                }
+            }
+            for members in groups {
+                let insts = &block.insts[..stretch.end];
+                let Some(anchor) = members
+                    .iter()
+                    .filter(|p| dereferenced_later(f, &defs, insts, p.name, p.at, p.poison))
+                    .map(|p| p.offset)
+                    .max()
+                else {
+                    continue;
+                };
+                let merged: Vec<&&Poisoned<'_>> = members.iter().filter(|p| p.offset <= anchor).collect();
+                if merged.len() < 2 {
+                    continue;
+                }
+                *counter += 1;
+                let head = members[0];
+                let (checks, base) =
+                    shared_check(&mut namer, *counter, &head.base_index, anchor, head.len, head.poison);
+                let first = merged.iter().map(|p| p.at).min().expect("two members");
+                edits.insert_before(b, first, checks);
+                for p in merged {
+                    let rebased = add(Flags::NONE, Value::local(&base), Value::int(p.offset, &I64));
+                    edits.replace(b, p.at, vec![Inst::assign(p.name, rebased)]);
+                }
+            }
+        }
+    }
+    edits.apply(f)
+}
+
+/// The `n`th shared check, `select(i + anchor < len, i, poison)` with `i` the sum of `terms`: its
+/// instructions (the terms are operands of the first member's index, so defined before it) and
+/// the name of the select.
+fn shared_check(
+    namer: &mut Namer,
+    n: usize,
+    terms: &[&str],
+    anchor: u64,
+    len: &Value,
+    poison: u64,
+) -> (Vec<Inst>, String) {
+    let mut checks = Vec::new();
+    let mut index = Value::local(terms[0]);
+    for (k, term) in terms.iter().enumerate().skip(1) {
+        let sum = namer.named(&format!("sum{n}.{k}"));
+        checks.push(Inst::assign(&sum, add(Flags::NUW, index, Value::local(term))));
+        index = Value::Local(sum);
+    }
+    let last = namer.named(&format!("last{n}"));
+    let in_bounds = namer.named(&format!("inb{n}"));
+    let base = namer.named(&format!("base{n}"));
+    checks.push(Inst::assign(&last, add(Flags::NUW, index.clone(), Value::int(anchor, &I64))));
+    checks.push(Inst::assign(
+        &in_bounds,
+        Op::Icmp { pred: Pred::Ult, samesign: false, ty: I64, a: Value::Local(last), b: len.clone() },
+    ));
+    checks.push(Inst::assign(
+        &base,
+        Op::Select { cond: Value::Local(in_bounds), ty: I64, a: index, b: Value::int(poison, &I64) },
+    ));
+    (checks, base)
+}
+
+fn add(flags: Flags, a: Value, b: Value) -> Op {
+    Op::Bin { op: BinOp::Add, flags, ty: I64, a, b }
+}
+
+/// The definition of the value `v`, if it is a local defined by an instruction.
+fn def<'f>(f: &'f Function, defs: &Defs<'_>, v: &Value) -> Option<&'f Op> {
+    let &(b, i) = defs.get(v.as_local()?)?;
+    Some(f.blocks[b].insts[i].op())
+}
+
+/// Positions of instructions that execution runs through from start to end once it enters them:
 /// a block up to its terminator, split at calls that may not return (anything but an LLVM
-/// intrinsic) and at inline asm.
-fn stretches(body: &[&str]) -> Vec<std::ops::Range<usize>> {
+/// intrinsic, and `llvm.nvvm.exit`) and at inline asm.
+fn stretches(insts: &[Inst]) -> Vec<Range<usize>> {
     let mut out = Vec::new();
     let mut start = 0;
-    for (i, line) in body.iter().enumerate() {
-        let t = line.trim_start();
-        let is_label = !line.starts_with(' ') && !line.is_empty() && !line.starts_with(';');
-        let is_call = t.contains("call ")
-            && (t.contains(" asm ") || t.contains("@llvm.nvvm.exit") || (t.contains('@') && !t.contains("@llvm.")));
-        let is_terminator = ["br ", "ret ", "ret\n", "switch ", "unreachable", "indirectbr ", "callbr "]
-            .iter()
-            .any(|k| t.starts_with(k))
-            || t == "ret void";
-        if is_label || is_call || is_terminator {
+    for (i, inst) in insts.iter().enumerate() {
+        let ends = inst.is_terminator()
+            || match inst.op() {
+                Op::Call(c) => match &c.callee {
+                    Callee::Global(g) => !g.starts_with("llvm.") || g == "llvm.nvvm.exit",
+                    Callee::Asm(_) | Callee::Local(_) => true,
+                },
+                // A call the model does not read: it may not return either.
+                Op::Other { opcode } => matches!(opcode.as_str(), "call" | "tail" | "musttail" | "notail"),
+                _ => false,
+            };
+        if ends {
             if start < i {
                 out.push(start..i);
             }
             start = i + 1;
         }
     }
-    if start < body.len() {
-        out.push(start..body.len());
+    if start < insts.len() {
+        out.push(start..insts.len());
     }
     out
 }
 
-/// `line` as a poisoned index, if it is one (module docs), with its compare and index looked up.
-fn poisoned<'a>(line: &'a str, at: usize, defs: &HashMap<&'a str, &'a str>) -> Option<Poisoned<'a>> {
-    let (name, rhs) = line.trim_start().split_once(" = ")?;
-    let rest = strip_metadata(rhs.strip_prefix("select i1 ")?);
-    let ops: Vec<&str> = rest.split(", ").collect();
-    let [cond, a, b] = ops[..] else { return None };
-    let a = a.strip_prefix("i64 ")?;
-    let b = b.strip_prefix("i64 ")?;
+/// Instruction `at` of block `b` as a poisoned index, if it is one (module docs), with its
+/// compare and index looked up.
+fn poisoned<'f>(f: &'f Function, defs: &Defs<'f>, b: usize, at: usize) -> Option<Poisoned<'f>> {
+    let inst = &f.blocks[b].insts[at];
+    let name = inst.result()?;
+    let Op::Select { cond, ty: Type::Int(64), a, b: other } = inst.op() else { return None };
     // `select(in bounds, index, poison)` or `select(out of bounds, poison, index)`.
-    let (index, poison, in_bounds_when_true) = match (b.parse::<u64>(), a.parse::<u64>()) {
-        (Ok(p), _) => (a, p, true),
-        (_, Ok(p)) => (b, p, false),
+    let (index, poison, in_bounds_when_true) = match (other.as_non_negative(&I64), a.as_non_negative(&I64)) {
+        (Some(p), _) => (a, p, true),
+        (_, Some(p)) => (other, p, false),
         _ => return None,
     };
-    if !(0..=31).any(|k| POISON_OFFSET >> k == poison) {
+    if !is_poison_index(poison) {
         return None;
     }
     let size = POISON_OFFSET / poison;
-    let len = compared_length(defs.get(cond)?, index, in_bounds_when_true)?;
-    let (base_index, offset) = split_offset(index, defs);
-    if base_index.is_empty() || !base_index.iter().all(|t| t.starts_with('%')) {
-        return None;
-    }
+    let len = compared_length(def(f, defs, cond)?, index, in_bounds_when_true)?;
+    let (base_index, offset) = split_offset(f, defs, index)?;
     if offset.checked_mul(size)? >= MAX_FOLDED_BYTES {
         return None;
     }
-    Some(Poisoned { line: at, name, base_index, offset, len, poison })
+    Some(Poisoned { at, name, base_index, offset, len, poison })
 }
 
 /// `len` of `icmp ult i64 index, len` (in bounds) or `icmp uge i64 index, len` (out of bounds),
 /// whichever `in_bounds` asks for, also spelled with the operands swapped.
-fn compared_length<'a>(icmp: &'a str, index: &str, in_bounds: bool) -> Option<&'a str> {
-    let rest = strip_metadata(icmp.strip_prefix("icmp ")?);
-    let rest = rest.strip_prefix("samesign ").unwrap_or(rest);
-    let (pred, rest) = rest.split_once(' ')?;
-    let (x, y) = rest.strip_prefix("i64 ")?.split_once(", ")?;
-    let (len, pred) = if x == index {
-        (y, pred)
-    } else if y == index {
-        let swapped = match pred {
-            "ugt" => "ult",
-            "ule" => "uge",
-            _ => return None,
-        };
-        (x, swapped)
+fn compared_length<'f>(icmp: &'f Op, index: &Value, in_bounds: bool) -> Option<&'f Value> {
+    let Op::Icmp { pred, ty: Type::Int(64), a, b, .. } = icmp else { return None };
+    let (len, pred) = if a == index {
+        (b, *pred)
+    } else if b == index {
+        (a, pred.swapped())
     } else {
         return None;
     };
-    (pred == if in_bounds { "ult" } else { "uge" }).then_some(len)
+    (pred == if in_bounds { Pred::Ult } else { Pred::Uge }).then_some(len)
 }
 
 /// `index` as a sum of values and a constant, through `add nuw` and `or disjoint` (sums that do
-/// not wrap); the values sorted by name, so equal sums compare equal.
-fn split_offset<'a>(index: &'a str, defs: &HashMap<&'a str, &'a str>) -> (Vec<&'a str>, u64) {
+/// not wrap); the values sorted by name, so equal sums compare equal. `None` unless every term
+/// is a local value.
+fn split_offset<'f>(f: &'f Function, defs: &Defs<'f>, index: &'f Value) -> Option<(Vec<&'f str>, u64)> {
     let mut terms = Vec::new();
     let mut offset = 0u64;
     let mut stack = vec![index];
     while let Some(v) = stack.pop() {
-        if let Ok(c) = v.parse::<u64>() {
+        if let Some(c) = v.as_non_negative(&I64) {
             offset = offset.saturating_add(c);
             continue;
         }
-        let sum = defs.get(v).map(|rhs| strip_metadata(rhs)).and_then(|rhs| {
-            let rest = rhs
-                .strip_prefix("or disjoint i64 ")
-                .or_else(|| rhs.strip_prefix("add nuw nsw i64 "))
-                .or_else(|| rhs.strip_prefix("add nuw i64 "))?;
-            rest.split_once(", ")
-        });
+        let sum = match def(f, defs, v) {
+            Some(Op::Bin { op: BinOp::Or, flags, ty: Type::Int(64), a, b }) if flags.disjoint => Some((a, b)),
+            Some(Op::Bin { op: BinOp::Add, flags, ty: Type::Int(64), a, b }) if flags.nuw => Some((a, b)),
+            _ => None,
+        };
         match sum {
             Some((a, b)) if terms.len() + stack.len() < 8 => stack.extend([b, a]),
             _ => terms.push(v),
         }
     }
-    terms.sort_unstable();
-    (terms, offset)
+    let mut names: Vec<&str> = terms.iter().map(|t| t.as_local()).collect::<Option<_>>()?;
+    if names.is_empty() {
+        return None;
+    }
+    names.sort_unstable();
+    Some((names, offset))
 }
 
-/// Whether the poisoned index `name` (defined at `at`) is the index of an address that a plain
-/// load or store after it in `stretch` goes through, into memory that is not the stack, with an
-/// element as large as the poison assumes.
-fn dereferenced_later(
-    body: &[&str],
-    stretch: std::ops::Range<usize>,
-    name: &str,
-    at: usize,
-    poison: u64,
-    defs: &HashMap<&str, &str>,
-) -> bool {
+/// Whether the poisoned index `name` (at position `at` of `insts`, its stretch up to the end) is
+/// the index of an address that a plain load or store after it goes through, into memory that is
+/// not the stack, with an element as large as the poison assumes. The address is a `getelementptr`
+/// without flags (`lower/bounds.rs` writes none on a poisoned index) and the access goes through
+/// a generic `ptr`: the text version of this pass matched only those, and the port keeps it so.
+fn dereferenced_later(f: &Function, defs: &Defs<'_>, insts: &[Inst], name: &str, at: usize, poison: u64) -> bool {
     let size = POISON_OFFSET / poison;
+    let index = [(I64, Value::local(name))];
     let mut addresses: HashSet<&str> = HashSet::new();
-    for line in &body[(at + 1)..stretch.end] {
-        let t = line.trim_start();
-        if let Some((lhs, rhs)) = t.split_once(" = ")
-            && let Some(rest) = rhs.strip_prefix("getelementptr ")
-        {
-            let ops: Vec<&str> = strip_metadata(rest).split(", ").collect();
-            if let [ty, base, idx] = ops[..]
-                && idx == format!("i64 {name}")
-                && element_size(ty) == Some(size)
-                && !is_stack(base.trim_start_matches("ptr ").trim(), defs)
+    for inst in &insts[at + 1..] {
+        if let Op::Gep { flags, source, base, indices, .. } = inst.op() {
+            if let Some(address) = inst.result()
+                && flags.is_empty()
+                && indices[..] == index
+                && element_size(source) == Some(size)
+                && !is_stack(f, defs, base)
             {
-                addresses.insert(lhs);
+                addresses.insert(address);
             }
             continue;
         }
-        if access_address(t).is_some_and(|a| addresses.contains(a)) {
+        let generic =
+            matches!(inst.op(), Op::Load { ptr_ty: Type::Ptr(0), .. } | Op::Store { ptr_ty: Type::Ptr(0), .. });
+        if generic && inst.plain_access_address().and_then(Value::as_local).is_some_and(|a| addresses.contains(a)) {
             return true;
         }
     }
@@ -261,144 +288,33 @@ fn dereferenced_later(
 }
 
 /// Bytes per element of a GEP's source type, for scalars and vectors of them.
-fn element_size(ty: &str) -> Option<u64> {
-    let scalar = |t: &str| {
+fn element_size(ty: &Type) -> Option<u64> {
+    let scalar = |t: &Type| {
         Some(match t {
-            "i8" => 1,
-            "i16" | "half" | "bfloat" => 2,
-            "i32" | "float" => 4,
-            "i64" | "double" | "ptr" => 8,
+            Type::Int(8) => 1,
+            Type::Int(16) | Type::Half | Type::BFloat => 2,
+            Type::Int(32) | Type::Float => 4,
+            Type::Int(64) | Type::Double | Type::Ptr(0) => 8,
             _ => return None,
         })
     };
-    if let Some(v) = ty.strip_prefix('<').and_then(|v| v.strip_suffix('>')) {
-        let (n, e) = v.split_once(" x ")?;
-        return Some(n.parse::<u64>().ok()? * scalar(e)?).filter(|s| s.is_power_of_two());
+    match ty {
+        Type::Vector(n, e) => Some(u64::from(*n) * scalar(e)?).filter(|s| s.is_power_of_two()),
+        t => scalar(t),
     }
-    scalar(ty)
 }
 
 /// Whether `base` is (derived from) a stack slot, where a poisoned address might not fault.
-fn is_stack(base: &str, defs: &HashMap<&str, &str>) -> bool {
+fn is_stack(f: &Function, defs: &Defs<'_>, base: &Value) -> bool {
     let mut v = base;
     for _ in 0..16 {
-        let Some(rhs) = defs.get(v) else { return false };
-        if rhs.starts_with("alloca ") {
-            return true;
-        }
-        let Some(rest) = rhs.strip_prefix("getelementptr ").or_else(|| rhs.strip_prefix("addrspacecast ")) else {
-            return false;
+        v = match def(f, defs, v) {
+            Some(Op::Alloca { .. }) => return true,
+            Some(Op::Other { opcode }) if opcode == "alloca" => return true,
+            Some(Op::Gep { base_ty: Type::Ptr(0), base, .. }) => base,
+            Some(Op::Cast { op: CastOp::AddrSpaceCast, from: Type::Ptr(0), a, .. }) => a,
+            _ => return false,
         };
-        let Some(next) = rest.split(", ").find_map(|op| op.strip_prefix("ptr ").filter(|o| o.starts_with('%'))) else {
-            return false;
-        };
-        v = next.split(' ').next().unwrap_or(next);
     }
     true
-}
-
-/// The address operand of a plain (not volatile, not atomic) `load` or `store`.
-fn access_address(t: &str) -> Option<&str> {
-    let is_access = t.starts_with("store ") || (t.contains(" = load ") && !t.contains(" = load atomic"));
-    if !is_access || t.contains("volatile") || t.starts_with("store atomic") {
-        return None;
-    }
-    let at = t.rfind("ptr %")?;
-    let rest = &t[at + 4..];
-    Some(rest.split([',', ' ']).next().unwrap_or(rest))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::merge;
-
-    const POISON_F32: u64 = super::POISON_OFFSET / 4;
-
-    fn kernel(body: &str) -> String {
-        format!("define void @k(ptr %x, i64 %len, i64 %i) {{\nstart:\n{body}  ret void\n}}\n")
-    }
-
-    fn access(n: u32, offset: u32) -> String {
-        let index = if offset == 0 { "%i".to_string() } else { format!("%i{n}") };
-        let add = if offset == 0 { String::new() } else { format!("  %i{n} = or disjoint i64 %i, {offset}\n") };
-        format!(
-            "{add}  %ok{n} = icmp ult i64 {index}, %len\n  %s{n} = select i1 %ok{n}, i64 {index}, i64 {POISON_F32}\n  \
-             %a{n} = getelementptr float, ptr %x, i64 %s{n}\n  %v{n} = load float, ptr %a{n}, align 4, !dbg !7\n"
-        )
-    }
-
-    #[test]
-    fn accesses_at_offsets_share_the_check_of_the_last() {
-        let body = [access(0, 0), access(1, 256), access(2, 512)].concat();
-        let out = merge(&kernel(&body));
-        assert!(out.contains("%oxide.last1 = add nuw i64 %i, 512"), "{out}");
-        assert!(out.contains("%oxide.inb1 = icmp ult i64 %oxide.last1, %len"), "{out}");
-        assert!(out.contains(&format!("%oxide.base1 = select i1 %oxide.inb1, i64 %i, i64 {POISON_F32}")), "{out}");
-        for (n, c) in [(0, 0), (1, 256), (2, 512)] {
-            assert!(out.contains(&format!("  %s{n} = add i64 %oxide.base1, {c}\n")), "{out}");
-        }
-        // The merged check comes before the first access it guards.
-        assert!(out.find("%oxide.base1 =").unwrap() < out.find("%a0 =").unwrap());
-    }
-
-    #[test]
-    fn sums_in_any_order_are_one_index() {
-        // `(i | 256) | b` and `i | b`: the same index plus 256 (layernorm's `y[base + t + 256 * j]`).
-        let store = |n: u32, index: &str| {
-            format!(
-                "  %ok{n} = icmp ult i64 {index}, %len\n  %s{n} = select i1 %ok{n}, i64 {index}, i64 {POISON_F32}\n  \
-                 %a{n} = getelementptr float, ptr %x, i64 %s{n}\n  store float 0.0, ptr %a{n}, align 4\n"
-            )
-        };
-        let body = format!(
-            "  %ib = or disjoint i64 %i, %b\n{}  %t1 = or disjoint i64 %i, 256\n  %u1 = or disjoint i64 %t1, %b\n{}",
-            store(0, "%ib"),
-            store(1, "%u1")
-        );
-        let out = merge(&kernel(&body));
-        assert!(out.contains("%oxide.sum1.1 = add nuw i64 %b, %i"), "{out}");
-        assert!(out.contains("%oxide.last1 = add nuw i64 %oxide.sum1.1, 256"), "{out}");
-        assert!(out.contains("  %s1 = add i64 %oxide.base1, 256\n"), "{out}");
-    }
-
-    #[test]
-    fn a_larger_offset_that_is_not_dereferenced_keeps_its_own_check() {
-        // `%s2` is computed but its address never loaded: its check must not poison the others.
-        let body = [access(0, 0), access(1, 256)].concat()
-            + &format!(
-                "  %i2 = or disjoint i64 %i, 512\n  %ok2 = icmp ult i64 %i2, %len\n  \
-                 %s2 = select i1 %ok2, i64 %i2, i64 {POISON_F32}\n"
-            );
-        let out = merge(&kernel(&body));
-        assert!(out.contains("%oxide.last1 = add nuw i64 %i, 256"), "{out}");
-        assert!(out.contains(&format!("  %s2 = select i1 %ok2, i64 %i2, i64 {POISON_F32}")), "{out}");
-    }
-
-    #[test]
-    fn a_call_between_the_accesses_keeps_the_checks_apart() {
-        // The callee might not return: the later access (and its fault) might never happen.
-        let body = [access(0, 0), "  call void @other()\n".to_string(), access(1, 256)].concat();
-        let input = kernel(&body);
-        assert_eq!(merge(&input), input);
-    }
-
-    #[test]
-    fn accesses_in_other_blocks_are_not_merged() {
-        let body = [access(0, 0), "  br label %next\nnext:\n".to_string(), access(1, 256)].concat();
-        let input = kernel(&body);
-        assert_eq!(merge(&input), input);
-    }
-
-    #[test]
-    fn other_selects_and_stack_slots_are_left_alone() {
-        // Not the poison constant: a user's select.
-        let user = [access(0, 0), access(1, 256)].concat().replace(&POISON_F32.to_string(), "7");
-        assert_eq!(merge(&kernel(&user)), kernel(&user));
-        // A stack address might not fault when poisoned.
-        let stack = format!("  %x = alloca [1024 x float], align 4\n{}", [access(0, 0), access(1, 256)].concat());
-        assert_eq!(merge(&kernel(&stack)), kernel(&stack));
-        // Element size other than the poison's.
-        let wide = [access(0, 0), access(1, 256)].concat().replace("getelementptr float", "getelementptr double");
-        assert_eq!(merge(&kernel(&wide)), kernel(&wide));
-    }
 }

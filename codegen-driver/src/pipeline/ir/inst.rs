@@ -627,6 +627,15 @@ impl Inst {
             _ => None,
         }
     }
+
+    /// The address of a plain access: a `load` or `store` that is neither atomic nor volatile.
+    pub fn plain_access_address(&self) -> Option<&Value> {
+        match &self.op {
+            Op::Load { ptr, atomic: false, volatile: false, .. }
+            | Op::Store { ptr, atomic: false, volatile: false, .. } => Some(ptr),
+            _ => None,
+        }
+    }
 }
 
 /// The node number of attachment `key` (`!dbg`) in `meta` (`, !dbg !7, …`).
@@ -773,5 +782,18 @@ mod tests {
         assert_eq!(moved.text(), "  store i64 %n, ptr %a, align 8, !dbg !20, !noalias !{!3}");
         let br = Inst::parse("  br i1 %x, label %x, label %y");
         assert_eq!(br.replace_use("x", &Value::bool(false)).text(), "  br i1 false, label %x, label %y");
+    }
+
+    #[test]
+    fn plain_accesses_have_an_address() {
+        let address = |line: &str| Inst::parse(line).plain_access_address().cloned();
+        assert_eq!(address("  %x = load float, ptr %p.1, align 4, !dbg !3"), Some(Value::local("p.1")));
+        assert_eq!(address("  store ptr %a, ptr addrspace(1) %b, align 8"), Some(Value::local("b")));
+        assert_eq!(address("  store i32 0, ptr @g, align 4"), Some(Value::Global("g".into())));
+        assert_eq!(address("  %x = load volatile i32, ptr %p, align 4"), None);
+        assert_eq!(address("  store volatile i32 1, ptr %p, align 4"), None);
+        assert_eq!(address("  store atomic i32 1, ptr %p release, align 4"), None);
+        assert_eq!(address("  %x = load atomic i32, ptr %p acquire, align 4"), None);
+        assert_eq!(address("  %x = add i32 1, 2"), None);
     }
 }

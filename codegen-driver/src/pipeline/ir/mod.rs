@@ -8,6 +8,7 @@
 //!   line outside a definition kept as it is.
 //! - `cfg.rs`: successors, predecessors, dominators, natural loops, uses.
 //! - `debug_copy.rs`: copying a function's debug scopes for a copy of the function.
+//! - `edit.rs`: edits of a function's instructions, collected while reading it and applied at once.
 //!
 //! Printing is exact: a module that no pass changed prints back byte for byte (each instruction
 //! keeps its text; an edited one is rendered from its operation), so a pass's output differs
@@ -15,6 +16,7 @@
 
 pub mod cfg;
 pub mod debug_copy;
+pub mod edit;
 pub mod function;
 pub mod inst;
 pub mod lex;
@@ -26,6 +28,7 @@ pub mod types;
 pub const SREG: &str = "llvm.nvvm.read.ptx.sreg.";
 
 pub use cfg::Cfg;
+pub use edit::Edits;
 pub use function::{Block, Function, Namer, Param};
 pub use inst::{BinOp, Call, Callee, CastOp, Flags, Inst, Op, Pred};
 pub use module::{Item, Module};

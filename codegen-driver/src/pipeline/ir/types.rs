@@ -144,6 +144,14 @@ impl Value {
         Some(v & mask)
     }
 
+    /// This integer constant of type `ty` if it is not negative read as signed, as `opt` prints it
+    /// (`-1` is not; `255` of `i8` is not either, though `as_int` reads it).
+    pub fn as_non_negative(&self, ty: &Type) -> Option<u64> {
+        let v = self.as_int(ty)?;
+        let sign = 1u64 << (ty.int_bits()? - 1);
+        (v & sign == 0).then_some(v)
+    }
+
     pub fn is_const(&self) -> bool {
         matches!(self, Value::Const(_))
     }
@@ -185,6 +193,10 @@ mod tests {
         assert_eq!(Value::Const("18446744073709551615".into()).as_int(&I64), Some(u64::MAX));
         assert_eq!(Value::Const("true".into()).as_int(&I1), Some(1));
         assert_eq!(Value::Const("null".into()).as_int(&I64), None);
+        assert_eq!(Value::Const("9223372036854775807".into()).as_non_negative(&I64), Some(i64::MAX as u64));
+        assert_eq!(Value::Const("-9223372034707292160".into()).as_non_negative(&I64), None);
+        assert_eq!(Value::Const("255".into()).as_non_negative(&Type::Int(8)), None);
+        assert_eq!(Value::Const("0".into()).as_non_negative(&I32), Some(0));
         assert_eq!(Type::Struct(vec![I64, I1]).to_string(), "{ i64, i1 }");
         assert_eq!(Type::Ptr(3).to_string(), "ptr addrspace(3)");
         assert_eq!(prefixed("oxide.fast.", "\"a b\""), "\"oxide.fast.a b\"");

@@ -1,0 +1,21 @@
+; `%s2` (offset 512) is computed but its address never loaded: its check must not poison the
+; others, which share the check of the largest offset that is dereferenced (256).
+define void @k(ptr %x, i64 %len, i64 %i) {
+start:
+  %ok0 = icmp ult i64 %i, %len
+  %oxide.last1 = add nuw i64 %i, 256
+  %oxide.inb1 = icmp ult i64 %oxide.last1, %len
+  %oxide.base1 = select i1 %oxide.inb1, i64 %i, i64 2305843009750564864
+  %s0 = add i64 %oxide.base1, 0
+  %a0 = getelementptr float, ptr %x, i64 %s0
+  %v0 = load float, ptr %a0, align 4
+  %i1 = or disjoint i64 %i, 256
+  %ok1 = icmp ult i64 %i1, %len
+  %s1 = add i64 %oxide.base1, 256
+  %a1 = getelementptr float, ptr %x, i64 %s1
+  %v1 = load float, ptr %a1, align 4
+  %i2 = or disjoint i64 %i, 512
+  %ok2 = icmp ult i64 %i2, %len
+  %s2 = select i1 %ok2, i64 %i2, i64 2305843009750564864
+  ret void
+}
