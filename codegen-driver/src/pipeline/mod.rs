@@ -10,7 +10,6 @@ mod flat_index_u32;
 #[cfg(test)]
 mod golden;
 pub mod ir;
-mod ir_functions;
 mod link;
 pub mod llvm;
 mod narrow_counters;

@@ -280,7 +280,8 @@ fn dereferenced_later(f: &Function, defs: &Defs<'_>, insts: &[Inst], name: &str,
         }
         let generic =
             matches!(inst.op(), Op::Load { ptr_ty: Type::Ptr(0), .. } | Op::Store { ptr_ty: Type::Ptr(0), .. });
-        if generic && inst.plain_access_address().and_then(Value::as_local).is_some_and(|a| addresses.contains(a)) {
+        if generic && inst.op().plain_access_address().and_then(Value::as_local).is_some_and(|a| addresses.contains(a))
+        {
             return true;
         }
     }

@@ -173,17 +173,6 @@ pub fn verify_file(opt: &Path, pass: &str, text: &str, path: &Path) -> Result<()
     })
 }
 
-/// A pass still written over text: `f` runs on the printed module, whose result is read back.
-pub(super) fn on_text(module: &mut Module, f: impl FnOnce(&str) -> String) -> bool {
-    let before = module.to_string();
-    let after = f(&before);
-    if after == before {
-        return false;
-    }
-    *module = Module::parse(&after);
-    true
-}
-
 fn write(path: &Path, text: &str) -> Result<(), ToolError> {
     std::fs::write(path, text).map_err(|e| ToolError::Io(PathBuf::from(path), e))
 }

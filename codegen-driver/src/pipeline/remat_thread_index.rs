@@ -13,8 +13,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::ir::SREG;
 use super::ir::{BinOp, Call, Callee, CastOp, Cfg, Edits, Function, I32, Inst, Module, Namer, Op, Type, Value, cfg};
-use super::ir_functions::SREG;
 use super::passes::State;
 
 /// The special registers that hold one value for the whole life of a thread.

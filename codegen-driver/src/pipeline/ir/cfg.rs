@@ -10,8 +10,6 @@ use super::inst::Op;
 pub struct Cfg {
     pub succs: Vec<Vec<usize>>,
     pub preds: Vec<Vec<usize>>,
-    /// Reverse post-order of the blocks reachable from the entry.
-    pub rpo: Vec<usize>,
     pub reachable: Vec<bool>,
     /// Immediate dominators (the entry's is itself; `None` for unreachable blocks).
     pub idom: Vec<Option<usize>>,
@@ -54,15 +52,11 @@ impl Cfg {
         }
         order.reverse();
         let idom = dominators(&order, &preds, n);
-        Cfg { succs, preds, rpo: order, reachable, idom }
+        Cfg { succs, preds, reachable, idom }
     }
 
     pub fn len(&self) -> usize {
         self.succs.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.succs.is_empty()
     }
 
     /// Whether block `a` dominates block `b` (every block dominates itself).

@@ -472,11 +472,6 @@ impl Inst {
         &self.text[self.attachments..]
     }
 
-    /// The `!dbg` location's node number.
-    pub fn debug_location(&self) -> Option<u64> {
-        attachment(self.attachments(), "!dbg")
-    }
-
     /// This instruction with another operation; the result and the attachments stay.
     pub fn with_op(&self, op: Op) -> Inst {
         Inst::new(self.result(), op, self.attachments())
@@ -627,22 +622,6 @@ impl Inst {
             _ => None,
         }
     }
-
-    /// The address of a plain access: a `load` or `store` that is neither atomic nor volatile.
-    pub fn plain_access_address(&self) -> Option<&Value> {
-        match &self.op {
-            Op::Load { ptr, atomic: false, volatile: false, .. }
-            | Op::Store { ptr, atomic: false, volatile: false, .. } => Some(ptr),
-            _ => None,
-        }
-    }
-}
-
-/// The node number of attachment `key` (`!dbg`) in `meta` (`, !dbg !7, …`).
-pub fn attachment(meta: &str, key: &str) -> Option<u64> {
-    let toks = lex::tokens(meta);
-    let i = toks.iter().position(|t| t.is(Kind::Meta, key))?;
-    toks.get(i + 1)?.text.strip_prefix('!')?.parse().ok()
 }
 
 #[cfg(test)]
@@ -665,7 +644,7 @@ mod tests {
             }
         );
         assert_eq!(i.attachments(), ", !dbg !14");
-        assert_eq!(i.debug_location(), Some(14));
+        assert_eq!(i.attachment_pairs(), vec![("!dbg", "!14")]);
         assert_eq!(i.uses(), vec!["v79.i", "v81.i"]);
         let call =
             Inst::parse("  %v = tail call noundef range(i32 0, 1024) i32 @llvm.nvvm.read.ptx.sreg.tid.x(), !dbg !14");
@@ -782,18 +761,5 @@ mod tests {
         assert_eq!(moved.text(), "  store i64 %n, ptr %a, align 8, !dbg !20, !noalias !{!3}");
         let br = Inst::parse("  br i1 %x, label %x, label %y");
         assert_eq!(br.replace_use("x", &Value::bool(false)).text(), "  br i1 false, label %x, label %y");
-    }
-
-    #[test]
-    fn plain_accesses_have_an_address() {
-        let address = |line: &str| Inst::parse(line).plain_access_address().cloned();
-        assert_eq!(address("  %x = load float, ptr %p.1, align 4, !dbg !3"), Some(Value::local("p.1")));
-        assert_eq!(address("  store ptr %a, ptr addrspace(1) %b, align 8"), Some(Value::local("b")));
-        assert_eq!(address("  store i32 0, ptr @g, align 4"), Some(Value::Global("g".into())));
-        assert_eq!(address("  %x = load volatile i32, ptr %p, align 4"), None);
-        assert_eq!(address("  store volatile i32 1, ptr %p, align 4"), None);
-        assert_eq!(address("  store atomic i32 1, ptr %p release, align 4"), None);
-        assert_eq!(address("  %x = load atomic i32, ptr %p acquire, align 4"), None);
-        assert_eq!(address("  %x = add i32 1, 2"), None);
     }
 }

@@ -29,7 +29,7 @@ pub const SREG: &str = "llvm.nvvm.read.ptx.sreg.";
 
 pub use cfg::Cfg;
 pub use edit::Edits;
-pub use function::{Block, Function, Namer, Param};
+pub use function::{Block, Function, Namer};
 pub use inst::{BinOp, Call, Callee, CastOp, Flags, Inst, Op, Pred};
 pub use module::{Item, Module};
 pub use types::{I1, I32, I64, Type, Value};

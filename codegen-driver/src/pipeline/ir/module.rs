@@ -68,6 +68,7 @@ impl Module {
         })
     }
 
+    #[cfg(test)]
     pub fn function(&self, name: &str) -> Option<&Function> {
         self.functions().find(|f| f.name == name)
     }
@@ -102,12 +103,6 @@ impl Module {
                 Some((id.parse().ok()?, rest))
             })
             .collect()
-    }
-
-    /// The text of attribute group `#n` (`{ … }`).
-    pub fn attribute_group(&self, n: u32) -> Option<&str> {
-        let key = format!("attributes #{n} = ");
-        self.lines().find_map(|l| l.strip_prefix(key.as_str()))
     }
 
     /// The globals (functions and variables, without `@`) named anywhere outside declarations:

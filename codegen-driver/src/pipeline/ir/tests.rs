@@ -40,13 +40,12 @@ attributes #0 = { nounwind "nvvm.maxntid"="256" }
 fn a_module_prints_back_byte_for_byte() {
     let m = Module::parse(MODULE);
     assert_eq!(m.to_string(), MODULE);
-    let f = m.function("k").expect("parsed");
+    let f = m.functions().find(|f| f.name == "k").expect("parsed");
     assert_eq!(f.blocks.len(), 3);
     assert_eq!(f.blocks[2].label.as_deref(), Some("\"exit x\""));
     assert_eq!(f.blocks[1].successors(), vec!["\"exit x\"", "bb2", "\"exit x\""]);
     assert!(matches!(f.blocks[2].insts[0].op(), Op::Phi { .. }));
     assert_eq!(f.value_types()["c"], I1);
-    assert_eq!(m.attribute_group(0), Some("{ nounwind \"nvvm.maxntid\"=\"256\" }"));
     assert!(m.has_function("f") && m.has_function("k") && !m.has_function("g"));
     let cfg = Cfg::new(f);
     assert_eq!(cfg.preds[2], vec![0, 1, 1]);

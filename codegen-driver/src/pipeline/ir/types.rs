@@ -39,28 +39,9 @@ impl Type {
         }
     }
 
-    /// Whether this is an integer type of at most 64 bits.
-    pub fn is_int(&self) -> bool {
-        self.int_bits().is_some()
-    }
-
     /// The largest unsigned value of an integer type (`u64::MAX` for `i64`).
     pub fn mask(&self) -> Option<u64> {
         self.int_bits().map(|b| if b == 64 { u64::MAX } else { (1u64 << b) - 1 })
-    }
-
-    /// Bytes of a scalar or a vector of scalars (a GEP's element).
-    pub fn store_size(&self) -> Option<u64> {
-        Some(match self {
-            Type::Int(b) if b % 8 == 0 => u64::from(*b / 8),
-            Type::Half | Type::BFloat => 2,
-            Type::Float => 4,
-            Type::Double => 8,
-            Type::Ptr(_) => 8,
-            Type::Vector(n, t) => u64::from(*n) * t.store_size()?,
-            Type::Array(n, t) => n * t.store_size()?,
-            _ => return None,
-        })
     }
 }
 
@@ -150,10 +131,6 @@ impl Value {
         let v = self.as_int(ty)?;
         let sign = 1u64 << (ty.int_bits()? - 1);
         (v & sign == 0).then_some(v)
-    }
-
-    pub fn is_const(&self) -> bool {
-        matches!(self, Value::Const(_))
     }
 }
 
