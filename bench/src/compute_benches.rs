@@ -1,5 +1,5 @@
-//! Arithmetic-bound benchmarks: all-pairs n-body on `F32x4` bodies, and the register-blocked
-//! SGEMM, also timed against cuBLAS in the same run.
+//! Arithmetic-bound benchmarks: all-pairs n-body on `F32x4` bodies, attention (f32, online
+//! softmax), and the register-blocked SGEMM, also timed against cuBLAS in the same run.
 
 use std::cell::RefCell;
 
@@ -13,7 +13,7 @@ use gemm_wgmma_tma::{BK as WG_BK, BM as WG_BM, SMEM_BYTES as WG_SMEM_BYTES};
 use crate::benches::{Env, NAN, Outcome, Row, Work};
 use crate::check::Lcg;
 use crate::cublas::Cublas;
-use crate::kernels::{BM, NBODY_TILE};
+use crate::kernels::{ATT_D, ATT_TILE, BM, NBODY_TILE};
 use crate::measure::{Arg, Stamp, ck, launch_nvcc, time_sides};
 
 /// Relative error of `got` against a float64 `want` with an absolute floor, over sampled entries.
@@ -347,4 +347,89 @@ fn check_and_time_three(
     };
     let [ro, co, bo] = oks;
     Ok([outcome(ro, t[0]), outcome(co, t[1]), outcome(bo, t[2])])
+}
+
+pub fn attention(env: &mut Env<'_>) -> Result<Row, String> {
+    attention_row(env, false)
+}
+
+pub fn attention_causal(env: &mut Env<'_>) -> Result<Row, String> {
+    attention_row(env, true)
+}
+
+/// Attention forward over 16 (batch, head) pairs of `seq` rows, head dimension 64: the output
+/// and the log-sum-exp of 256 sampled rows checked against float64.
+fn attention_row(env: &mut Env<'_>, causal: bool) -> Result<Row, String> {
+    let (bh, seq) = (16usize, 2048usize >> env.shift.min(3));
+    let n = bh * seq * ATT_D;
+    let scale = 1.0 / (ATT_D as f32).sqrt();
+    let (q, k, v) = (env.rng.vec_f32(n), env.rng.vec_f32(n), env.rng.vec_f32(n));
+    let mut pick = Lcg(env.rng.next_u64());
+    // (index into out or lse, float64 value, scale): each sampled row's 64 outputs and its lse.
+    let mut want: Vec<(usize, f64, f64)> = Vec::new();
+    let mut want_lse: Vec<(usize, f64, f64)> = Vec::new();
+    for _ in 0..256 {
+        let (h, i) = ((pick.next_u64() % bh as u64) as usize, (pick.next_u64() % seq as u64) as usize);
+        let at = |x: &[f32], row: usize, d: usize| x[(h * seq + row) * ATT_D + d] as f64;
+        let keys = if causal { i + 1 } else { seq };
+        let s: Vec<f64> =
+            (0..keys).map(|j| (0..ATT_D).map(|d| at(&q, i, d) * at(&k, j, d)).sum::<f64>() * scale as f64).collect();
+        let m = s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let l: f64 = s.iter().map(|x| (x - m).exp()).sum();
+        for d in 0..ATT_D {
+            let o: f64 = s.iter().enumerate().map(|(j, x)| (x - m).exp() * at(&v, j, d)).sum::<f64>() / l;
+            want.push(((h * seq + i) * ATT_D + d, o, 1.0));
+        }
+        want_lse.push((h * seq + i, m + l.ln(), 1.0 + (m + l.ln()).abs()));
+    }
+    let (qd, kd, vd) = (env.upload(&q, "q")?, env.upload(&k, "k")?, env.upload(&v, "v")?);
+    let poison = env.upload(&vec![NAN; n], "poison")?;
+    let outd = RefCell::new(env.upload(&vec![NAN; n], "out")?);
+    let lsed = RefCell::new(env.upload(&vec![NAN; bh * seq], "lse")?);
+    let (out_ptr, lse_ptr) = (outd.borrow().as_device_ptr(), lsed.borrow().as_device_ptr());
+    let t = ATT_TILE as u32;
+    let cfg = LaunchConfig { grid_dim: (seq as u32 / t, bh as u32, 1), block_dim: (16, 16, 1), shared_mem_bytes: 0 };
+    let (stream, rust) = (env.stream, env.rust);
+    let f = env.nvcc_fn("attention", "attention");
+    let flag = u32::from(causal);
+    let mut reset = || ck(outd.borrow_mut().copy_from(stream, &poison), "poison out");
+    let check = || {
+        let got = env.download(&outd.borrow())?;
+        let lse = env.download(&lsed.borrow())?;
+        // float32 sums of `seq` terms and expf: about 1e-5 of the values' scale.
+        Ok(sampled(&got, &want, 1e-4)?.max(sampled(&lse, &want_lse, 1e-5)?))
+    };
+    let mut r = |_: usize| {
+        let (mut o, mut l) = (outd.borrow_mut(), lsed.borrow_mut());
+        ck(
+            rust.attention(stream, cfg, &qd, &kd, &vd, &mut o, &mut l, seq as u32, scale, flag),
+            "launch attention (rust)",
+        )
+    };
+    let mut c = |_: usize| {
+        let f = f.as_ref().map_err(Clone::clone)?;
+        let args = [
+            Arg::buf(&qd),
+            Arg::buf(&kd),
+            Arg::buf(&vd),
+            Arg::Ptr(out_ptr),
+            Arg::Ptr(lse_ptr),
+            Arg::I32(seq as i32),
+            Arg::F32(scale),
+            Arg::I32(flag as i32),
+        ];
+        launch_nvcc(f, stream, cfg, &args)
+    };
+    let (rust, nvcc) = env.run_sides(1, &mut reset, &check, &mut r, &mut c)?;
+    // Q K^T and P V: 4 bh seq^2 d FLOP, half of it under the causal mask.
+    let flops = 4.0 * (bh * seq * seq * ATT_D) as f64 * if causal { 0.5 } else { 1.0 };
+    Ok(Row {
+        name: if causal { "attention_causal" } else { "attention" },
+        size: format!("{bh} x {seq} x {ATT_D} f32"),
+        work: Work::Flops(flops),
+        note: "one set: q, k, v of 8 MB each, compute-bound".into(),
+        rust,
+        nvcc,
+        cublas: None,
+    })
 }

@@ -27,6 +27,12 @@ pub const SCAN_TILE: usize = 1024;
 /// Register-blocked SGEMM: 128 × 128 block tile, 8-deep k tile, 8 × 8 outputs per thread.
 pub const BM: usize = 128;
 pub const BK: usize = 8;
+/// Attention: head dimension, and query rows and keys per tile (one block of 16 x 16 threads
+/// per 32 query rows; each thread 2 rows x 2 keys of a score tile, 2 rows x 4 columns of the output).
+pub const ATT_D: usize = 64;
+pub const ATT_TILE: usize = 32;
+/// Row pitch of the query and key tiles in shared memory (one padding column: no bank conflicts).
+const ATT_PITCH: usize = ATT_D + 1;
 // The bf16 GEMMs (gemm_mma, gemm_wgmma) are the examples' own kernels (examples/gemm-mma,
 // examples/gemm-wgmma-tma), which the bench depends on: it times the kernel they verify.
 
@@ -539,6 +545,129 @@ pub mod kernels {
                 let v =
                     F32x4::new([acc[i][4 * half], acc[i][4 * half + 1], acc[i][4 * half + 2], acc[i][4 * half + 3]]);
                 c[(row * n + col) / 4] = v;
+            }
+        }
+    }
+
+    /// Scaled dot-product attention, forward, f32: FlashAttention-2's recurrence without tensor
+    /// cores. A block of 16 x 16 threads takes 32 query rows of one (batch, head); key and value
+    /// tiles of 32 rows pass through shared memory; each thread computes 2 x 2 scores, the rows'
+    /// running maximum and sum go through the 16 threads of a row (shuffles), probabilities
+    /// through shared memory into the 2 x 4 outputs each thread keeps in registers, rescaled
+    /// when the maximum grows (online softmax). `lse` gets each row's log-sum-exp, which a
+    /// backward pass needs. `q`, `k`, `v`, `out`: `[bh][seq][ATT_D]`; grid `(seq / 32, bh)`.
+    #[kernel]
+    #[launch_bounds(256)]
+    pub fn attention(
+        q: &[f32],
+        k: &[f32],
+        v: &[f32],
+        out: &mut [f32],
+        lse: &mut [f32],
+        seq: u32,
+        scale: f32,
+        causal: u32,
+    ) {
+        static mut QS: SharedArray<f32, { ATT_TILE * ATT_PITCH }> = SharedArray::UNINIT;
+        static mut KS: SharedArray<f32, { ATT_TILE * ATT_PITCH }> = SharedArray::UNINIT;
+        static mut VS: SharedArray<F32x4, { ATT_TILE * ATT_D / 4 }> = SharedArray::UNINIT;
+        static mut PS: SharedArray<f32, { ATT_TILE * (ATT_TILE + 1) }> = SharedArray::UNINIT;
+        let seq = seq as usize;
+        let (tx, ty) = (thread::threadIdx_x() as usize, thread::threadIdx_y() as usize);
+        let tid = ty * 16 + tx;
+        let q_tile = thread::blockIdx_x() as usize;
+        let head = thread::blockIdx_y() as usize * seq * ATT_D;
+        // The query tile, scaled (each thread 8 of its 32 x 64 values; consecutive threads read
+        // consecutive addresses).
+        for i in 0..8 {
+            let e = i * 256 + tid;
+            let (r, d) = (e / ATT_D, e % ATT_D);
+            // SAFETY: each element is written by one thread and read after the barrier.
+            unsafe { QS.write(r * ATT_PITCH + d, q[head + (q_tile * ATT_TILE + r) * ATT_D + d] * scale) };
+        }
+        let mut o = [[0.0f32; 4]; 2];
+        let mut m = [f32::NEG_INFINITY; 2];
+        let mut l = [0.0f32; 2];
+        let tiles = if causal != 0 { q_tile + 1 } else { seq / ATT_TILE };
+        for kt in 0..tiles {
+            for i in 0..8 {
+                let e = i * 256 + tid;
+                let (r, d) = (e / ATT_D, e % ATT_D);
+                let at = head + (kt * ATT_TILE + r) * ATT_D + d;
+                // SAFETY: as the query tile; the barrier at the end of the last tile ended its reads.
+                unsafe { KS.write(r * ATT_PITCH + d, k[at]) };
+            }
+            for i in 0..2 {
+                let e = i * 256 + tid;
+                let (r, c) = (e / (ATT_D / 4), e % (ATT_D / 4));
+                let at = head + (kt * ATT_TILE + r) * ATT_D + 4 * c;
+                let row = F32x4::new([v[at], v[at + 1], v[at + 2], v[at + 3]]);
+                // SAFETY: as the key tile.
+                unsafe { VS.write(r * (ATT_D / 4) + c, row) };
+            }
+            sync_threads();
+            // Scores of rows 2ty, 2ty + 1 against keys 2tx, 2tx + 1.
+            let mut s = [[0.0f32; 2]; 2];
+            for d in 0..ATT_D {
+                // SAFETY: the tiles are complete (barrier) and nobody writes them now.
+                let (q0, q1) = unsafe { (QS.read(2 * ty * ATT_PITCH + d), QS.read((2 * ty + 1) * ATT_PITCH + d)) };
+                let (k0, k1) = unsafe { (KS.read(2 * tx * ATT_PITCH + d), KS.read((2 * tx + 1) * ATT_PITCH + d)) };
+                s[0][0] += q0 * k0;
+                s[0][1] += q0 * k1;
+                s[1][0] += q1 * k0;
+                s[1][1] += q1 * k1;
+            }
+            for r in 0..2 {
+                if causal != 0 && kt == q_tile {
+                    for c in 0..2 {
+                        if 2 * tx + c > 2 * ty + r {
+                            s[r][c] = f32::NEG_INFINITY;
+                        }
+                    }
+                }
+                // The row's maximum and sum over its 16 threads (lanes 16 apart hold other rows).
+                let mut tile_max = s[r][0].max(s[r][1]);
+                for lane in [8, 4, 2, 1] {
+                    tile_max = tile_max.max(warp::shfl_xor_sync(u32::MAX, tile_max, lane));
+                }
+                let m_new = m[r].max(tile_max);
+                let (p0, p1) = ((s[r][0] - m_new).exp(), (s[r][1] - m_new).exp());
+                let mut sum = p0 + p1;
+                for lane in [8, 4, 2, 1] {
+                    sum += warp::shfl_xor_sync(u32::MAX, sum, lane);
+                }
+                let correction = (m[r] - m_new).exp();
+                l[r] = l[r] * correction + sum;
+                m[r] = m_new;
+                for c in 0..4 {
+                    o[r][c] *= correction;
+                }
+                // SAFETY: each probability is written by one thread and read after the barrier.
+                unsafe {
+                    PS.write((2 * ty + r) * (ATT_TILE + 1) + 2 * tx, p0);
+                    PS.write((2 * ty + r) * (ATT_TILE + 1) + 2 * tx + 1, p1);
+                }
+            }
+            sync_threads();
+            for j in 0..ATT_TILE {
+                // SAFETY: the probabilities and the value tile are complete (barrier).
+                let (p0, p1) =
+                    unsafe { (PS.read(2 * ty * (ATT_TILE + 1) + j), PS.read((2 * ty + 1) * (ATT_TILE + 1) + j)) };
+                let w = unsafe { VS.read(j * (ATT_D / 4) + tx) };
+                for c in 0..4 {
+                    o[0][c] += p0 * w.to_array()[c];
+                    o[1][c] += p1 * w.to_array()[c];
+                }
+            }
+            sync_threads();
+        }
+        for r in 0..2 {
+            let row = q_tile * ATT_TILE + 2 * ty + r;
+            for c in 0..4 {
+                out[head + row * ATT_D + 4 * tx + c] = o[r][c] / l[r];
+            }
+            if tx == 0 {
+                lse[thread::blockIdx_y() as usize * seq + row] = m[r] + l[r].ln();
             }
         }
     }

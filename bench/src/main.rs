@@ -23,7 +23,8 @@ const USAGE: &str = "usage: oxide-bench [--cubin-dir DIR] [--reps N] [--warmup N
   --reps N         timed launches per side (default 30; median reported)
   --warmup N       untimed launches per side first (default 3)
   --only NAMES     comma-separated subset of: vecadd saxpy reduce transpose histogram sgemm vecadd_v4
-                   reduce_v4 softmax layernorm stencil5 nbody scan axpy_bf16 sgemm128 gemm_mma_4k gemm_mma_8k gemm_wgmma_4k gemm_wgmma_8k
+                   reduce_v4 softmax layernorm stencil5 nbody attention attention_causal scan axpy_bf16 sgemm128
+                   gemm_mma_4k gemm_mma_8k gemm_wgmma_4k gemm_wgmma_8k
   --quick          4x fewer elements per vector, 16x fewer per matrix, 64x fewer SGEMM FLOPs (smoke test)
   --seed N         input seed (default: from the clock)";
 
@@ -77,7 +78,7 @@ fn main() {
 }
 
 type Bench = fn(&mut Env<'_>) -> Result<Row, String>;
-const BENCHES: [(&str, Bench); 19] = [
+const BENCHES: [(&str, Bench); 21] = [
     ("vecadd", benches::vecadd),
     ("saxpy", benches::saxpy),
     ("reduce", benches::reduce),
@@ -90,6 +91,8 @@ const BENCHES: [(&str, Bench); 19] = [
     ("layernorm", row_benches::layernorm),
     ("stencil5", row_benches::stencil),
     ("nbody", compute_benches::nbody),
+    ("attention", compute_benches::attention),
+    ("attention_causal", compute_benches::attention_causal),
     ("scan", vector_benches::scan),
     ("axpy_bf16", vector_benches::axpy_bf16),
     ("sgemm128", compute_benches::sgemm128),
