@@ -53,9 +53,12 @@ pub enum DeviceError {
         kernel: String,
         bytes: u64,
     },
-    /// A `SharedArray` held by a local variable instead of a `static`.
+    /// A `SharedMemory` or `SharedArray` held by a local variable instead of a `static`;
+    /// `declaration` is the `static` to write instead (in backticks), with the user's element
+    /// type and length.
     SharedArrayLocal {
         ty: String,
+        declaration: String,
     },
     /// A `static SharedArray` larger than static shared memory may be.
     SharedStaticTooLarge {
@@ -176,7 +179,7 @@ impl DeviceError {
                 "the parameters of kernel `{kernel}` take {bytes} bytes; a kernel's parameters may take at most {} bytes",
                 oxide_contract::limits::MAX_KERNEL_PARAM_BYTES
             ),
-            SharedArrayLocal { ty } => format!(
+            SharedArrayLocal { ty, .. } => format!(
                 "`{ty}` must be a `static`: as a local variable it would be private to each thread, \
                  not shared memory of the block"
             ),
@@ -265,8 +268,7 @@ impl DeviceError {
                 "pass large data in a device buffer (`&[T]`), not by value; or split the value over several launches"
             }
             SharedArrayLocal { .. } => {
-                "declare it in the kernel as `static mut TILE: SharedArray<T, N> = SharedArray::UNINIT;` (one per block), \
-                 or use dynamic shared memory (`cuda_device::shared::dynamic`) sized by `LaunchConfig::shared_mem_bytes`"
+                "or use dynamic shared memory (`cuda_device::shared::dynamic`) sized by `LaunchConfig::shared_mem_bytes`"
             }
             SharedStaticTooLarge { .. } => {
                 "use dynamic shared memory (`cuda_device::shared::dynamic`) sized by `LaunchConfig::shared_mem_bytes`: \
@@ -330,6 +332,16 @@ impl DeviceError {
             | CVariadicArgument
             | UnsizedByValue => return None,
         })
+    }
+
+    /// A help line made of the user's own types, shown before [`DeviceError::help`].
+    fn suggestion(&self) -> Option<String> {
+        match self {
+            DeviceError::SharedArrayLocal { declaration, .. } => Some(format!(
+                "declare it as a `static` (one per block), in the kernel or at module level: {declaration}"
+            )),
+            _ => None,
+        }
     }
 
     /// Notes that follow the "called by" chain.
@@ -513,6 +525,9 @@ fn emit<'tcx>(cx: &CodegenCx<'tcx>, site: &UserSite<'tcx>, error: &DeviceError) 
     cx.reports.failed.set(true);
     let mut diag = cx.tcx.dcx().struct_span_err(site.span, error.message());
     add_chain(cx, &mut diag, site);
+    if let Some(suggestion) = error.suggestion() {
+        diag.help(suggestion);
+    }
     if let Some(help) = error.help() {
         diag.help(help);
     }

@@ -33,7 +33,7 @@ use crate::{cluster, sync, thread, warp};
 
 mod collectives;
 
-pub use collectives::{WarpShuffle, block_reduce, block_scan, ops, warp_reduce, warp_scan};
+pub use collectives::{BlockScratch, WarpShuffle, block_reduce, block_scan, ops, warp_reduce, warp_scan};
 
 /// What every group has: a size, this thread's rank in it, and a barrier over it.
 ///

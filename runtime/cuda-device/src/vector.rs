@@ -239,8 +239,9 @@ pub fn as_lanes<V: Vector>(vectors: &[V]) -> &[V::Elem] {
     unsafe { core::slice::from_raw_parts(vectors.as_ptr().cast::<V::Elem>(), vectors.len() * V::LANES) }
 }
 
-/// Lane-by-lane access to a [`SharedArray`](crate::SharedArray) of vectors: for tiles that are
-/// written one element at a time (a transposed load) and read a whole vector at a time.
+/// Lane-by-lane access to a [`SharedMemory`](crate::SharedMemory) or
+/// [`SharedArray`](crate::SharedArray) of vectors: for tiles that are written one element at a
+/// time (a transposed load) and read a whole vector at a time.
 pub trait SharedLanes {
     /// The lane type of the array's vectors.
     type Elem;
@@ -248,31 +249,36 @@ pub trait SharedLanes {
     /// Element `i` of the array seen as `N * LANES` scalars (bounds-checked).
     ///
     /// # Safety
-    /// As for [`SharedArray::read`](crate::SharedArray::read).
+    /// As for [`SharedMemory::read`](crate::SharedMemory::read).
     unsafe fn read_lane(&self, i: usize) -> Self::Elem;
 
     /// Writes element `i` of the array seen as `N * LANES` scalars (bounds-checked).
     ///
     /// # Safety
-    /// As for [`SharedArray::write`](crate::SharedArray::write).
+    /// As for [`SharedMemory::write`](crate::SharedMemory::write).
     unsafe fn write_lane(&self, i: usize, value: Self::Elem);
 }
 
-impl<V: Vector, const N: usize> SharedLanes for crate::SharedArray<V, N> {
-    type Elem = V::Elem;
+macro_rules! shared_lanes {
+    ($($array:ident)*) => {$(
+        impl<V: Vector, const N: usize, const ALIGN: usize> SharedLanes for crate::$array<V, N, ALIGN> {
+            type Elem = V::Elem;
 
-    #[inline(always)]
-    unsafe fn read_lane(&self, i: usize) -> V::Elem {
-        let lanes = self.as_mut_ptr().cast::<V::Elem>();
-        unsafe { crate::intrinsics::shared_index_checked(lanes, i, N * V::LANES).read() }
-    }
+            #[inline(always)]
+            unsafe fn read_lane(&self, i: usize) -> V::Elem {
+                let lanes = self.as_mut_ptr().cast::<V::Elem>();
+                unsafe { crate::intrinsics::shared_index_checked(lanes, i, N * V::LANES).read() }
+            }
 
-    #[inline(always)]
-    unsafe fn write_lane(&self, i: usize, value: V::Elem) {
-        let lanes = self.as_mut_ptr().cast::<V::Elem>();
-        unsafe { crate::intrinsics::shared_index_checked(lanes, i, N * V::LANES).write(value) }
-    }
+            #[inline(always)]
+            unsafe fn write_lane(&self, i: usize, value: V::Elem) {
+                let lanes = self.as_mut_ptr().cast::<V::Elem>();
+                unsafe { crate::intrinsics::shared_index_checked(lanes, i, N * V::LANES).write(value) }
+            }
+        }
+    )*};
 }
+shared_lanes!(SharedMemory SharedArray);
 
 #[inline(always)]
 fn vector_len<V: Vector>(elems: usize, addr: usize) -> Option<usize> {
