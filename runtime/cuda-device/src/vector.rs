@@ -1,9 +1,9 @@
-//! Vector elements: 8- and 16-byte aligned groups of lanes ([`F32x4`], [`F64x2`], [`U32x4`], …)
-//! that load and store with one access per thread (`ld.global.nc.v4.f32`, `st.global.v4.f32`,
-//! `ld.shared.v4.f32`), as CUDA's `float4` does.
+//! Vector elements: 8- and 16-byte aligned groups of lanes ([`F32x4`], [`F64x2`], [`U32x4`], …,
+//! and eight halves: [`F16x8`], [`Bf16x8`]) that load and store with one access per thread
+//! (`ld.global.nc.v4.f32`, `st.global.v4.f32`, `ld.shared.v4.f32`), as CUDA's `float4` does.
 //!
 //! Use them as slice and `DisjointSlice` elements (`&[F32x4]`, the host passing a
-//! `DeviceBuffer<F32x4>`), in `SharedArray`s, or view a scalar slice as vectors with
+//! `DeviceBuffer<F32x4>`), in `SharedMemory`, or view a scalar slice as vectors with
 //! [`as_vectors`] when its length and alignment allow. Lane-wise `+ - *` and [`F32x4::mul_add`]
 //! work on whole vectors.
 //!
@@ -53,6 +53,9 @@
 
 use core::mem::{align_of, size_of};
 use core::ops::{Add, AddAssign, Index, IndexMut, Mul, Sub};
+
+/// Eight halves in 16 bytes (defined with the other half types): `as_vectors::<F16x8>(&[f16])`.
+pub use crate::half::{Bf16x8, F16x8};
 
 /// A vector element: `LANES` values of `Elem`, no padding, aligned to its size.
 ///
