@@ -188,7 +188,7 @@ fn shared_declaration<'tcx>(tcx: TyCtxt<'tcx>, shared: Ty<'tcx>) -> String {
 
 /// The `SharedMemory` or `SharedArray` a value of `ty` holds itself (not behind a reference or
 /// pointer), if any.
-fn held_shared_array<'tcx>(tcx: TyCtxt<'tcx>, ty: Ty<'tcx>, depth: u32) -> Option<Ty<'tcx>> {
+pub fn held_shared_array<'tcx>(tcx: TyCtxt<'tcx>, ty: Ty<'tcx>, depth: u32) -> Option<Ty<'tcx>> {
     if depth > 8 {
         return None;
     }

@@ -60,6 +60,12 @@ pub enum DeviceError {
         ty: String,
         declaration: String,
     },
+    /// A `static` whose type holds a `SharedMemory` or `SharedArray` without being one: it would
+    /// be one global for the whole grid, not shared memory of each block.
+    SharedArrayInStatic {
+        name: String,
+        ty: String,
+    },
     /// A `static SharedArray` larger than static shared memory may be.
     SharedStaticTooLarge {
         name: String,
@@ -183,6 +189,10 @@ impl DeviceError {
                 "`{ty}` must be a `static`: as a local variable it would be private to each thread, \
                  not shared memory of the block"
             ),
+            SharedArrayInStatic { name, ty } => format!(
+                "the static `{name}` holds shared memory inside a `{ty}`: only a static whose type is \
+                 `SharedMemory<..>` or `SharedArray<..>` itself is placed in shared memory"
+            ),
             SharedStaticTooLarge { name, bytes } => format!(
                 "shared memory `{name}` takes {bytes} bytes; static shared memory is limited to {} bytes per block",
                 oxide_contract::limits::DEFAULT_SHARED_MEMORY_PER_BLOCK
@@ -269,6 +279,10 @@ impl DeviceError {
             }
             SharedArrayLocal { .. } => {
                 "or use dynamic shared memory (`cuda_device::shared::dynamic`) sized by `LaunchConfig::shared_mem_bytes`"
+            }
+            SharedArrayInStatic { .. } => {
+                "declare each shared array as a `static` of its own (`static TILE: SharedMemory<T, N> = SharedMemory::UNINIT;`); \
+                 as part of another type it would be one global variable for the whole grid"
             }
             SharedStaticTooLarge { .. } => {
                 "use dynamic shared memory (`cuda_device::shared::dynamic`) sized by `LaunchConfig::shared_mem_bytes`: \
