@@ -1,15 +1,15 @@
 //! The Rust side of the benchmark: the same algorithms and launch shapes as `bench/cuda/*.cu`,
-//! written the way a user of `cuda_device` would write them (safe slices, `SharedArray`,
-//! vector elements, `#[unroll]`; `unsafe` only for shared-memory access and `cp.async`).
+//! written the way a user of `cuda_device` would write them (safe slices, `SharedMemory` statics
+//! and, where indexing reads better, `static mut` `SharedArray`s, vector elements, `#[unroll]`;
+//! `unsafe` only for shared-memory access and `cp.async`).
 // Register arrays indexed by unrolled loop counters, as the CUDA twins write them.
 #![allow(clippy::needless_range_loop)]
-// Shared arrays are `static mut` (one per block); their accessors take `&self`.
-#![allow(static_mut_refs)]
 
 use cuda_device::half::Bf16x2;
 use cuda_device::vector::{F32x4, SharedLanes, U32x4};
 use cuda_device::{
-    DisjointSlice, SharedArray, atomic, cuda_module, fast_math, kernel, launch_bounds, sync_threads, thread, warp,
+    DisjointSlice, SharedArray, SharedMemory, atomic, cuda_module, fast_math, kernel, launch_bounds, sync_threads,
+    thread, warp,
 };
 
 /// Edge of the transpose and SGEMM tiles.
@@ -39,7 +39,7 @@ const ATT_PITCH: usize = ATT_D + 1;
 /// The sum of `v` over a block of 256 threads (all of them must call it), in every thread.
 #[inline(always)]
 fn block_sum_256(v: f32) -> f32 {
-    static mut PARTS: SharedArray<f32, 8> = SharedArray::UNINIT;
+    static PARTS: SharedMemory<f32, 8> = SharedMemory::UNINIT;
     let t = thread::threadIdx_x() as usize;
     let v = warp::reduce_sum(v);
     sync_threads(); // the previous use of PARTS is over
@@ -59,7 +59,7 @@ fn block_sum_256(v: f32) -> f32 {
 /// The maximum of `v` over a block of 256 threads, in every thread.
 #[inline(always)]
 fn block_max_256(v: f32) -> f32 {
-    static mut PARTS: SharedArray<f32, 8> = SharedArray::UNINIT;
+    static PARTS: SharedMemory<f32, 8> = SharedMemory::UNINIT;
     let t = thread::threadIdx_x() as usize;
     let v = warp::reduce_max(v);
     sync_threads();
@@ -83,7 +83,7 @@ fn block_max_256(v: f32) -> f32 {
 /// Exclusive prefix sum of `v` over a block of 256 threads; also returns the block's total.
 #[inline(always)]
 fn block_exclusive_scan_256(v: u32) -> (u32, u32) {
-    static mut PARTS: SharedArray<u32, 8> = SharedArray::UNINIT;
+    static PARTS: SharedMemory<u32, 8> = SharedMemory::UNINIT;
     let t = thread::threadIdx_x() as usize;
     let inclusive = warp::inclusive_scan_sum(v);
     sync_threads();
@@ -134,7 +134,7 @@ pub mod kernels {
     #[kernel]
     #[launch_bounds(256)]
     pub fn block_sum(x: &[f32], partial: &mut [f32]) {
-        static mut WARP_SUMS: SharedArray<f32, 8> = SharedArray::UNINIT;
+        static WARP_SUMS: SharedMemory<f32, 8> = SharedMemory::UNINIT;
         let tid = thread::threadIdx_x() as usize;
         let mut acc = 0.0f32;
         for i in thread::grid_stride(x.len()) {
@@ -144,12 +144,12 @@ pub mod kernels {
         let (lane, warp_idx) = (tid % 32, tid / 32);
         if lane == 0 {
             // SAFETY: lane 0 of each warp writes its own slot before the barrier.
-            unsafe { WARP_SUMS[warp_idx] = acc };
+            unsafe { WARP_SUMS.write(warp_idx, acc) };
         }
         sync_threads();
         if warp_idx == 0 {
             // SAFETY: read after the barrier; nothing writes the slots any more.
-            let v = if lane < 8 { unsafe { WARP_SUMS[lane] } } else { 0.0 };
+            let v = if lane < 8 { unsafe { WARP_SUMS.read(lane) } } else { 0.0 };
             let v = warp::reduce_sum(v);
             if lane == 0 {
                 partial[thread::blockIdx_x() as usize] = v;
@@ -162,6 +162,7 @@ pub mod kernels {
     #[kernel]
     #[launch_bounds(256)]
     pub fn transpose(input: &[f32], out: &mut [f32], width: u32, height: u32) {
+        // Indexed: a `static mut` `SharedArray` (the form of CUDA C++ and NVIDIA's cuda-oxide).
         static mut TILE_S: SharedArray<f32, { TILE * PITCH }> = SharedArray::UNINIT;
         let (w, h) = (width as usize, height as usize);
         let (tx, ty) = (thread::threadIdx_x() as usize, thread::threadIdx_y() as usize);
@@ -194,12 +195,12 @@ pub mod kernels {
     #[kernel]
     #[launch_bounds(256)]
     pub fn histogram(words: &[u32], bins: &mut [u32]) {
-        static mut COUNTS: SharedArray<u32, 256> = SharedArray::UNINIT;
+        static COUNTS: SharedMemory<u32, 256> = SharedMemory::UNINIT;
         let tid = thread::threadIdx_x() as usize;
         // SAFETY: each thread zeroes its own bin before the barrier.
-        unsafe { COUNTS[tid] = 0 };
+        unsafe { COUNTS.write(tid, 0) };
         sync_threads();
-        let counts = SharedArray::as_raw_mut_ptr(&raw mut COUNTS);
+        let counts = COUNTS.as_mut_ptr();
         for i in thread::grid_stride(words.len()) {
             let w = words[i.get()];
             // SAFETY: every index is < 256; all accesses between the barriers are atomic.
@@ -212,7 +213,7 @@ pub mod kernels {
         }
         sync_threads();
         // SAFETY: read after the barrier.
-        let c = unsafe { COUNTS[tid] };
+        let c = unsafe { COUNTS.read(tid) };
         if c != 0 {
             // SAFETY: `bins` has 256 elements and every thread of the grid updates it atomically.
             unsafe { atomic::add(bins.as_mut_ptr().add(tid), c) };
@@ -365,7 +366,7 @@ pub mod kernels {
     #[launch_bounds(128)]
     #[fast_math]
     pub fn nbody(pos: &[F32x4], mut acc: DisjointSlice<F32x4>, eps2: f32) {
-        static mut TILE_P: SharedArray<F32x4, NBODY_TILE> = SharedArray::UNINIT;
+        static TILE_P: SharedMemory<F32x4, NBODY_TILE> = SharedMemory::UNINIT;
         let idx = thread::index_1d();
         let t = thread::threadIdx_x() as usize;
         let me = pos[idx.get()];
@@ -477,8 +478,8 @@ pub mod kernels {
     #[launch_bounds(256, 2)]
     pub fn sgemm128(a: &[F32x4], b: &[F32x4], c: &mut [F32x4], m: u32, n: u32, k: u32) {
         // A tiles transposed (`[buffer][kk][row]`), B tiles as they are (`[buffer][kk][col]`).
-        static mut AS: SharedArray<F32x4, { 2 * BK * BM / 4 }> = SharedArray::UNINIT;
-        static mut BS: SharedArray<F32x4, { 2 * BK * BM / 4 }> = SharedArray::UNINIT;
+        static AS: SharedMemory<F32x4, { 2 * BK * BM / 4 }> = SharedMemory::UNINIT;
+        static BS: SharedMemory<F32x4, { 2 * BK * BM / 4 }> = SharedMemory::UNINIT;
         let (n, k) = (n as usize, k as usize);
         let _ = m;
         let tid = thread::threadIdx_x() as usize;

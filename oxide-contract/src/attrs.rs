@@ -45,6 +45,9 @@ pub enum LangItem {
     DisjointSlice,
     /// `SharedArray<T, N, ALIGN>`: a `static mut` of this type lives in shared memory, one per block.
     SharedArray,
+    /// `SharedMemory<T, N, ALIGN>`: the same, declared as a plain `static` (its element access is
+    /// `unsafe`, so it is `Sync`). Both have the generic parameters `<T, N, ALIGN>`.
+    SharedMemory,
     /// `ConstantMemory<T>`: a `static` of this type lives in the `.const` state space, under its
     /// own name (see [`crate::naming::constant_symbol`]).
     ConstantMemory,
@@ -55,14 +58,20 @@ pub enum LangItem {
 
 impl LangItem {
     /// Every lang item.
-    pub const ALL: [LangItem; 4] =
-        [LangItem::DisjointSlice, LangItem::SharedArray, LangItem::ConstantMemory, LangItem::TensorMap];
+    pub const ALL: [LangItem; 5] = [
+        LangItem::DisjointSlice,
+        LangItem::SharedArray,
+        LangItem::SharedMemory,
+        LangItem::ConstantMemory,
+        LangItem::TensorMap,
+    ];
 
     /// The value of its `oxide::lang` attribute.
     pub fn name(self) -> &'static str {
         match self {
             LangItem::DisjointSlice => "disjoint_slice",
             LangItem::SharedArray => "shared_array",
+            LangItem::SharedMemory => "shared_memory",
             LangItem::ConstantMemory => "constant_memory",
             LangItem::TensorMap => "tensor_map",
         }

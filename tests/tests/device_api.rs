@@ -11,11 +11,33 @@ const ARCHS: [&str; 3] = ["sm_80", "sm_90", "sm_100a"];
 const CLUSTER_ARCHS: [&str; 2] = ["sm_90", "sm_100a"];
 
 const DEVICE_API: &str = r#"
-use cuda_device::{DisjointSlice, SharedArray, atomic, cuda_module, gpu_assert, gpu_printf, kernel, launch_bounds, shared, sync, sync_threads, thread, warp};
+use cuda_device::{DisjointSlice, SharedArray, SharedMemory, atomic, cuda_module, gpu_assert, gpu_printf, kernel, launch_bounds, shared, sync, sync_threads, thread, warp};
+
+/// Shared memory declared at module level, 128-byte aligned: one copy per block of each kernel
+/// that uses it.
+static STAGE: SharedMemory<u32, 64, 128> = SharedMemory::UNINIT;
 
 #[cuda_module]
 mod kernels {
     use super::*;
+
+    // A plain `static` in the kernel and one at module level: element methods, a checked
+    // element address for an atomic, and the raw base address.
+    #[kernel]
+    #[launch_bounds(64)]
+    pub fn shared_statics(x: &[u32], out: &mut [u32]) {
+        static TILE: SharedMemory<u32, 64> = SharedMemory::UNINIT;
+        let t = thread::threadIdx_x() as usize;
+        let i = thread::index_1d().get();
+        unsafe { TILE.write(t, if i < x.len() { x[i] } else { 0 }) };
+        unsafe { STAGE.write(t, 0) };
+        sync_threads();
+        unsafe { atomic::block::add(STAGE.element_ptr(TILE.read(t) as usize % 64), 1u32) };
+        sync_threads();
+        if i < out.len() {
+            out[i] = unsafe { STAGE.read(t) + STAGE.as_ptr().add(63 - t).read() };
+        }
+    }
 
     #[kernel]
     #[launch_bounds(256, 2)]
@@ -128,6 +150,21 @@ fn shared_memory_barriers_and_launch_bounds() {
             device_api().ptx(arch).contains(".extern .shared .align 16 .b8 __oxide_dynamic_shared[]"),
             "{arch}: no dynamic shared memory declaration"
         );
+    }
+}
+
+#[test]
+fn shared_memory_statics_in_a_kernel_and_at_module_level() {
+    device_api()
+        .assert_entry_has("shared_statics", &["st.shared.b32", "ld.shared.b32", "atom.shared.add.u32", "bar.sync"]);
+    for arch in ARCHS {
+        let ptx = device_api().ptx(arch);
+        // Declared at module scope or, for a static only one kernel uses, inside its entry.
+        let decls: Vec<&str> = ptx.lines().map(str::trim).filter(|l| l.starts_with(".shared .align")).collect();
+        // The module-level STAGE (64 u32, ALIGN 128) and the kernel's TILE (64 u32).
+        let stage = |l: &&str| l.starts_with(".shared .align 128 .b8") && l.contains("STAGE[256];");
+        let tile = |l: &&str| l.starts_with(".shared .align 4 .b8") && l.contains("shared_statics4TILE[256];");
+        assert!(decls.iter().any(stage) && decls.iter().any(tile), "{arch}: {decls:?}");
     }
 }
 

@@ -11,11 +11,10 @@ const ARCHS: [&str; 2] = ["sm_80", "sm_90"];
 
 const PERF: &str = r#"
 #![feature(f16)]
-#![allow(static_mut_refs)]
-use cuda_device::half::{bf16, Bf16x2, F16x2};
-use cuda_device::vector::{F32x4, F64x2, SharedLanes};
+use cuda_device::half::{bf16, Bf16x2, Bf16x8, F16x2, F16x8};
+use cuda_device::vector::{as_vectors, F32x4, F64x2, SharedLanes};
 use cuda_device::matrix::Matrix;
-use cuda_device::{async_copy, cuda_module, fast_math, kernel, launch_bounds, sync_threads, thread, ConstantMemory, DisjointSlice, SharedArray};
+use cuda_device::{async_copy, cuda_module, fast_math, kernel, launch_bounds, sync_threads, thread, ConstantMemory, DisjointSlice, SharedMemory};
 
 static COEFFS: ConstantMemory<[f32; 4]> = ConstantMemory::new([1.0, 2.0, 3.0, 4.0]);
 
@@ -28,7 +27,7 @@ mod kernels {
     #[kernel]
     #[launch_bounds(256)]
     pub fn transpose(input: &[f32], out: &mut [f32], width: u32, height: u32) {
-        static mut T: SharedArray<f32, { 32 * 33 }> = SharedArray::UNINIT;
+        static T: SharedMemory<f32, { 32 * 33 }> = SharedMemory::UNINIT;
         let (w, h) = (width as usize, height as usize);
         let (tx, ty) = (thread::threadIdx_x() as usize, thread::threadIdx_y() as usize);
         let (bx, by) = (thread::blockIdx_x() as usize, thread::blockIdx_y() as usize);
@@ -55,7 +54,7 @@ mod kernels {
     #[kernel]
     #[launch_bounds(256)]
     pub fn transpose_view(input: &[f32], out: &mut [f32], width: u32, height: u32) {
-        static mut T: SharedArray<f32, { 32 * 33 }> = SharedArray::UNINIT;
+        static T: SharedMemory<f32, { 32 * 33 }> = SharedMemory::UNINIT;
         let (w, h) = (width as usize, height as usize);
         let Some(m) = Matrix::new(input, h, w) else { return };
         let (tx, ty) = (thread::threadIdx_x() as usize, thread::threadIdx_y() as usize);
@@ -97,10 +96,20 @@ mod kernels {
         if let Some(o) = o4.get_mut(idx) { *o = bf16::from_f32(f[i]); }
     }
 
+    // Eight halves per load: the vector types, and a half slice viewed as them.
+    #[kernel]
+    pub fn half_vectors(a: &[F16x8], b: &[Bf16x8], x: &[f16], mut o1: DisjointSlice<F16x8>, mut o2: DisjointSlice<Bf16x8>, mut o3: DisjointSlice<F16x8>) {
+        let idx = thread::index_1d();
+        let i = idx.get();
+        if let Some(o) = o1.get_mut(idx) { *o = a[i].mul_add(a[i], a[i]); }
+        if let Some(o) = o2.get_mut(idx) { *o = b[i] * b[i] + b[i]; }
+        if let (Some(o), Some(v)) = (o3.get_mut(idx), as_vectors::<F16x8>(x)) { *o = v[i] + v[i]; }
+    }
+
     #[kernel]
     #[launch_bounds(256)]
     pub fn async_tile(src: &[F32x4], out: &mut [f32]) {
-        static mut TILE: SharedArray<F32x4, 256> = SharedArray::UNINIT;
+        static TILE: SharedMemory<F32x4, 256> = SharedMemory::UNINIT;
         let t = thread::threadIdx_x() as usize;
         let g = thread::index_1d().get();
         if g < src.len() {
@@ -135,7 +144,7 @@ mod kernels {
     #[kernel]
     #[launch_bounds(256)]
     pub fn block_tile(v: f32, n: u32, mut out: DisjointSlice<f32>) {
-        static mut TILE: SharedArray<f32, 256> = SharedArray::UNINIT;
+        static TILE: SharedMemory<f32, 256> = SharedMemory::UNINIT;
         let t = thread::threadIdx_x() as usize;
         unsafe { TILE.write(t, v * t as f32) };
         sync_threads();
@@ -182,7 +191,7 @@ mod kernels {
     #[kernel]
     #[launch_bounds(128)]
     pub fn tile_sum(x: &[f32], mut out: DisjointSlice<f32>) {
-        static mut TILE: SharedArray<f32, 128> = SharedArray::UNINIT;
+        static TILE: SharedMemory<f32, 128> = SharedMemory::UNINIT;
         let t = thread::threadIdx_x() as usize;
         unsafe { TILE.write(t, x[t]) };
         sync_threads();
@@ -197,7 +206,7 @@ mod kernels {
     #[kernel]
     #[launch_bounds(128)]
     pub fn toggled_tiles(x: &[u32], mut out: DisjointSlice<u32>) {
-        static mut BUF: SharedArray<u32, 256> = SharedArray::UNINIT;
+        static BUF: SharedMemory<u32, 256> = SharedMemory::UNINIT;
         let idx = thread::index_1d();
         let mut acc = x[idx.get()];
         let t = thread::threadIdx_x() as usize;
@@ -223,7 +232,7 @@ mod kernels {
     #[kernel]
     #[launch_bounds(128)]
     pub fn index_after_loop(x: &[f32], mut out: DisjointSlice<f32>) {
-        static mut TILE: SharedArray<f32, 128> = SharedArray::UNINIT;
+        static TILE: SharedMemory<f32, 128> = SharedMemory::UNINIT;
         let idx = thread::index_1d();
         let t = thread::threadIdx_x() as usize;
         let mut acc = 0.0f32;
@@ -378,6 +387,23 @@ fn vector_elements_load_and_store_whole() {
         let text = ptx(arch);
         let body = entry(&text, "vec4_add");
         assert!(!body.contains("ld.global.nc.b32"), "{arch}: scalar loads of F32x4:\n{body}");
+    }
+}
+
+#[test]
+fn half_vectors_load_and_store_sixteen_bytes() {
+    // Eight halves per access, from `&[F16x8]` and from a `&[f16]` viewed as vectors; the
+    // arithmetic stays on packed pairs.
+    assert_entry_has(
+        "half_vectors",
+        &["ld.global.nc.v4.b32", "st.global.v4.b32", "fma.rn.f16x2", "fma.rn.bf16x2", "add.f16x2"],
+    );
+    for arch in ARCHS {
+        let text = ptx(arch);
+        let body = entry(&text, "half_vectors");
+        for scalar in ["ld.global.nc.b16", "ld.global.nc.b32 ", "st.global.b16", "st.global.b32 "] {
+            assert!(!body.contains(scalar), "{arch}: half vectors accessed piecewise (`{scalar}`):\n{body}");
+        }
     }
 }
 

@@ -14,13 +14,12 @@ const ARCH: &str = "sm_90a";
 
 const TENSOR: &str = r#"
 #![feature(f16)]
-#![allow(static_mut_refs)]
 use cuda_device::half::bf16;
 use cuda_device::mbarrier::{self, MBarrier, Phase};
 use cuda_device::mma::{self, Accumulator, FragA, FragB, Tf32};
 use cuda_device::tma::{self, TensorMap};
 use cuda_device::wgmma;
-use cuda_device::{cluster, cluster_launch, cuda_module, kernel, sync_threads, thread, SharedArray};
+use cuda_device::{cluster, cluster_launch, cuda_module, kernel, sync_threads, thread, SharedMemory};
 
 #[cuda_module]
 mod kernels {
@@ -47,7 +46,7 @@ mod kernels {
 
     #[kernel]
     pub fn ld_st_matrix(src: &[u32], out: &mut [u32]) {
-        static mut T: SharedArray<u32, 1024, 16> = SharedArray::UNINIT;
+        static T: SharedMemory<u32, 1024, 16> = SharedMemory::UNINIT;
         let l = thread::threadIdx_x() as usize;
         let mut i = l;
         while i < 1024 {
@@ -73,7 +72,7 @@ mod kernels {
 
     #[kernel]
     pub fn barriers(out: &mut [u32]) {
-        static mut BAR: SharedArray<u64, 1, 8> = SharedArray::UNINIT;
+        static BAR: SharedMemory<u64, 1, 8> = SharedMemory::UNINIT;
         let bar = unsafe { MBarrier::new(BAR.as_mut_ptr()) };
         if thread::threadIdx_x() == 0 {
             unsafe { bar.init(thread::blockDim_x()) };
@@ -93,9 +92,9 @@ mod kernels {
 
     #[kernel]
     pub fn regs_and_wgmma(a_map: &[TensorMap], out: &mut [f32]) {
-        static mut A: SharedArray<bf16, { 64 * 64 }, 1024> = SharedArray::UNINIT;
-        static mut B: SharedArray<bf16, { 64 * 64 }, 1024> = SharedArray::UNINIT;
-        static mut BAR: SharedArray<u64, 1, 8> = SharedArray::UNINIT;
+        static A: SharedMemory<bf16, { 64 * 64 }, 1024> = SharedMemory::UNINIT;
+        static B: SharedMemory<bf16, { 64 * 64 }, 1024> = SharedMemory::UNINIT;
+        static BAR: SharedMemory<u64, 1, 8> = SharedMemory::UNINIT;
         let t = thread::threadIdx_x();
         if t >= 128 {
             unsafe { mbarrier::setmaxnreg_dec::<40>() };
@@ -149,8 +148,8 @@ mod kernels {
     /// A 3D box through a grid-constant map: loaded, then stored one box further along x.
     #[kernel]
     pub fn tma_3d(map: TensorMap, out: &mut [u32]) {
-        static mut T: SharedArray<f32, { 4 * 8 * 16 }, 128> = SharedArray::UNINIT;
-        static mut BAR: SharedArray<u64, 1, 8> = SharedArray::UNINIT;
+        static T: SharedMemory<f32, { 4 * 8 * 16 }, 128> = SharedMemory::UNINIT;
+        static BAR: SharedMemory<u64, 1, 8> = SharedMemory::UNINIT;
         let t = thread::threadIdx_x();
         let bar = unsafe { MBarrier::new(BAR.as_mut_ptr()) };
         if t == 0 {
@@ -178,8 +177,8 @@ mod kernels {
     #[kernel]
     #[cluster_launch(2, 1, 1)]
     pub fn tma_multicast(map2: TensorMap, map3: TensorMap, out: &mut [u32]) {
-        static mut T: SharedArray<f32, { 2 * 8 * 16 }, 128> = SharedArray::UNINIT;
-        static mut BAR: SharedArray<u64, 1, 8> = SharedArray::UNINIT;
+        static T: SharedMemory<f32, { 2 * 8 * 16 }, 128> = SharedMemory::UNINIT;
+        static BAR: SharedMemory<u64, 1, 8> = SharedMemory::UNINIT;
         let t = thread::threadIdx_x();
         let bar = unsafe { MBarrier::new(BAR.as_mut_ptr()) };
         if t == 0 {
@@ -202,8 +201,8 @@ mod kernels {
     /// Maps in an array by value: the whole array stays in parameter memory.
     #[kernel]
     pub fn tma_map_array(maps: [TensorMap; 2], out: &mut [u32]) {
-        static mut T: SharedArray<f32, { 8 * 16 }, 128> = SharedArray::UNINIT;
-        static mut BAR: SharedArray<u64, 1, 8> = SharedArray::UNINIT;
+        static T: SharedMemory<f32, { 8 * 16 }, 128> = SharedMemory::UNINIT;
+        static BAR: SharedMemory<u64, 1, 8> = SharedMemory::UNINIT;
         let bar = unsafe { MBarrier::new(BAR.as_mut_ptr()) };
         if thread::threadIdx_x() == 0 {
             unsafe { bar.init(1) };

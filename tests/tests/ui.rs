@@ -2,7 +2,8 @@
 //! `cargo oxide build` and must fail. Its compiler output, normalised, must equal `ui/<case>.stderr`
 //! (`BLESS=1 cargo test -p oxide-tests --test ui` rewrites those files), and every
 //! `//~ ERROR <text>` comment must be matched by an error at that line of `src/main.rs` whose
-//! output contains `<text>`.
+//! output contains `<text>`. `OXIDE_UI_CASES=shared_,f128` runs only the cases whose names contain
+//! one of the comma-separated parts.
 use std::path::{Path, PathBuf};
 
 use oxide_tests::*;
@@ -14,9 +15,18 @@ fn cases() -> Vec<PathBuf> {
         .flatten()
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+        .filter(|p| selected(&p.file_stem().unwrap_or_default().to_string_lossy()))
         .collect();
     cases.sort();
     cases
+}
+
+/// Whether case `stem` is among those `OXIDE_UI_CASES` asks for (all when it is unset).
+fn selected(stem: &str) -> bool {
+    match std::env::var("OXIDE_UI_CASES") {
+        Ok(parts) => parts.split(',').any(|part| !part.is_empty() && stem.contains(part)),
+        Err(_) => true,
+    }
 }
 
 /// `(line, text)` of every `//~ ERROR text` annotation.

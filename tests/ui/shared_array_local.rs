@@ -1,5 +1,6 @@
 //! `SharedArray` as a local variable: it would be private to each thread (local memory), so threads
-//! would read each other's uninitialised data. It must be a `static`.
+//! would read each other's uninitialised data. It must be a `static`; the help writes the `static`
+//! with the element type and length used here.
 use cuda_device::{DisjointSlice, SharedArray, cuda_module, kernel, sync_threads, thread};
 
 #[cuda_module]

@@ -144,9 +144,10 @@ fn grid_constant_params<'tcx>(tcx: TyCtxt<'tcx>, k: &KernelRoot<'tcx>) -> bool {
     ok
 }
 
-/// Shared memory is a `static` (one per block): a local `SharedArray` would be private to each
-/// thread, in local memory, and threads would read each other's uninitialised data. Reported
-/// at the `let`, for every such local of `instance`'s body; `false` if there was one.
+/// Shared memory is a `static` (one per block): a local `SharedMemory` or `SharedArray` would be
+/// private to each thread, in local memory, and threads would read each other's uninitialised
+/// data. Reported at the `let`, with the `static` to write instead, for every such local of
+/// `instance`'s body; `false` if there was one.
 pub fn shared_locals<'tcx>(cx: &CodegenCx<'tcx>, instance: Instance<'tcx>) -> bool {
     let tcx = cx.tcx;
     let body = tcx.instance_mir(instance.def);
@@ -154,33 +155,54 @@ pub fn shared_locals<'tcx>(cx: &CodegenCx<'tcx>, instance: Instance<'tcx>) -> bo
     let mut ok = true;
     for decl in body.local_decls.iter() {
         let ty = instance.instantiate_mir_and_normalize_erasing_regions(tcx, env, ty::EarlyBinder::bind(decl.ty));
-        if holds_shared_array(tcx, ty, 0) {
-            let span = cx.user_span(decl.source_info.span);
-            if cx.reports.first(("shared-local", Some(instance.def_id()), None)) {
-                let previous = cx.current_span.replace(span);
-                report(cx, DeviceError::SharedArrayLocal { ty: ty.to_string() });
-                cx.current_span.set(previous);
-            }
-            ok = false;
+        let Some(shared) = held_shared_array(tcx, ty, 0) else { continue };
+        let span = cx.user_span(decl.source_info.span);
+        if cx.reports.first(("shared-local", Some(instance.def_id()), None)) {
+            let previous = cx.current_span.replace(span);
+            let declaration = shared_declaration(tcx, shared);
+            report(cx, DeviceError::SharedArrayLocal { ty: ty.to_string(), declaration });
+            cx.current_span.set(previous);
         }
+        ok = false;
     }
     ok
 }
 
-/// `true` when a value of `ty` holds a `SharedArray` itself (not behind a reference or pointer).
-fn holds_shared_array<'tcx>(tcx: TyCtxt<'tcx>, ty: Ty<'tcx>, depth: u32) -> bool {
+/// The `static` (in backticks) that declares shared memory of type `shared` (a `SharedMemory` or `SharedArray`),
+/// written with the user's element type, length and alignment: `SharedMemory` as a plain `static`
+/// (the form whose methods compile in every edition); a `SharedArray` keeps its `static mut`.
+fn shared_declaration<'tcx>(tcx: TyCtxt<'tcx>, shared: Ty<'tcx>) -> String {
+    let ty::Adt(def, args) = shared.kind() else { return String::new() };
+    let elem = ty::print::with_forced_trimmed_paths!(args.type_at(0).to_string());
+    let len = args.const_at(1).try_to_target_usize(tcx).map_or_else(|| "N".to_string(), |n| n.to_string());
+    let align = args.const_at(2).try_to_target_usize(tcx).unwrap_or(0);
+    let params = if align == 0 { format!("{elem}, {len}") } else { format!("{elem}, {len}, {align}") };
+    let plain = format!("`static TILE: SharedMemory<{params}> = SharedMemory::UNINIT;`");
+    match attrs::lang_item(tcx, def.did()) {
+        Some(LangItem::SharedArray) => {
+            format!("{plain}, or indexed: `static mut TILE: SharedArray<{params}> = SharedArray::UNINIT;`")
+        }
+        _ => plain,
+    }
+}
+
+/// The `SharedMemory` or `SharedArray` a value of `ty` holds itself (not behind a reference or
+/// pointer), if any.
+pub fn held_shared_array<'tcx>(tcx: TyCtxt<'tcx>, ty: Ty<'tcx>, depth: u32) -> Option<Ty<'tcx>> {
     if depth > 8 {
-        return false;
+        return None;
     }
     match ty.kind() {
         ty::Adt(def, args) => {
-            attrs::lang_item(tcx, def.did()) == Some(LangItem::SharedArray)
-                || def.all_fields().any(|f| holds_shared_array(tcx, f.ty(tcx, args).skip_normalization(), depth + 1))
+            if matches!(attrs::lang_item(tcx, def.did()), Some(LangItem::SharedArray | LangItem::SharedMemory)) {
+                return Some(ty);
+            }
+            def.all_fields().find_map(|f| held_shared_array(tcx, f.ty(tcx, args).skip_normalization(), depth + 1))
         }
-        ty::Array(elem, _) | ty::Slice(elem) => holds_shared_array(tcx, *elem, depth + 1),
-        ty::Tuple(elems) => elems.iter().any(|t| holds_shared_array(tcx, t, depth + 1)),
-        ty::Closure(_, args) => args.as_closure().upvar_tys().iter().any(|t| holds_shared_array(tcx, t, depth + 1)),
-        _ => false,
+        ty::Array(elem, _) | ty::Slice(elem) => held_shared_array(tcx, *elem, depth + 1),
+        ty::Tuple(elems) => elems.iter().find_map(|t| held_shared_array(tcx, t, depth + 1)),
+        ty::Closure(_, args) => args.as_closure().upvar_tys().iter().find_map(|t| held_shared_array(tcx, t, depth + 1)),
+        _ => None,
     }
 }
 

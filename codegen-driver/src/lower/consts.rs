@@ -130,6 +130,12 @@ pub fn get_static<'tcx>(cx: &CodegenCx<'tcx>, def_id: DefId) -> ir::Value {
     if tcx.is_thread_local_static(def_id) {
         super::errors::thread_local_static(cx, def_id);
     }
+    let ty = tcx.type_of(def_id).instantiate_identity().skip_normalization();
+    if super::check::held_shared_array(tcx, ty, 0).is_some() {
+        let error = DeviceError::SharedArrayInStatic { name: tcx.def_path_str(def_id), ty: ty.to_string() };
+        super::errors::report_at(tcx, Some(tcx.def_span(def_id)), error);
+        cx.reports.failed.set(true);
+    }
     let Ok(alloc) = tcx.eval_static_initializer(def_id) else {
         super::errors::report(cx, DeviceError::StaticNotEvaluable { name: tcx.def_path_str(def_id) });
         let i8t = cx.type_i8();

@@ -53,8 +53,17 @@ pub enum DeviceError {
         kernel: String,
         bytes: u64,
     },
-    /// A `SharedArray` held by a local variable instead of a `static`.
+    /// A `SharedMemory` or `SharedArray` held by a local variable instead of a `static`;
+    /// `declaration` is the `static` to write instead (in backticks), with the user's element
+    /// type and length.
     SharedArrayLocal {
+        ty: String,
+        declaration: String,
+    },
+    /// A `static` whose type holds a `SharedMemory` or `SharedArray` without being one: it would
+    /// be one global for the whole grid, not shared memory of each block.
+    SharedArrayInStatic {
+        name: String,
         ty: String,
     },
     /// A `static SharedArray` larger than static shared memory may be.
@@ -176,9 +185,13 @@ impl DeviceError {
                 "the parameters of kernel `{kernel}` take {bytes} bytes; a kernel's parameters may take at most {} bytes",
                 oxide_contract::limits::MAX_KERNEL_PARAM_BYTES
             ),
-            SharedArrayLocal { ty } => format!(
+            SharedArrayLocal { ty, .. } => format!(
                 "`{ty}` must be a `static`: as a local variable it would be private to each thread, \
                  not shared memory of the block"
+            ),
+            SharedArrayInStatic { name, ty } => format!(
+                "the static `{name}` holds shared memory inside a `{ty}`: only a static whose type is \
+                 `SharedMemory<..>` or `SharedArray<..>` itself is placed in shared memory"
             ),
             SharedStaticTooLarge { name, bytes } => format!(
                 "shared memory `{name}` takes {bytes} bytes; static shared memory is limited to {} bytes per block",
@@ -265,8 +278,11 @@ impl DeviceError {
                 "pass large data in a device buffer (`&[T]`), not by value; or split the value over several launches"
             }
             SharedArrayLocal { .. } => {
-                "declare it in the kernel as `static mut TILE: SharedArray<T, N> = SharedArray::UNINIT;` (one per block), \
-                 or use dynamic shared memory (`cuda_device::shared::dynamic`) sized by `LaunchConfig::shared_mem_bytes`"
+                "or use dynamic shared memory (`cuda_device::shared::dynamic`) sized by `LaunchConfig::shared_mem_bytes`"
+            }
+            SharedArrayInStatic { .. } => {
+                "declare each shared array as a `static` of its own (`static TILE: SharedMemory<T, N> = SharedMemory::UNINIT;`); \
+                 as part of another type it would be one global variable for the whole grid"
             }
             SharedStaticTooLarge { .. } => {
                 "use dynamic shared memory (`cuda_device::shared::dynamic`) sized by `LaunchConfig::shared_mem_bytes`: \
@@ -330,6 +346,16 @@ impl DeviceError {
             | CVariadicArgument
             | UnsizedByValue => return None,
         })
+    }
+
+    /// A help line made of the user's own types, shown before [`DeviceError::help`].
+    fn suggestion(&self) -> Option<String> {
+        match self {
+            DeviceError::SharedArrayLocal { declaration, .. } => Some(format!(
+                "declare it as a `static` (one per block), in the kernel or at module level: {declaration}"
+            )),
+            _ => None,
+        }
     }
 
     /// Notes that follow the "called by" chain.
@@ -513,6 +539,9 @@ fn emit<'tcx>(cx: &CodegenCx<'tcx>, site: &UserSite<'tcx>, error: &DeviceError) 
     cx.reports.failed.set(true);
     let mut diag = cx.tcx.dcx().struct_span_err(site.span, error.message());
     add_chain(cx, &mut diag, site);
+    if let Some(suggestion) = error.suggestion() {
+        diag.help(suggestion);
+    }
     if let Some(help) = error.help() {
         diag.help(help);
     }

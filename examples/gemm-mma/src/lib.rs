@@ -9,12 +9,11 @@
 //! K of 32.
 //!
 //! The kernel is this library's, so that `bench/` times the very kernel `main.rs` verifies.
-#![allow(static_mut_refs)]
 // Register arrays indexed by unrolled loop counters, as the CUDA C++ version writes them.
 #![allow(clippy::needless_range_loop)]
 use cuda_device::half::{Bf16x2, bf16};
 use cuda_device::mma::{self, Accumulator, FragA, FragB};
-use cuda_device::{SharedArray, async_copy, cuda_module, kernel, launch_bounds, sync_threads, thread};
+use cuda_device::{SharedMemory, async_copy, cuda_module, kernel, launch_bounds, sync_threads, thread};
 
 /// Block tile (M and N) and K step.
 pub const BM: usize = 128;
@@ -35,15 +34,15 @@ pub mod kernels {
     #[kernel]
     #[launch_bounds(256)]
     pub fn gemm_mma(a: &[bf16], b: &[bf16], c: &mut [Bf16x2], m: u32, n: u32, k: u32) {
-        static mut AS: SharedArray<bf16, { STAGES * TILE }, 128> = SharedArray::UNINIT;
-        static mut BS: SharedArray<bf16, { STAGES * TILE }, 128> = SharedArray::UNINIT;
+        static AS: SharedMemory<bf16, { STAGES * TILE }, 128> = SharedMemory::UNINIT;
+        static BS: SharedMemory<bf16, { STAGES * TILE }, 128> = SharedMemory::UNINIT;
         let (_m, n, k) = (m as usize, n as usize, k as usize);
         let tid = thread::threadIdx_x() as usize;
         let lane = (tid % 32) as u32;
         let warp = tid / 32;
         let (wm, wn) = (warp / 4, warp % 4);
         let (bm, bn) = (thread::blockIdx_y() as usize * BM, thread::blockIdx_x() as usize * BM);
-        let (a_s, b_s) = unsafe { (AS.as_mut_ptr(), BS.as_mut_ptr()) };
+        let (a_s, b_s) = (AS.as_mut_ptr(), BS.as_mut_ptr());
         let ktiles = k / BK;
         // Tile `kt` into stage `s`: 512 16-byte chunks of A and of B, two of each per thread.
         let load = |kt: usize, s: usize| {

@@ -215,26 +215,79 @@ impl EmbeddedKernels {
         static_name: &str,
         value: &T,
     ) -> Result<(), DriverError> {
-        let symbol = oxide_contract::naming::constant_symbol(static_name);
+        self.write_every_copy(stream, &oxide_contract::naming::constant_symbol(static_name), value).map(drop)
+    }
+
+    /// Writes `value` into the module-scope global `name` (a `ConstantMemory` static by its item
+    /// name, as `cuda_core::Module::write_global` takes it), queued on `stream`, wherever this
+    /// module's device code has it (see [`write_constant`](Self::write_constant)). Unlike the
+    /// typed setter it is an error when no device code has the global: a misspelt name, or a
+    /// static that no kernel reads.
+    pub fn write_global<T: crate::DeviceCopy>(
+        &self,
+        stream: &crate::CudaStream,
+        name: &str,
+        value: &T,
+    ) -> Result<(), DriverError> {
+        match self.write_every_copy(stream, name, value)? {
+            0 => Err(self.no_global(name)),
+            _ => Ok(()),
+        }
+    }
+
+    /// The current value of the module-scope global `name` (as [`write_global`](Self::write_global)
+    /// finds it; with several copies, the first bundle's); waits for `stream`.
+    pub fn read_global<T: crate::DeviceCopy>(&self, stream: &crate::CudaStream, name: &str) -> Result<T, DriverError> {
+        if let Some(module) = &self.module {
+            return module.read_global(stream, name);
+        }
+        for index in 0..bundles()?.len() {
+            let loaded = self.ctx.embedded_bundle(index, || LoadedBundle::load(&self.ctx, &bundles()?[index]))?;
+            match loaded.module().global(name) {
+                Ok(_) => return loaded.module().read_global(stream, name),
+                Err(e) if e.code() == Some(CUresult::CUDA_ERROR_NOT_FOUND as u32) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Err(self.no_global(name))
+    }
+
+    /// Writes `value` into global `symbol` of every device code that has it; how many did.
+    fn write_every_copy<T: crate::DeviceCopy>(
+        &self,
+        stream: &crate::CudaStream,
+        symbol: &str,
+        value: &T,
+    ) -> Result<usize, DriverError> {
         // `Ok(false)`: this device code has no such global.
-        let write = |module: &Module| match module.global(&symbol) {
-            Ok(_) => module.write_global(stream, &symbol, value).map(|()| true),
+        let write = |module: &Module| match module.global(symbol) {
+            Ok(_) => module.write_global(stream, symbol, value).map(|()| true),
             Err(e) if e.code() == Some(CUresult::CUDA_ERROR_NOT_FOUND as u32) => Ok(false),
             Err(e) => Err(e),
         };
         if let Some(module) = &self.module {
-            return write(module).map(drop);
+            return write(module).map(usize::from);
         }
+        let mut written = 0;
         for index in 0..bundles()?.len() {
             let loaded = self.ctx.embedded_bundle(index, || LoadedBundle::load(&self.ctx, &bundles()?[index]))?;
             if write(loaded.module())? {
+                written += 1;
                 let mut kept = self.bundles.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
                 if !kept.iter().any(|b| Arc::ptr_eq(b, &loaded)) {
                     kept.push(loaded);
                 }
             }
         }
-        Ok(())
+        Ok(written)
+    }
+
+    /// The error for a global that no device code of this module has.
+    fn no_global(&self, name: &str) -> DriverError {
+        DriverError::invalid_config(format!(
+            "no device code of this module has a global `{name}`: a `ConstantMemory` static is in the \
+             device code only when a kernel reads it, under its item name"
+        ))
     }
 
     /// The context the kernels are loaded on.

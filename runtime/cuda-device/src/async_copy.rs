@@ -7,7 +7,7 @@
 //! The function names follow NVIDIA's cuda-oxide (`cp_async_ca_16`, `cp_async_commit_group`, …).
 //!
 //! ```no_run
-//! # use cuda_device::{SharedArray, async_copy, cuda_module, kernel, launch_bounds, sync_threads, thread, vector::F32x4};
+//! # use cuda_device::{SharedMemory, async_copy, cuda_module, kernel, launch_bounds, sync_threads, thread, vector::F32x4};
 //! #[cuda_module]
 //! mod kernels {
 //!     use super::*;
@@ -16,11 +16,11 @@
 //!     #[kernel]
 //!     #[launch_bounds(256)]
 //!     pub fn staged(src: &[F32x4], out: &mut [F32x4]) {
-//!         static mut TILE: SharedArray<F32x4, 256> = SharedArray::UNINIT;
+//!         static TILE: SharedMemory<F32x4, 256> = SharedMemory::UNINIT;
 //!         let t = thread::threadIdx_x() as usize;
 //!         let g = thread::index_1d().get();
 //!         if g < src.len() {
-//!             let dst = SharedArray::as_raw_mut_ptr(&raw mut TILE).wrapping_add(t).cast::<u32>();
+//!             let dst = TILE.element_ptr(t).cast::<u32>();
 //!             // SAFETY: `dst` is this thread's slot of the tile, `src[g]` exists.
 //!             unsafe { async_copy::cp_async_cg_16(dst, src.as_ptr().wrapping_add(g).cast()) };
 //!         }
@@ -28,7 +28,7 @@
 //!         async_copy::wait_group::<0>(); // this thread's copies have landed
 //!         sync_threads(); // and every other thread's
 //!         if g < out.len() && g < src.len() {
-//!             out[g] = unsafe { TILE[255 - t] };
+//!             out[g] = unsafe { TILE.read(255 - t) };
 //!         }
 //!     }
 //! }

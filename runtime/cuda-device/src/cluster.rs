@@ -3,7 +3,7 @@
 //! (distributed shared memory). Build such kernels with `--arch sm_90` or newer.
 //!
 //! ```no_run
-//! # use cuda_device::{DisjointSlice, SharedArray, cluster, cluster_launch, cuda_module, kernel, thread};
+//! # use cuda_device::{DisjointSlice, SharedMemory, cluster, cluster_launch, cuda_module, kernel, thread};
 //! #[cuda_module]
 //! mod kernels {
 //!     use super::*;
@@ -12,14 +12,14 @@
 //!     #[kernel]
 //!     #[cluster_launch(4, 1, 1)]
 //!     pub fn neighbour(x: &[u32], mut out: DisjointSlice<u32>) {
-//!         static mut MINE: SharedArray<u32, 128> = SharedArray::UNINIT;
+//!         static MINE: SharedMemory<u32, 128> = SharedMemory::UNINIT;
 //!         let idx = thread::index_1d();
 //!         let tid = thread::threadIdx_x() as usize;
 //!         // SAFETY: own slot, read by others only after the cluster barrier.
-//!         unsafe { MINE[tid] = if idx.get() < x.len() { x[idx.get()] } else { 0 } };
+//!         unsafe { MINE.write(tid, if idx.get() < x.len() { x[idx.get()] } else { 0 }) };
 //!         cluster::sync();
 //!         let next = (cluster::block_rank() + 1) % cluster::num_blocks();
-//!         let remote = cluster::map_shared_rank(SharedArray::as_raw_mut_ptr(&raw mut MINE), next);
+//!         let remote = cluster::map_shared_rank(MINE.as_mut_ptr(), next);
 //!         // SAFETY: `tid < 128`; the neighbour keeps its shared memory until the second barrier.
 //!         let theirs = unsafe { remote.add(tid).read() };
 //!         cluster::sync();

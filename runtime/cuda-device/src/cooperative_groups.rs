@@ -6,7 +6,7 @@
 //! [`ops`].
 //!
 //! ```no_run
-//! # use cuda_device::{SharedArray, cuda_module, kernel, thread, cooperative_groups::{block_reduce, ops::Sum, this_thread_block}};
+//! # use cuda_device::{SharedMemory, cuda_module, kernel, thread, cooperative_groups::{block_reduce, ops::Sum, this_thread_block}};
 //! #[cuda_module]
 //! mod kernels {
 //!     use super::*;
@@ -14,10 +14,10 @@
 //!     /// `sums[b]` = the sum of block `b` (256 threads: 8 warps).
 //!     #[kernel]
 //!     pub fn block_sums(x: &[u32], sums: &mut [u32]) {
-//!         static mut SMEM: SharedArray<u32, 8> = SharedArray::UNINIT;
+//!         static SMEM: SharedMemory<u32, 8> = SharedMemory::UNINIT;
 //!         let i = thread::index_1d().get();
 //!         let v = if i < x.len() { x[i] } else { 0 };
-//!         let total = block_reduce::<u32, Sum, 8>(&this_thread_block(), v, &raw mut SMEM);
+//!         let total = block_reduce::<u32, Sum, 8>(&this_thread_block(), v, &SMEM);
 //!         let b = thread::blockIdx_x() as usize;
 //!         if thread::threadIdx_x() == 0 && b < sums.len() {
 //!             sums[b] = total;
@@ -33,7 +33,7 @@ use crate::{cluster, sync, thread, warp};
 
 mod collectives;
 
-pub use collectives::{WarpShuffle, block_reduce, block_scan, ops, warp_reduce, warp_scan};
+pub use collectives::{BlockScratch, WarpShuffle, block_reduce, block_scan, ops, warp_reduce, warp_scan};
 
 /// What every group has: a size, this thread's rank in it, and a barrier over it.
 ///

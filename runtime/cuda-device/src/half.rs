@@ -1,6 +1,7 @@
 //! Half precision: Rust's `f16` (nightly feature `f16`) and [`bf16`] as kernel parameters,
-//! buffer elements and arithmetic, and the packed pairs [`F16x2`] / [`Bf16x2`] that PTX computes
-//! on two at a time (`add.rn.f16x2`, `fma.rn.bf16x2`, …).
+//! buffer elements and arithmetic, the packed pairs [`F16x2`] / [`Bf16x2`] that PTX computes
+//! on two at a time (`add.rn.f16x2`, `fma.rn.bf16x2`, …), and the 16-byte vectors [`F16x8`] /
+//! [`Bf16x8`] (eight halves per load; `as_vectors::<F16x8>(&[f16])` views a half slice as them).
 //!
 //! `f16` is Rust's own type: `a + b`, `a * b + c` (contracted to `fma.rn.f16`), comparisons and
 //! `as f32` compile to PTX's half instructions. `bf16` is this crate's (Rust has none yet); its
@@ -52,6 +53,10 @@ use core::cmp::Ordering;
 use core::ops::{Add, AddAssign, Div, Mul, MulAssign, Neg, Sub, SubAssign};
 
 use crate::intrinsics;
+
+mod vectors;
+
+pub use vectors::{Bf16x8, F16x8};
 
 /// A bfloat16: the upper 16 bits of an `f32` (8 exponent bits, 7 mantissa bits).
 #[allow(non_camel_case_types)]
@@ -179,14 +184,71 @@ impl From<bf16> for ::half::bf16 {
     }
 }
 
-/// The `half` crate's `f16` as Rust's `f16` (same bits).
+/// The `half` crate's `f16` as Rust's `f16` (same bits). A function, not `From`: both types are
+/// defined outside this crate, and Rust's orphan rule lets only `core` or `half` implement a trait
+/// of `core` between them. `f16::from_bits(x.to_bits())` is the same.
 pub fn f16_from_half(x: ::half::f16) -> f16 {
     f16::from_bits(x.to_bits())
 }
 
-/// Rust's `f16` as the `half` crate's (same bits).
+/// Rust's `f16` as the `half` crate's (same bits); see [`f16_from_half`] for why not `From`.
 pub fn f16_to_half(x: f16) -> ::half::f16 {
     ::half::f16::from_bits(x.to_bits())
+}
+
+/// A slice of the `half` crate's `f16` as Rust's, without copying: host data in
+/// `Vec<half::f16>` goes to `DeviceBuffer::<f16>::from_host(&stream, f16_slice_from_half(&v))`.
+pub fn f16_slice_from_half(x: &[::half::f16]) -> &[f16] {
+    // SAFETY: both are two bytes, 2-byte aligned, and take every bit pattern (`half::f16` is a
+    // `repr(transparent)` `u16`).
+    unsafe { core::slice::from_raw_parts(x.as_ptr().cast(), x.len()) }
+}
+
+/// A slice of Rust's `f16` as the `half` crate's, without copying (the inverse of
+/// [`f16_slice_from_half`]).
+pub fn f16_slice_to_half(x: &[f16]) -> &[::half::f16] {
+    // SAFETY: as in `f16_slice_from_half`.
+    unsafe { core::slice::from_raw_parts(x.as_ptr().cast(), x.len()) }
+}
+
+/// A slice of the `half` crate's `bf16` as this crate's, without copying (single values convert
+/// with `From`).
+pub fn bf16_slice_from_half(x: &[::half::bf16]) -> &[bf16] {
+    // SAFETY: both are `repr(transparent)` `u16`s that take every bit pattern.
+    unsafe { core::slice::from_raw_parts(x.as_ptr().cast(), x.len()) }
+}
+
+/// A slice of this crate's `bf16` as the `half` crate's, without copying.
+pub fn bf16_slice_to_half(x: &[bf16]) -> &[::half::bf16] {
+    // SAFETY: as in `bf16_slice_from_half`.
+    unsafe { core::slice::from_raw_parts(x.as_ptr().cast(), x.len()) }
+}
+
+/// Pairs and vectors of halves from and to arrays of the `half` crate's types, with `From`
+/// (these types are this crate's, so the orphan rule allows it):
+/// `F16x8::from([half::f16::ONE; 8])`, `<[half::bf16; 2]>::from(pair)`.
+macro_rules! from_half_arrays {
+    ($($ty:ident::$ctor:ident: [$half:ty; $n:literal] via $to:expr, $from:expr;)*) => {$(
+        impl From<[$half; $n]> for $ty {
+            #[inline(always)]
+            fn from(x: [$half; $n]) -> $ty {
+                $ty::$ctor(x.map($to))
+            }
+        }
+
+        impl From<$ty> for [$half; $n] {
+            #[inline(always)]
+            fn from(x: $ty) -> [$half; $n] {
+                x.to_array().map($from)
+            }
+        }
+    )*};
+}
+from_half_arrays! {
+    F16x2::from_array: [::half::f16; 2] via f16_from_half, f16_to_half;
+    Bf16x2::from_array: [::half::bf16; 2] via bf16::from, ::half::bf16::from;
+    F16x8::new: [::half::f16; 8] via f16_from_half, f16_to_half;
+    Bf16x8::new: [::half::bf16; 8] via bf16::from, ::half::bf16::from;
 }
 
 /// Two `f16` in one 32-bit register, element 0 in the low half: what `add.rn.f16x2` and its
@@ -201,6 +263,18 @@ pub struct F16x2(u32);
 pub struct Bf16x2(u32);
 
 impl F16x2 {
+    /// `[lo, hi]` as a pair (the array form of [`F16x2::new`]).
+    #[inline(always)]
+    pub fn from_array([lo, hi]: [f16; 2]) -> F16x2 {
+        F16x2::new(lo, hi)
+    }
+
+    /// `[lo, hi]`.
+    #[inline(always)]
+    pub fn to_array(self) -> [f16; 2] {
+        [self.lo(), self.hi()]
+    }
+
     /// `(lo, hi)`.
     #[inline(always)]
     pub fn new(lo: f16, hi: f16) -> F16x2 {
@@ -275,6 +349,18 @@ impl F16x2 {
 }
 
 impl Bf16x2 {
+    /// `[lo, hi]` as a pair (the array form of [`Bf16x2::new`]).
+    #[inline(always)]
+    pub fn from_array([lo, hi]: [bf16; 2]) -> Bf16x2 {
+        Bf16x2::new(lo, hi)
+    }
+
+    /// `[lo, hi]`.
+    #[inline(always)]
+    pub fn to_array(self) -> [bf16; 2] {
+        [self.lo(), self.hi()]
+    }
+
     /// `(lo, hi)`.
     #[inline(always)]
     pub fn new(lo: bf16, hi: bf16) -> Bf16x2 {
@@ -534,9 +620,33 @@ mod tests {
     fn half_crate_round_trips() {
         let h = ::half::bf16::from_f32(3.25);
         assert_eq!(::half::bf16::from(bf16::from(h)), h);
+        let b: bf16 = h.into();
+        let back: ::half::bf16 = b.into();
+        assert_eq!(back, h);
         let x = f16_from_half(::half::f16::from_f32(-0.5));
         assert_eq!(x as f32, -0.5);
         assert_eq!(f16_to_half(x).to_f32(), -0.5);
+    }
+
+    #[test]
+    fn half_crate_slices_and_arrays() {
+        let hs: [::half::f16; 8] = core::array::from_fn(|i| ::half::f16::from_f32(i as f32 - 3.5));
+        let xs = f16_slice_from_half(&hs);
+        assert_eq!(xs[0] as f32, -3.5);
+        assert_eq!(f16_slice_to_half(xs), &hs[..]);
+        let v = F16x8::from(hs);
+        assert_eq!(v.to_f32()[7], 3.5);
+        assert_eq!(<[::half::f16; 8]>::from(v), hs);
+        let bs: [::half::bf16; 2] = [::half::bf16::from_f32(0.75), ::half::bf16::from_f32(-2.0)];
+        assert_eq!(bf16_slice_from_half(&bs)[1].to_f32(), -2.0);
+        assert_eq!(bf16_slice_to_half(bf16_slice_from_half(&bs)), &bs[..]);
+        let pair = Bf16x2::from(bs);
+        assert_eq!(pair.to_f32(), (0.75, -2.0));
+        assert_eq!(<[::half::bf16; 2]>::from(pair), bs);
+        let p = F16x2::from([::half::f16::ONE, ::half::f16::NEG_ONE]);
+        assert_eq!(<[::half::f16; 2]>::from(p), [::half::f16::ONE, ::half::f16::NEG_ONE]);
+        let b8 = Bf16x8::from([::half::bf16::ONE; 8]);
+        assert_eq!(<[::half::bf16; 8]>::from(b8), [::half::bf16::ONE; 8]);
     }
 
     #[test]

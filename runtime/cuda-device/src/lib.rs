@@ -6,7 +6,7 @@
 //! | module | what |
 //! |---|---|
 //! | [`thread`] | indices (`index_1d/2d/3d`, raw `threadIdx_x()` …), lane/warp ids, grid-stride loops |
-//! | [`shared`] | [`SharedArray`] statics and dynamic shared memory |
+//! | [`shared`] | [`SharedMemory`] (a `static`) and [`SharedArray`] (a `static mut`) arrays, dynamic shared memory |
 //! | [`sync`] | [`sync_threads`], warp sync, memory fences |
 //! | [`atomic`] | `atomicAdd`-style operations with block/cluster/device/system scope |
 //! | [`warp`] | shuffles, votes, match, warp reductions and scans |
@@ -128,7 +128,7 @@ pub use cuda_macros::{
 pub use debug::{clock64, trap};
 pub use disjoint::DisjointSlice;
 pub use packed::{bf16x2, convert, f16x2, tcgen05};
-pub use shared::{DynamicSharedArray, SharedArray};
+pub use shared::{DynamicSharedArray, SharedArray, SharedMemory};
 pub use sync::sync_threads;
 pub use thread::{Index1D, Index2D, Runtime2DIndex, SpaceLayout, ThreadIndex, WarpIndex};
 pub use uniform::Uniform;

@@ -6,7 +6,7 @@
 //! waiter so that a loop cannot wait on the wrong phase:
 //!
 //! ```ignore
-//! static mut BAR: SharedArray<u64, 1, 8> = SharedArray::UNINIT;
+//! static BAR: SharedMemory<u64, 1, 8> = SharedMemory::UNINIT;
 //! let bar = unsafe { MBarrier::new(BAR.as_mut_ptr()) };
 //! if thread::threadIdx_x() == 0 { unsafe { bar.init(1) }; mbarrier::fence_init(); }
 //! sync_threads();

@@ -1,9 +1,18 @@
-//! Shared memory: per-block arrays sized at compile time ([`SharedArray`] statics) and dynamic
-//! shared memory sized at launch by `LaunchConfig::shared_mem_bytes` ([`dynamic`],
-//! [`DynamicSharedArray`]).
+//! Shared memory: per-block arrays sized at compile time ([`SharedMemory`] and [`SharedArray`]
+//! statics) and dynamic shared memory sized at launch by `LaunchConfig::shared_mem_bytes`
+//! ([`dynamic`], [`DynamicSharedArray`]).
+//!
+//! Two declarations of a static array, both one copy per block:
+//! - `static TILE: SharedMemory<T, N> = SharedMemory::UNINIT;` — a plain `static` (no
+//!   `static_mut_refs` in edition 2024): `unsafe { TILE.read(i) }`, `unsafe { TILE.write(i, v) }`,
+//!   `TILE.as_mut_ptr()`, `TILE.element_ptr(i)`. The form to write.
+//! - `static mut TILE: SharedArray<T, N> = SharedArray::UNINIT;` — CUDA C++'s `__shared__` and
+//!   NVIDIA cuda-oxide's form, indexed: `unsafe { TILE[i] = v }`, `unsafe { TILE[i] }`, and
+//!   `SharedArray::as_raw_mut_ptr(&raw mut TILE)` for a pointer. Its methods need a reference to
+//!   the `static mut`, which edition 2024 refuses.
 //!
 //! ```no_run
-//! # use cuda_device::{SharedArray, cuda_module, kernel, launch_bounds, shared, sync_threads, thread};
+//! # use cuda_device::{SharedArray, SharedMemory, cuda_module, kernel, launch_bounds, shared, sync_threads, thread};
 //! #[cuda_module]
 //! mod kernels {
 //!     use super::*;
@@ -12,13 +21,27 @@
 //!     #[kernel]
 //!     #[launch_bounds(256)]
 //!     pub fn reverse(x: &[u32], out: &mut [u32]) {
-//!         static mut TILE: SharedArray<u32, 256> = SharedArray::UNINIT;
+//!         static TILE: SharedMemory<u32, 256> = SharedMemory::UNINIT;
 //!         let (t, i) = (thread::threadIdx_x() as usize, thread::index_1d().get());
 //!         // SAFETY: each thread writes its own slot before the barrier.
+//!         unsafe { TILE.write(t, if i < x.len() { x[i] } else { 0 }) };
+//!         sync_threads();
+//!         if i < out.len() {
+//!             out[i] = unsafe { TILE.read(255 - t) }; // read after the barrier
+//!         }
+//!     }
+//!
+//!     /// The same with NVIDIA cuda-oxide's indexed `static mut`.
+//!     #[kernel]
+//!     #[launch_bounds(256)]
+//!     pub fn reverse_indexed(x: &[u32], out: &mut [u32]) {
+//!         static mut TILE: SharedArray<u32, 256> = SharedArray::UNINIT;
+//!         let (t, i) = (thread::threadIdx_x() as usize, thread::index_1d().get());
+//!         // SAFETY: as above.
 //!         unsafe { TILE[t] = if i < x.len() { x[i] } else { 0 } };
 //!         sync_threads();
 //!         if i < out.len() {
-//!             out[i] = unsafe { TILE[255 - t] }; // read after the barrier
+//!             out[i] = unsafe { TILE[255 - t] };
 //!         }
 //!     }
 //!
@@ -38,9 +61,8 @@
 //! ```
 //! Shared memory is shared by the threads of one block: a write by one thread and an access to
 //! the same element by another without a [`crate::sync_threads`] (or an atomic) between them is
-//! a data race, and its contents are undefined when a block starts. That is why a `SharedArray`
-//! is a `static mut` (every access is `unsafe`, as the hardware demands) and why its element
-//! methods are `unsafe`.
+//! a data race, and its contents are undefined when a block starts. That is why every element
+//! access is `unsafe`, in both forms.
 
 use core::cell::UnsafeCell;
 use core::marker::PhantomData;
@@ -49,10 +71,14 @@ use core::ops::{Index, IndexMut};
 
 use crate::intrinsics;
 
-/// A per-block array in shared memory (`__shared__ T name[N]`). Declare it as a `static mut`; the
-/// compiler places every static of this type in the shared state space, one copy per block,
-/// aligned to `ALIGN` bytes (0, the default: `T`'s alignment; e.g. 128 for bulk copies).
-/// Its contents are undefined when a block starts.
+mod memory;
+
+pub use memory::SharedMemory;
+
+/// A per-block array in shared memory (`__shared__ T name[N]`), declared as a `static mut` and
+/// indexed: CUDA C++'s and NVIDIA cuda-oxide's form. The compiler places every static of this type
+/// in the shared state space, one copy per block, aligned to `ALIGN` bytes (0, the default: `T`'s
+/// alignment; e.g. 128 for bulk copies). Its contents are undefined when a block starts.
 ///
 /// ```ignore
 /// static mut TILE: SharedArray<f32, 256> = SharedArray::UNINIT;
@@ -63,12 +89,48 @@ use crate::intrinsics;
 /// let base: *mut f32 = SharedArray::as_raw_mut_ptr(&raw mut TILE);
 /// ```
 ///
-/// `TILE[i]` is bounds-checked (out of range traps). It is not `Sync`: a shared `static` of it
-/// would let safe code read elements that other threads are writing, or that nobody wrote.
+/// `TILE[i]` is bounds-checked (out of range traps). The methods that take `&self`
+/// (`TILE.read(i)`, `TILE.as_mut_ptr()`) make a reference to the `static mut`, which edition 2024
+/// refuses (`static_mut_refs`): for methods declare a plain `static` of [`SharedMemory`] instead.
+///
+/// It is not `Sync`: a plain `static` of it would let safe code index elements that other threads
+/// are writing, or that nobody wrote. Such a `static` is an error that names both declarations.
 #[repr(transparent)]
 #[cfg_attr(cuda_oxide, oxide::lang = "shared_array")]
 pub struct SharedArray<T, const N: usize, const ALIGN: usize = 0> {
     cells: UnsafeCell<MaybeUninit<[T; N]>>,
+}
+
+// Never `Sync` (no type satisfies the bound): a plain `static` of it fails with the bound's
+// message, which shows the declarations that work, rather than with "`UnsafeCell` cannot be shared
+// between threads safely".
+#[doc(hidden)]
+unsafe impl<T, const N: usize, const ALIGN: usize> Sync for SharedArray<T, N, ALIGN> where
+    declaration::PlainStatic: declaration::AllowsSharedArray<T, N, ALIGN>
+{
+}
+
+/// The unsatisfiable bound behind `SharedArray`'s `Sync`, for its error message. Unnameable
+/// outside this crate, so no other crate can satisfy it.
+mod declaration {
+    /// A `static` without `mut`.
+    pub enum PlainStatic {}
+
+    #[diagnostic::on_unimplemented(
+        message = "`SharedArray<{T}, {N}, {ALIGN}>` is declared `static mut`: a plain `static` needs a `Sync` type",
+        label = "a plain `static` of `SharedArray`",
+        note = "a plain `static` of shared memory is `static TILE: SharedMemory<{T}, {N}, {ALIGN}> = SharedMemory::UNINIT;` \
+                (`unsafe {{ TILE.read(i) }}`, `unsafe {{ TILE.write(i, v) }}`, `TILE.as_mut_ptr()`)",
+        note = "an indexed one is `static mut TILE: SharedArray<{T}, {N}, {ALIGN}> = SharedArray::UNINIT;` (`unsafe {{ TILE[i] }}`)"
+    )]
+    pub trait AllowsSharedArray<T, const N: usize, const ALIGN: usize> {}
+
+    /// Only for the uninhabited `Never`: the trait has an impl (so rustc does not suggest adding
+    /// one), and `do_not_recommend` keeps it out of the message.
+    #[allow(dead_code)] // named only by the impl below
+    pub enum Never {}
+    #[diagnostic::do_not_recommend]
+    impl<T, const N: usize, const ALIGN: usize> AllowsSharedArray<T, N, ALIGN> for Never {}
 }
 
 impl<T, const N: usize, const ALIGN: usize> SharedArray<T, N, ALIGN> {

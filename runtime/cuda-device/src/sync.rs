@@ -1,7 +1,7 @@
 //! Barriers and memory fences.
 //!
 //! ```no_run
-//! # use cuda_device::{SharedArray, cuda_module, kernel, launch_bounds, sync, thread};
+//! # use cuda_device::{cuda_module, kernel, launch_bounds, sync, thread};
 //! #[cuda_module]
 //! mod kernels {
 //!     use super::*;

@@ -1,9 +1,9 @@
-//! Vector elements: 8- and 16-byte aligned groups of lanes ([`F32x4`], [`F64x2`], [`U32x4`], …)
-//! that load and store with one access per thread (`ld.global.nc.v4.f32`, `st.global.v4.f32`,
-//! `ld.shared.v4.f32`), as CUDA's `float4` does.
+//! Vector elements: 8- and 16-byte aligned groups of lanes ([`F32x4`], [`F64x2`], [`U32x4`], …,
+//! and eight halves: [`F16x8`], [`Bf16x8`]) that load and store with one access per thread
+//! (`ld.global.nc.v4.f32`, `st.global.v4.f32`, `ld.shared.v4.f32`), as CUDA's `float4` does.
 //!
 //! Use them as slice and `DisjointSlice` elements (`&[F32x4]`, the host passing a
-//! `DeviceBuffer<F32x4>`), in `SharedArray`s, or view a scalar slice as vectors with
+//! `DeviceBuffer<F32x4>`), in `SharedMemory`, or view a scalar slice as vectors with
 //! [`as_vectors`] when its length and alignment allow. Lane-wise `+ - *` and [`F32x4::mul_add`]
 //! work on whole vectors.
 //!
@@ -53,6 +53,9 @@
 
 use core::mem::{align_of, size_of};
 use core::ops::{Add, AddAssign, Index, IndexMut, Mul, Sub};
+
+/// Eight halves in 16 bytes (defined with the other half types): `as_vectors::<F16x8>(&[f16])`.
+pub use crate::half::{Bf16x8, F16x8};
 
 /// A vector element: `LANES` values of `Elem`, no padding, aligned to its size.
 ///
@@ -239,8 +242,9 @@ pub fn as_lanes<V: Vector>(vectors: &[V]) -> &[V::Elem] {
     unsafe { core::slice::from_raw_parts(vectors.as_ptr().cast::<V::Elem>(), vectors.len() * V::LANES) }
 }
 
-/// Lane-by-lane access to a [`SharedArray`](crate::SharedArray) of vectors: for tiles that are
-/// written one element at a time (a transposed load) and read a whole vector at a time.
+/// Lane-by-lane access to a [`SharedMemory`](crate::SharedMemory) or
+/// [`SharedArray`](crate::SharedArray) of vectors: for tiles that are written one element at a
+/// time (a transposed load) and read a whole vector at a time.
 pub trait SharedLanes {
     /// The lane type of the array's vectors.
     type Elem;
@@ -248,31 +252,36 @@ pub trait SharedLanes {
     /// Element `i` of the array seen as `N * LANES` scalars (bounds-checked).
     ///
     /// # Safety
-    /// As for [`SharedArray::read`](crate::SharedArray::read).
+    /// As for [`SharedMemory::read`](crate::SharedMemory::read).
     unsafe fn read_lane(&self, i: usize) -> Self::Elem;
 
     /// Writes element `i` of the array seen as `N * LANES` scalars (bounds-checked).
     ///
     /// # Safety
-    /// As for [`SharedArray::write`](crate::SharedArray::write).
+    /// As for [`SharedMemory::write`](crate::SharedMemory::write).
     unsafe fn write_lane(&self, i: usize, value: Self::Elem);
 }
 
-impl<V: Vector, const N: usize> SharedLanes for crate::SharedArray<V, N> {
-    type Elem = V::Elem;
+macro_rules! shared_lanes {
+    ($($array:ident)*) => {$(
+        impl<V: Vector, const N: usize, const ALIGN: usize> SharedLanes for crate::$array<V, N, ALIGN> {
+            type Elem = V::Elem;
 
-    #[inline(always)]
-    unsafe fn read_lane(&self, i: usize) -> V::Elem {
-        let lanes = self.as_mut_ptr().cast::<V::Elem>();
-        unsafe { crate::intrinsics::shared_index_checked(lanes, i, N * V::LANES).read() }
-    }
+            #[inline(always)]
+            unsafe fn read_lane(&self, i: usize) -> V::Elem {
+                let lanes = self.as_mut_ptr().cast::<V::Elem>();
+                unsafe { crate::intrinsics::shared_index_checked(lanes, i, N * V::LANES).read() }
+            }
 
-    #[inline(always)]
-    unsafe fn write_lane(&self, i: usize, value: V::Elem) {
-        let lanes = self.as_mut_ptr().cast::<V::Elem>();
-        unsafe { crate::intrinsics::shared_index_checked(lanes, i, N * V::LANES).write(value) }
-    }
+            #[inline(always)]
+            unsafe fn write_lane(&self, i: usize, value: V::Elem) {
+                let lanes = self.as_mut_ptr().cast::<V::Elem>();
+                unsafe { crate::intrinsics::shared_index_checked(lanes, i, N * V::LANES).write(value) }
+            }
+        }
+    )*};
 }
+shared_lanes!(SharedMemory SharedArray);
 
 #[inline(always)]
 fn vector_len<V: Vector>(elems: usize, addr: usize) -> Option<usize> {

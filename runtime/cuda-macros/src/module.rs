@@ -296,6 +296,28 @@ fn generate(kernels: &[KernelDef], root: bool) -> Vec<Item> {
                 &self.__oxide_kernels
             }
 
+            /// Writes `value` into the module-scope static `name` (a `ConstantMemory` static, by
+            /// its item name), queued on `stream`, as `cuda_core::Module::write_global` does on a
+            /// module loaded by hand; an error when no kernel of this module's device code reads
+            /// it. A `#[constant]` static gets a typed `set_<name>` instead.
+            pub fn write_global<T: #rt::DeviceCopy>(
+                &self,
+                stream: &#rt::CudaStream,
+                name: &str,
+                value: &T,
+            ) -> ::core::result::Result<(), #rt::DriverError> {
+                self.__oxide_kernels.write_global(stream, name, value)
+            }
+
+            /// The current value of the module-scope static `name`; waits for `stream`.
+            pub fn read_global<T: #rt::DeviceCopy>(
+                &self,
+                stream: &#rt::CudaStream,
+                name: &str,
+            ) -> ::core::result::Result<T, #rt::DriverError> {
+                self.__oxide_kernels.read_global(stream, name)
+            }
+
             #(#methods)*
 
             #if_async! {

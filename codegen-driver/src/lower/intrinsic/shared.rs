@@ -1,6 +1,7 @@
-//! Shared memory: statics of the `SharedArray<T, N, ALIGN>` lang item become uninitialised
-//! `addrspace(3)` globals, dynamic shared memory is one `external addrspace(3)` array (aligned to
-//! the largest alignment any of the module's kernels asks for), and `cvta.to.shared`.
+//! Shared memory: statics of the `SharedMemory<T, N, ALIGN>` and `SharedArray<T, N, ALIGN>` lang
+//! items become uninitialised `addrspace(3)` globals, dynamic shared memory is one `external
+//! addrspace(3)` array (aligned to the largest alignment any of the module's kernels asks for),
+//! and `cvta.to.shared`.
 
 use oxide_contract::attrs::LangItem;
 use oxide_contract::limits::DEFAULT_SHARED_MEMORY_PER_BLOCK;
@@ -60,13 +61,13 @@ fn shared_global(
     cx.const_value(ptr, text, None)
 }
 
-/// The generic address of a `static` whose type is the `SharedArray` lang item
+/// The generic address of a `static` whose type is the `SharedMemory` or `SharedArray` lang item
 /// (one per block, contents undefined at launch); `None` for every other static.
 pub fn shared_static<'tcx>(cx: &CodegenCx<'tcx>, def_id: DefId) -> Option<ir::Value> {
     let tcx = cx.tcx;
     let ty = tcx.type_of(def_id).instantiate_identity().skip_normalization();
     let ty::Adt(adt, _) = ty.kind() else { return None };
-    if super::super::attrs::lang_item(tcx, adt.did()) != Some(LangItem::SharedArray) {
+    if !matches!(super::super::attrs::lang_item(tcx, adt.did()), Some(LangItem::SharedArray | LangItem::SharedMemory)) {
         return None;
     }
     let layout = cx.layout_of(ty);
@@ -77,7 +78,7 @@ pub fn shared_static<'tcx>(cx: &CodegenCx<'tcx>, def_id: DefId) -> Option<ir::Va
     }
     let name = ptx_safe_name(tcx.symbol_name(Instance::mono(tcx, def_id)).name);
     let bytes = cx.type_array(cx.type_i8(), layout.size.bytes());
-    // `SharedArray<T, N, ALIGN>`: ALIGN = 0 means the element's own alignment.
+    // `<T, N, ALIGN>` (both types): ALIGN = 0 means the element's own alignment.
     let asked = match ty.kind() {
         ty::Adt(_, args) if args.len() > 2 => args.const_at(2).try_to_target_usize(tcx).unwrap_or(0),
         _ => 0,

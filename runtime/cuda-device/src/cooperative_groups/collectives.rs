@@ -3,7 +3,7 @@
 //! Every participating thread gets the result.
 
 use super::{ThreadBlock, ThreadGroup, WarpCollective, WarpTile};
-use crate::{SharedArray, thread, warp};
+use crate::{SharedArray, SharedMemory, thread, warp};
 
 /// The operations: `Sum`, `Min`, `Max` for `u32`, `i32`, `f32`; `BitAnd`, `BitOr`, `BitXor` for
 /// `u32`. `warp_reduce::<u32, ops::Max, 32>(&tile, x)`.
@@ -149,7 +149,15 @@ pub fn warp_scan<T: WarpShuffle, Op: ops::ReduceOp<T>, const N: u32>(tile: &Warp
 /// The block-level collectives' scratch: one word per warp. A static of this crate (rather than
 /// the caller's array) so that a bad pointer cannot make a safe call write anywhere; each
 /// collective starts with a barrier, so back-to-back calls never race on it.
-static mut SCRATCH: SharedArray<u32, 32> = SharedArray::UNINIT;
+static SCRATCH: SharedMemory<u32, 32> = SharedMemory::UNINIT;
+
+/// The scratch argument of [`block_reduce`] and [`block_scan`] (which use their own): `&SMEM` of a
+/// `SharedMemory<T, NUM_WARPS>`, or `&raw mut SMEM` of a `SharedArray<T, NUM_WARPS>` (NVIDIA
+/// cuda-oxide's signature).
+pub trait BlockScratch<T, const NUM_WARPS: usize> {}
+
+impl<T, const NUM_WARPS: usize> BlockScratch<T, NUM_WARPS> for *mut SharedArray<T, NUM_WARPS> {}
+impl<T, const NUM_WARPS: usize> BlockScratch<T, NUM_WARPS> for &SharedMemory<T, NUM_WARPS> {}
 
 /// Warps per block, for a block whose size is a multiple of 32.
 #[inline(always)]
@@ -160,19 +168,20 @@ fn block_warps() -> u32 {
 /// The combination of every thread's `value` over the block, in every thread. All threads of
 /// the block must call it; the block size must be a multiple of 32 (up to 1024).
 ///
-/// `smem` is accepted for NVIDIA cuda-oxide's signature (`&raw mut SMEM`, a
-/// `SharedArray<T, NUM_WARPS>`) and not used: the scratch is this crate's own 128 bytes of shared
-/// memory. `NUM_WARPS` must be 1..=32 (anything else does not compile).
+/// `smem` is accepted for NVIDIA cuda-oxide's signature and not used: the scratch is this
+/// crate's own 128 bytes of shared memory. It is `&SMEM` for a `static SMEM: SharedMemory<T,
+/// NUM_WARPS>`, or NVIDIA's `&raw mut SMEM` for a `static mut SMEM: SharedArray<T, NUM_WARPS>`
+/// ([`BlockScratch`]). `NUM_WARPS` must be 1..=32 (anything else does not compile).
 ///
 /// ```ignore
-/// static mut SMEM: SharedArray<u32, 8> = SharedArray::UNINIT;
-/// let total = block_reduce::<u32, Sum, 8>(&this_thread_block(), x, &raw mut SMEM);
+/// static SMEM: SharedMemory<u32, 8> = SharedMemory::UNINIT;
+/// let total = block_reduce::<u32, Sum, 8>(&this_thread_block(), x, &SMEM);
 /// ```
 #[inline(always)]
 pub fn block_reduce<T: WarpShuffle, Op: ops::ReduceOp<T>, const NUM_WARPS: usize>(
     block: &ThreadBlock,
     value: T,
-    smem: *mut SharedArray<T, NUM_WARPS>,
+    smem: impl BlockScratch<T, NUM_WARPS>,
 ) -> T {
     const { assert!(NUM_WARPS >= 1 && NUM_WARPS <= 32, "block_reduce: NUM_WARPS must be 1..=32") };
     let _ = smem;
@@ -184,19 +193,20 @@ pub fn block_reduce<T: WarpShuffle, Op: ops::ReduceOp<T>, const NUM_WARPS: usize
     // the block reaches; between two barriers a slot has one writer and no reader, or only readers.
     block.sync();
     if lane == 0 {
-        unsafe { SCRATCH[warp_id as usize] = mine.to_word() };
+        unsafe { SCRATCH.write(warp_id as usize, mine.to_word()) };
     }
     block.sync();
     if warp_id == 0 {
-        let part = if lane < block_warps() { T::from_word(unsafe { SCRATCH[lane as usize] }) } else { Op::identity() };
+        let part =
+            if lane < block_warps() { T::from_word(unsafe { SCRATCH.read(lane as usize) }) } else { Op::identity() };
         let total = warp_reduce::<T, Op, 32>(&warp, part);
         warp.sync();
         if lane == 0 {
-            unsafe { SCRATCH[0] = total.to_word() };
+            unsafe { SCRATCH.write(0, total.to_word()) };
         }
     }
     block.sync();
-    T::from_word(unsafe { SCRATCH[0] })
+    T::from_word(unsafe { SCRATCH.read(0) })
 }
 
 /// Inclusive scan over the block: thread `i` (in [`thread::block_thread_index`] order) gets the
@@ -204,14 +214,14 @@ pub fn block_reduce<T: WarpShuffle, Op: ops::ReduceOp<T>, const NUM_WARPS: usize
 /// a multiple of 32 (up to 1024). `smem` as for [`block_reduce`].
 ///
 /// ```ignore
-/// static mut SMEM: SharedArray<u32, 8> = SharedArray::UNINIT;
-/// let upto_me = block_scan::<u32, Sum, 8>(&this_thread_block(), 1, &raw mut SMEM);
+/// static SMEM: SharedMemory<u32, 8> = SharedMemory::UNINIT;
+/// let upto_me = block_scan::<u32, Sum, 8>(&this_thread_block(), 1, &SMEM);
 /// ```
 #[inline(always)]
 pub fn block_scan<T: WarpShuffle, Op: ops::ReduceOp<T>, const NUM_WARPS: usize>(
     block: &ThreadBlock,
     value: T,
-    smem: *mut SharedArray<T, NUM_WARPS>,
+    smem: impl BlockScratch<T, NUM_WARPS>,
 ) -> T {
     const { assert!(NUM_WARPS >= 1 && NUM_WARPS <= 32, "block_scan: NUM_WARPS must be 1..=32") };
     let _ = smem;
@@ -222,20 +232,21 @@ pub fn block_scan<T: WarpShuffle, Op: ops::ReduceOp<T>, const NUM_WARPS: usize>(
     // SAFETY: as in `block_reduce`.
     block.sync();
     if lane == 31 {
-        unsafe { SCRATCH[warp_id as usize] = within.to_word() };
+        unsafe { SCRATCH.write(warp_id as usize, within.to_word()) };
     }
     block.sync();
     if warp_id == 0 {
-        let total = if lane < block_warps() { T::from_word(unsafe { SCRATCH[lane as usize] }) } else { Op::identity() };
+        let total =
+            if lane < block_warps() { T::from_word(unsafe { SCRATCH.read(lane as usize) }) } else { Op::identity() };
         let upto = warp_scan::<T, Op, 32>(&warp, total);
         // Exclusive: the warps before this one.
         let before = T::from_word(warp.shfl_up(upto.to_word(), 1));
         let before = if lane == 0 { Op::identity() } else { before };
         warp.sync();
         if lane < block_warps() {
-            unsafe { SCRATCH[lane as usize] = before.to_word() };
+            unsafe { SCRATCH.write(lane as usize, before.to_word()) };
         }
     }
     block.sync();
-    Op::combine(T::from_word(unsafe { SCRATCH[warp_id as usize] }), within)
+    Op::combine(T::from_word(unsafe { SCRATCH.read(warp_id as usize) }), within)
 }

@@ -4,11 +4,9 @@
 //! give exactly the CPU's results; an out-of-bounds index whose element is never read still
 //! stops the kernel (the deferred trap at the function's end), reported at synchronize. That
 //! check runs last: a trap leaves the context unusable.
-// Shared arrays are `static mut` (one per block); their accessors take `&self`.
-#![allow(static_mut_refs)]
 use cuda_core::{DeviceBuffer, LaunchConfig};
 use cuda_device::matrix::Matrix;
-use cuda_device::{DisjointSlice, SharedArray, cuda_module, kernel, launch_bounds, sync_threads, thread};
+use cuda_device::{DisjointSlice, SharedMemory, cuda_module, kernel, launch_bounds, sync_threads, thread};
 
 #[path = "../../harness.rs"]
 mod harness;
@@ -33,7 +31,7 @@ mod kernels {
     #[kernel]
     #[launch_bounds(256)]
     pub fn transpose(input: &[f32], out: &mut [f32], width: u32, height: u32) {
-        static mut T: SharedArray<f32, { TILE * (TILE + 1) }> = SharedArray::UNINIT;
+        static T: SharedMemory<f32, { TILE * (TILE + 1) }> = SharedMemory::UNINIT;
         let (w, h) = (width as usize, height as usize);
         let (tx, ty) = (thread::threadIdx_x() as usize, thread::threadIdx_y() as usize);
         let (bx, by) = (thread::blockIdx_x() as usize, thread::blockIdx_y() as usize);
@@ -62,7 +60,7 @@ mod kernels {
     #[kernel]
     #[launch_bounds(256)]
     pub fn transpose_view(input: &[f32], out: &mut [f32], width: u32, height: u32) {
-        static mut T: SharedArray<f32, { TILE * (TILE + 1) }> = SharedArray::UNINIT;
+        static T: SharedMemory<f32, { TILE * (TILE + 1) }> = SharedMemory::UNINIT;
         let (w, h) = (width as usize, height as usize);
         let Some(m) = Matrix::new(input, h, w) else { return };
         let (tx, ty) = (thread::threadIdx_x() as usize, thread::threadIdx_y() as usize);

@@ -6,10 +6,8 @@
 //!   race               a shared-memory read of a slot another warp writes, no barrier (racecheck)
 //!   divergent-barrier  `sync_threads()` reached by 16 of a block's 64 threads (synccheck)
 //!   debug-target       `weighted_sum` once, for a cuda-gdb breakpoint in its loop
-// Shared arrays are `static mut` (one per block); their accessors take `&self`.
-#![allow(static_mut_refs)]
 use cuda_core::{DeviceBuffer, LaunchConfig};
-use cuda_device::{DisjointSlice, SharedArray, cuda_module, kernel, sync_threads, thread};
+use cuda_device::{DisjointSlice, SharedMemory, cuda_module, kernel, sync_threads, thread};
 
 #[path = "../../harness.rs"]
 mod harness;
@@ -53,7 +51,7 @@ mod kernels {
     /// the missing `sync_threads()` between the write and the read of a neighbour's slot.
     #[kernel]
     pub fn shift_left(input: &[f32], mut out: DisjointSlice<f32>, barrier: bool) {
-        static mut S: SharedArray<f32, BLOCK> = SharedArray::UNINIT;
+        static S: SharedMemory<f32, BLOCK> = SharedMemory::UNINIT;
         let t = thread::threadIdx_x() as usize;
         let idx = thread::index_1d();
         let v = if idx.get() < input.len() { input[idx.get()] } else { 0.0 };

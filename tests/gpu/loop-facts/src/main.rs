@@ -5,9 +5,8 @@
 //! there (`pipeline/remat_thread_index.rs`). The n-body / sgemm128 shape gives exactly the CPU's
 //! results; more threads than elements, so that the first read is out of bounds, stops the
 //! kernel. That check runs last: a stopped kernel leaves the context unusable.
-#![allow(static_mut_refs)]
 use cuda_core::{DeviceBuffer, LaunchConfig};
-use cuda_device::{DisjointSlice, SharedArray, cuda_module, kernel, launch_bounds, sync_threads, thread};
+use cuda_device::{DisjointSlice, SharedMemory, cuda_module, kernel, launch_bounds, sync_threads, thread};
 
 #[path = "../../harness.rs"]
 mod harness;
@@ -25,7 +24,7 @@ mod kernels {
     #[kernel]
     #[launch_bounds(128)]
     pub fn fold_tiles(x: &[u32], mut out: DisjointSlice<u32>) {
-        static mut BUF: SharedArray<u32, { 2 * TILE }> = SharedArray::UNINIT;
+        static BUF: SharedMemory<u32, { 2 * TILE }> = SharedMemory::UNINIT;
         let idx = thread::index_1d();
         let mut acc = x[idx.get()];
         let t = thread::threadIdx_x() as usize;

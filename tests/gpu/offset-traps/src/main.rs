@@ -4,9 +4,8 @@
 //! In-bounds rows, up to the very last element, give exactly the CPU's results; a slice one
 //! element short, so that only the last thread's last access is out of bounds, stops the kernel.
 //! That check runs last: a trap leaves the context unusable.
-#![allow(static_mut_refs)]
 use cuda_core::{DeviceBuffer, LaunchConfig};
-use cuda_device::{DisjointSlice, SharedArray, cuda_module, kernel, launch_bounds, sync_threads, thread};
+use cuda_device::{DisjointSlice, SharedMemory, cuda_module, kernel, launch_bounds, sync_threads, thread};
 
 #[path = "../../harness.rs"]
 mod harness;
@@ -42,7 +41,7 @@ mod kernels {
     #[kernel]
     #[launch_bounds(128)]
     pub fn tile_sums(x: &[f32], mut out: DisjointSlice<f32>) {
-        static mut TILE: SharedArray<f32, 128> = SharedArray::UNINIT;
+        static TILE: SharedMemory<f32, 128> = SharedMemory::UNINIT;
         let t = thread::threadIdx_x() as usize;
         // SAFETY: each thread writes its own slot; the tile is read after the barrier.
         unsafe { TILE.write(t, x[t]) };

@@ -1,18 +1,17 @@
 //! GPU test of the performance types and hints (issue 11), each against a CPU reference on random
 //! inputs with the output poisoned first: `F32x4`/`F64x2`/`U32x4` elements and `as_vectors`
 //! views; `f16` parameters and buffers, `bf16`, `F16x2`/`Bf16x2` arithmetic and conversions;
-//! `#[fast_math]` against IEEE; `cp.async` tiles (with zero fill); `ConstantMemory` read in
-//! place, rewritten from the host (`write_global` on the sideloaded module) and read back;
-//! `#[unroll]` loops.
+//! `F16x8`/`Bf16x8` elements and a `&[f16]` viewed as `F16x8` (and its scalar fallback);
+//! `#[fast_math]` against IEEE; `cp.async` tiles (with zero fill) into a `SharedMemory` static;
+//! `ConstantMemory` read in place, rewritten from the host (`write_global` on the sideloaded
+//! module and on the generated one) and read back; `#[unroll]` loops.
 #![feature(f16)]
-// Shared arrays are `static mut` (one per block); their accessors take `&self`.
-#![allow(static_mut_refs)]
 
 use cuda_core::{DeviceBuffer, LaunchConfig};
-use cuda_device::half::{Bf16x2, F16x2, bf16};
-use cuda_device::vector::{F32x4, F64x2, U32x4, as_vectors};
+use cuda_device::half::{Bf16x2, Bf16x8, F16x2, F16x8, bf16};
+use cuda_device::vector::{F32x4, F64x2, U32x4, as_vectors, as_vectors_mut, is_viewable};
 use cuda_device::{
-    ConstantMemory, DisjointSlice, SharedArray, async_copy, cuda_module, fast_math, kernel, launch_bounds,
+    ConstantMemory, DisjointSlice, SharedMemory, async_copy, cuda_module, fast_math, kernel, launch_bounds,
     sync_threads, thread, unroll,
 };
 use cuda_host::{cuda_launch, load_kernel_module};
@@ -124,6 +123,39 @@ mod kernels {
         }
     }
 
+    /// Eight halves per thread. `x` is viewed as `F16x8` when it allows (aligned, whole
+    /// vectors), else doubled element by element: the host launches both shapes.
+    #[kernel]
+    pub fn half_vectors(
+        a: &[F16x8],
+        b: &[F16x8],
+        c: &[Bf16x8],
+        d: &[Bf16x8],
+        x: &[f16],
+        mut o1: DisjointSlice<F16x8>,
+        mut o2: DisjointSlice<Bf16x8>,
+        o3: &mut [f16],
+    ) {
+        let idx = thread::index_1d();
+        let i = idx.get();
+        if let Some(o) = o1.get_mut(idx) {
+            *o = a[i].mul_add(b[i], a[i]).max(-b[i]);
+        }
+        if let Some(o) = o2.get_mut(idx) {
+            *o = c[i].mul_add(d[i], c[i]) - d[i];
+        }
+        if let (Some(x8), true) = (as_vectors::<F16x8>(x), is_viewable::<F16x8>(o3)) {
+            if let Some(o8) = as_vectors_mut::<F16x8>(o3)
+                && i < x8.len()
+                && i < o8.len()
+            {
+                o8[i] = x8[i] + x8[i];
+            }
+        } else if i < x.len() && i < o3.len() {
+            o3[i] = x[i] + x[i];
+        }
+    }
+
     #[kernel]
     #[fast_math]
     pub fn fast_fns(x: &[f32], mut out: DisjointSlice<f32>) {
@@ -148,11 +180,11 @@ mod kernels {
     #[kernel]
     #[launch_bounds(256)]
     pub fn async_tile(src: &[F32x4], out: &mut [f32]) {
-        static mut TILE: SharedArray<F32x4, 256> = SharedArray::UNINIT;
+        static TILE: SharedMemory<F32x4, 256> = SharedMemory::UNINIT;
         let t = thread::threadIdx_x() as usize;
         let g = thread::index_1d().get();
         if g < src.len() {
-            let dst = SharedArray::as_raw_mut_ptr(&raw mut TILE).wrapping_add(t).cast::<u32>();
+            let dst = TILE.as_mut_ptr().wrapping_add(t).cast::<u32>();
             let from = src.as_ptr().wrapping_add(g);
             // SAFETY: `dst` is this thread's slot of the block's tile, `from` an element of `src`.
             unsafe {
@@ -344,6 +376,66 @@ fn main() {
         compare("cvt.rn.bf16x2.f32", &ck(o4.to_host_vec(&s), "copy o4")?, &w4, |a, b| a == b)
     });
 
+    report.check("half_vectors_and_views", || {
+        let n = N / 8;
+        // k / 64 (f16) and k / 16 (bf16): the products and sums below are exact in f32, so one
+        // rounding of them is what `fma.rn` computes.
+        let mut f16s = |len: usize| -> Vec<f16> {
+            (0..len).map(|_| ((rng.next_u32() % 513) as i32 - 256) as f16 / 64.0).collect()
+        };
+        let (a, b) = (f16s(8 * n), f16s(8 * n));
+        let mut bf16s = |len: usize| -> Vec<bf16> {
+            (0..len).map(|_| bf16::from_f32(((rng.next_u32() % 257) as i32 - 128) as f32 / 16.0)).collect()
+        };
+        let (c, d) = (bf16s(8 * n), bf16s(8 * n));
+        let f16x8 =
+            |v: &[f16]| -> Vec<F16x8> { v.chunks_exact(8).map(|l| F16x8::new(l.try_into().unwrap())).collect() };
+        let bf16x8 =
+            |v: &[bf16]| -> Vec<Bf16x8> { v.chunks_exact(8).map(|l| Bf16x8::new(l.try_into().unwrap())).collect() };
+        let (ad, bd) = (
+            ck(DeviceBuffer::from_host(&s, &f16x8(&a)), "copy a")?,
+            ck(DeviceBuffer::from_host(&s, &f16x8(&b)), "copy b")?,
+        );
+        let (cd, dd) = (
+            ck(DeviceBuffer::from_host(&s, &bf16x8(&c)), "copy c")?,
+            ck(DeviceBuffer::from_host(&s, &bf16x8(&d)), "copy d")?,
+        );
+        // `x` of whole vectors (the vector path), then one element short of that (the scalar path).
+        for len in [8 * n, 8 * n - 1] {
+            let x: Vec<f16> = a[..len].to_vec();
+            let xd = ck(DeviceBuffer::from_host(&s, &x), "copy x")?;
+            let mut o1 = ck(DeviceBuffer::from_host(&s, &vec![F16x8::splat(f16::NAN); n]), "poison o1")?;
+            let mut o2 = ck(DeviceBuffer::from_host(&s, &vec![Bf16x8::splat(bf16::NAN); n]), "poison o2")?;
+            let mut o3 = ck(DeviceBuffer::from_host(&s, &vec![f16::NAN; len]), "poison o3")?;
+            ck(
+                m.half_vectors(&s, cfg(len), &ad, &bd, &cd, &dd, &xd, &mut o1, &mut o2, &mut o3),
+                "launch half_vectors",
+            )?;
+            let w1: Vec<f16> = (0..8 * n)
+                .map(|i| {
+                    let fused = ((a[i] as f32) * (b[i] as f32) + a[i] as f32) as f16; // exact, rounded once
+                    if fused >= -b[i] { fused } else { -b[i] }
+                })
+                .collect();
+            let got1: Vec<f16> = ck(o1.to_host_vec(&s), "copy o1")?.iter().flat_map(|v| v.to_array()).collect();
+            // By value: `max` may pick either zero of a +0/-0 pair.
+            compare("F16x8 fma/max", &got1, &w1, |g, w| g == w)?;
+            let w2: Vec<bf16> = (0..8 * n)
+                .map(|i| {
+                    let fused = bf16_of_f64((c[i].to_f32() * d[i].to_f32() + c[i].to_f32()) as f64);
+                    bf16_of_f64(fused.to_f32() as f64 - d[i].to_f32() as f64)
+                })
+                .collect();
+            let got2: Vec<bf16> = ck(o2.to_host_vec(&s), "copy o2")?.iter().flat_map(|v| v.to_array()).collect();
+            compare("Bf16x8 fma/sub", &got2, &w2, |g, w| g.to_f32() == w.to_f32())?;
+            let w3: Vec<f16> = x.iter().map(|&v| v + v).collect();
+            compare(&format!("&[f16] of {len} doubled"), &ck(o3.to_host_vec(&s), "copy o3")?, &w3, |g, w| {
+                g.to_bits() == w.to_bits()
+            })?;
+        }
+        Ok(())
+    });
+
     report.check("fast_math_is_close_and_ieee_is_exact_enough", || {
         let x: Vec<f32> = (0..N).map(|_| (rng.next_f32() + 1000.0) / 500.0).collect(); // [0, 4)
         let xd = ck(DeviceBuffer::from_host(&s, &x), "copy x")?;
@@ -438,6 +530,19 @@ fn main() {
         compare("written scales", &ck(od2.to_host_vec(&s), "copy out")?, &scaled(new), close)?;
         if ck(side.module().write_global(&s, "SCALES", &[0.0f32; 3]), "size check").is_ok() {
             return Err("write_global accepted a value of the wrong size".into());
+        }
+        // The same on the module `kernels::load` gave: by name, through the generated methods.
+        let newer = [rng.next_f32(), rng.next_f32(), rng.next_f32(), rng.next_f32()];
+        ck(m.write_global(&s, "SCALES", &newer), "generated write_global SCALES")?;
+        let back: [f32; 4] = ck(m.read_global(&s, "SCALES"), "generated read_global SCALES")?;
+        if back != newer {
+            return Err(format!("generated read_global gave {back:?}, wrote {newer:?}"));
+        }
+        let mut od3 = ck(DeviceBuffer::from_host(&s, &vec![f32::NAN; N]), "poison out")?;
+        ck(m.const_scale(&s, cfg(N), &xd, &mut od3), "launch const_scale")?;
+        compare("scales written on the generated module", &ck(od3.to_host_vec(&s), "copy out")?, &scaled(newer), close)?;
+        if m.write_global(&s, "NO_SUCH_GLOBAL", &1.0f32).is_ok() {
+            return Err("write_global of a global no device code has succeeded".into());
         }
         Ok(())
     });

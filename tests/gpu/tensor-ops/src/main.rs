@@ -10,7 +10,6 @@
 //! its cluster's tile for both and checks it received the whole tile; and three maps in one
 //! by-value array, each block loading through its own.
 #![feature(f16)]
-#![allow(static_mut_refs)]
 
 use cuda_core::tma::{TensorMap, TmaElement, TmaSwizzle};
 use cuda_core::{DeviceBuffer, LaunchConfig};
@@ -18,7 +17,7 @@ use cuda_device::half::bf16;
 use cuda_device::mbarrier::{self, MBarrier, Phase};
 use cuda_device::mma::{self, Accumulator, FragA, FragB, Tf32};
 use cuda_device::{
-    SharedArray, atomic, cluster, cluster_launch, cuda_module, kernel, sync_threads, thread, tma, wgmma,
+    SharedMemory, atomic, cluster, cluster_launch, cuda_module, kernel, sync_threads, thread, tma, wgmma,
 };
 
 #[path = "../../harness.rs"]
@@ -79,8 +78,8 @@ mod kernels {
     /// a second tile, copied to `back`.
     #[kernel]
     pub fn ldst(tile: &[u16], out: &mut [u32], back: &mut [u16]) {
-        static mut T: SharedArray<u16, 256, 16> = SharedArray::UNINIT;
-        static mut U: SharedArray<u16, 256, 16> = SharedArray::UNINIT;
+        static T: SharedMemory<u16, 256, 16> = SharedMemory::UNINIT;
+        static U: SharedMemory<u16, 256, 16> = SharedMemory::UNINIT;
         let l = thread::threadIdx_x() as usize;
         for i in 0..8 {
             unsafe { T.write(l * 8 + i, tile[l * 8 + i]) };
@@ -105,7 +104,7 @@ mod kernels {
     /// of each warp records the phase parity it waits for next. `elected` counts elected lanes.
     #[kernel]
     pub fn phases(parities: &mut [u32], elected: &mut [u32]) {
-        static mut BAR: SharedArray<u64, 1, 8> = SharedArray::UNINIT;
+        static BAR: SharedMemory<u64, 1, 8> = SharedMemory::UNINIT;
         let t = thread::threadIdx_x();
         let bar = unsafe { MBarrier::new(BAR.as_mut_ptr()) };
         if t == 0 {
@@ -135,8 +134,8 @@ mod kernels {
     /// Both maps are kernel parameters by value, used in place.
     #[kernel]
     pub fn tma_3d_copy(src: TensorMap, dst: TensorMap, tiles: &mut [f32]) {
-        static mut T: SharedArray<f32, BOX3_LEN, 128> = SharedArray::UNINIT;
-        static mut BAR: SharedArray<u64, 1, 8> = SharedArray::UNINIT;
+        static T: SharedMemory<f32, BOX3_LEN, 128> = SharedMemory::UNINIT;
+        static BAR: SharedMemory<u64, 1, 8> = SharedMemory::UNINIT;
         let t = thread::threadIdx_x() as usize;
         let (bx, by, bz) = (thread::blockIdx_x(), thread::blockIdx_y(), thread::blockIdx_z());
         let (x, y, z) =
@@ -179,8 +178,8 @@ mod kernels {
     #[kernel]
     #[cluster_launch(2, 1, 1)]
     pub fn tma_multicast(map: TensorMap, out: &mut [f32]) {
-        static mut T: SharedArray<f32, { MC_ROWS * MC_COLS }, 128> = SharedArray::UNINIT;
-        static mut BAR: SharedArray<u64, 1, 8> = SharedArray::UNINIT;
+        static T: SharedMemory<f32, { MC_ROWS * MC_COLS }, 128> = SharedMemory::UNINIT;
+        static BAR: SharedMemory<u64, 1, 8> = SharedMemory::UNINIT;
         let t = thread::threadIdx_x() as usize;
         let rank = cluster::block_rank();
         let block = thread::blockIdx_x() as usize;
@@ -212,8 +211,8 @@ mod kernels {
     /// grid-constant array) and writes it to `out[b]`.
     #[kernel]
     pub fn tma_map_array(maps: [TensorMap; 3], out: &mut [f32]) {
-        static mut T: SharedArray<f32, { MC_ROWS * MC_COLS }, 128> = SharedArray::UNINIT;
-        static mut BAR: SharedArray<u64, 1, 8> = SharedArray::UNINIT;
+        static T: SharedMemory<f32, { MC_ROWS * MC_COLS }, 128> = SharedMemory::UNINIT;
+        static BAR: SharedMemory<u64, 1, 8> = SharedMemory::UNINIT;
         let t = thread::threadIdx_x() as usize;
         let b = thread::blockIdx_x() as usize;
         let bar = unsafe { MBarrier::new(BAR.as_mut_ptr()) };
@@ -235,9 +234,9 @@ mod kernels {
     /// tiles loaded by TMA (128-byte swizzle) from `maps[0]` (A) and `maps[1]` (B).
     #[kernel]
     pub fn wgmma_tile(maps: &[TensorMap], d: &mut [f32]) {
-        static mut A: SharedArray<bf16, { 64 * 64 }, 1024> = SharedArray::UNINIT;
-        static mut B: SharedArray<bf16, { 64 * 64 }, 1024> = SharedArray::UNINIT;
-        static mut BAR: SharedArray<u64, 1, 8> = SharedArray::UNINIT;
+        static A: SharedMemory<bf16, { 64 * 64 }, 1024> = SharedMemory::UNINIT;
+        static B: SharedMemory<bf16, { 64 * 64 }, 1024> = SharedMemory::UNINIT;
+        static BAR: SharedMemory<u64, 1, 8> = SharedMemory::UNINIT;
         let t = thread::threadIdx_x();
         let bar = unsafe { MBarrier::new(BAR.as_mut_ptr()) };
         if t == 0 {

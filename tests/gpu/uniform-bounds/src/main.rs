@@ -38,7 +38,6 @@
 //! longer than `a` and a launch that covers `c` must stop the kernel (the checked copy's check);
 //! before it, `stencil5` reading past a short `input` must stop the kernel too (in a child
 //! process).
-#![allow(static_mut_refs)]
 use cuda_core::{DeviceBuffer, LaunchConfig};
 use cuda_device::{DisjointSlice, cuda_module, kernel, thread};
 
