@@ -569,10 +569,10 @@ pub mod kernels {
         scale: f32,
         causal: u32,
     ) {
-        static mut QS: SharedArray<f32, { ATT_TILE * ATT_PITCH }> = SharedArray::UNINIT;
-        static mut KS: SharedArray<f32, { ATT_TILE * ATT_PITCH }> = SharedArray::UNINIT;
-        static mut VS: SharedArray<F32x4, { ATT_TILE * ATT_D / 4 }> = SharedArray::UNINIT;
-        static mut PS: SharedArray<f32, { ATT_TILE * (ATT_TILE + 1) }> = SharedArray::UNINIT;
+        static QS: SharedMemory<f32, { ATT_TILE * ATT_PITCH }> = SharedMemory::UNINIT;
+        static KS: SharedMemory<f32, { ATT_TILE * ATT_PITCH }> = SharedMemory::UNINIT;
+        static VS: SharedMemory<F32x4, { ATT_TILE * ATT_D / 4 }> = SharedMemory::UNINIT;
+        static PS: SharedMemory<f32, { ATT_TILE * (ATT_TILE + 1) }> = SharedMemory::UNINIT;
         let seq = seq as usize;
         let (tx, ty) = (thread::threadIdx_x() as usize, thread::threadIdx_y() as usize);
         let tid = ty * 16 + tx;

@@ -39,6 +39,13 @@ pub fn add(module: &mut Module, kernels: &[(String, FastLaunch)]) -> bool {
             }
             _ => None,
         };
+        let mut item = item;
+        if twin.is_some()
+            && !keep_fast_copy()
+            && let Item::Function(f) = &mut item
+        {
+            checked_only(f);
+        }
         items.push(item);
         if let Some(t) = twin {
             items.push(Item::Line(String::new()));
@@ -49,6 +56,37 @@ pub fn add(module: &mut Module, kernels: &[(String, FastLaunch)]) -> bool {
     module.items = items;
     debug.finish(module);
     added
+}
+
+/// Whether versioned kernels with a twin keep their own fast copy (not with
+/// `CUDA_OXIDE_KERNEL_FAST_COPY=0`, an experiment measured by `bench/build-cost.sh`).
+fn keep_fast_copy() -> bool {
+    std::env::var("CUDA_OXIDE_KERNEL_FAST_COPY").map_or(true, |v| v != "0")
+}
+
+/// The versioned kernel `f` reduced to its checked copy: the entry branches to it alone, the
+/// fast copy's blocks and the entry test's values (now unused) go.
+fn checked_only(f: &mut Function) {
+    let entry = &mut f.blocks[0];
+    let Some(at) = entry.terminator_index() else { return };
+    let Op::CondBr { els: checked, .. } = entry.insts[at].op() else { return };
+    entry.insts[at] = Inst::effect(Op::Br { dest: checked.clone() });
+    let cfg = Cfg::new(f);
+    let mut b = 0;
+    f.blocks.retain(|_| {
+        b += 1;
+        cfg.reachable[b - 1]
+    });
+    // The entry test's values: pure, and now used by nothing (the index reads it hoisted stay).
+    loop {
+        let used: std::collections::HashSet<String> =
+            f.blocks.iter().flat_map(|b| &b.insts).flat_map(|i| i.uses()).map(str::to_string).collect();
+        let before = f.blocks[0].insts.len();
+        f.blocks[0].insts.retain(|i| i.result().is_none_or(|r| used.contains(r)));
+        if f.blocks[0].insts.len() == before {
+            break;
+        }
+    }
 }
 
 /// The twin `name` of the versioned kernel `f`, or `None` when its entry is not the test's
