@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # What the device code costs to build and to ship: for the bench's kernels (bench/src/kernels.rs
-# and the two GEMM examples) and for the attention kernel alone, the device build time that
+# and the two GEMM examples' crates, whose device times are summed) and for the attention kernel alone, the device build time that
 # `cargo oxide build --release` reports ("Device <crate> (… s)", best of 3) and the sizes of the
 # PTX, the cubin and the stripped binary — with versioned kernels keeping their own fast copy
 # (checked copy + fast copy in the kernel, and the twin) and without
 # (CUDA_OXIDE_KERNEL_FAST_COPY=0: checked copy in the kernel, fast copy in the twin only) — next to nvcc's time for the
-# same CUDA C++ (bench/cuda/*.cu, -O3 -cubin, best of 3). Needs no GPU.
+# same CUDA C++ (bench/cuda/*.cu but the calibration kernel, -O3 -cubin, best of 3). Needs no GPU.
 #   bench/build-cost.sh [ARCH]   (default sm_90a: the wgmma GEMM needs it)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -43,14 +43,16 @@ print(consts)
 print("#[cuda_module]\npub mod kernels {\n    use super::*;\n" + src[start:end] + "}\nfn main() {}")
 PY
 
-# device_time <manifest dir> <crate>: best of 3 device builds (the crate rebuilt, dependencies not).
+# device_time <manifest dir> <sources to touch…>: best of 3 device builds of the crates those
+# sources belong to (their "Device … (… s)" times summed; other dependencies are not rebuilt).
 device_time() {
-    local dir="$1" crate="$2" best="" t
+    local dir="$1" best="" t
+    shift
     for _ in 1 2 3; do
-        touch "$dir/src/main.rs"
+        touch "$@"
         t=$("$CARGO_OXIDE" oxide build --release --arch "$ARCH" --manifest-path "$dir/Cargo.toml" 2>&1 |
-            sed -n "s/.*Device $crate ([^)]*, \([0-9.]*\)s).*/\1/p")
-        [ -n "$t" ] || { echo "error: no device time for $crate" >&2; exit 1; }
+            sed -n 's/.*Device [a-z_]* ([^)]*, \([0-9.]*\)s).*/\1/p' | python3 -c "import sys; print(sum(float(x) for x in sys.stdin))")
+        [ "$t" != 0 ] || { echo "error: no device build in $dir" >&2; exit 1; }
         best=$(python3 -c "print(min(float('$t'), float('${best:-1e9}')))")
     done
     echo "$best"
@@ -81,11 +83,18 @@ printf '%-34s %10s %10s %10s %12s\n' "build ($ARCH)" "device s" "PTX KB" "cubin 
 for copies in 3 2; do
     if [ "$copies" = 3 ]; then export CUDA_OXIDE_KERNEL_FAST_COPY=1; else export CUDA_OXIDE_KERNEL_FAST_COPY=0; fi
     for subject in bench attention; do
-        if [ "$subject" = bench ]; then dir="$ROOT/bench" crate=oxide_bench bin=oxide-bench; else dir="$WORK/attention" crate=attention_only bin=attention-only; fi
-        t=$(device_time "$dir" "$crate")
+        if [ "$subject" = bench ]; then
+            dir="$ROOT/bench" crate=oxide_bench bin=oxide-bench
+            sources=("$ROOT/bench/src/main.rs" "$ROOT/examples/gemm-mma/src/lib.rs" "$ROOT/examples/gemm-wgmma-tma/src/lib.rs")
+        else
+            dir="$WORK/attention" crate=attention_only bin=attention-only sources=("$WORK/attention/src/main.rs")
+        fi
+        t=$(device_time "$dir" "${sources[@]}")
         read -r ptx cubin binary < <(sizes "$crate" "$bin")
         printf '%-34s %10s %10d %10d %12d\n' "$subject, $copies copies of a versioned body" "$t" $((ptx / 1024)) $((cubin / 1024)) $((binary / 1024))
     done
 done
-printf '%-34s %10s\n' "nvcc, bench/cuda/*.cu" "$(nvcc_time "$ROOT"/bench/cuda/*.cu)"
+cus=()
+for cu in "$ROOT"/bench/cuda/*.cu; do [ "$(basename "$cu")" = calibrate.cu ] || cus+=("$cu"); done
+printf '%-34s %10s\n' "nvcc, bench/cuda/*.cu" "$(nvcc_time "${cus[@]}")"
 printf '%-34s %10s\n' "nvcc, bench/cuda/attention.cu" "$(nvcc_time "$ROOT/bench/cuda/attention.cu")"
