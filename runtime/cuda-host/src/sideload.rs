@@ -93,9 +93,9 @@ pub fn find_module_dir(name: &str) -> Result<PathBuf, DriverError> {
 /// for the context's GPU as the embedded loader does.
 ///
 /// When there is no artifact directory (the binary was copied to another machine, say), it
-/// looks where NVIDIA's `load_kernel_module` does, for the `<name>.ptx` (or `<name>.cubin`)
-/// that `cargo oxide build` writes next to `Cargo.toml`: in `$CARGO_MANIFEST_DIR` (run time),
-/// the current directory and the executable's directory (see [`crate::ltoir::load_kernel_module`]);
+/// looks for the `<name>.ptx` (or `<name>.cubin`) that `cargo oxide build` writes beside the
+/// binaries, then where NVIDIA's `load_kernel_module` does: in `$CARGO_MANIFEST_DIR` (run time)
+/// and the current directory (see [`crate::ltoir::load_kernel_module`]);
 /// then at crate `name`'s device code embedded in the executable. A module loaded from such a
 /// file has no manifest, so its launches are not checked against the kernels' parameters.
 ///
