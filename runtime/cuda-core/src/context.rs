@@ -122,7 +122,8 @@ impl CudaContext {
     ///
     /// A `Result` of signed integers, as in NVIDIA's cuda-oxide, so `?`, `.expect(..)` and
     /// `.unwrap_or((0, 0))` work; the value is read once when the context is made, so this never
-    /// fails. [`capability`](Self::capability) gives the same numbers without the `Result`.
+    /// fails. [`capability`](Self::capability) gives the same numbers without the `Result`: it is
+    /// what `compute_capability()` returned before it took NVIDIA's signature (CHANGELOG.md).
     ///
     /// ```no_run
     /// let ctx = cuda_core::CudaContext::new(0)?;

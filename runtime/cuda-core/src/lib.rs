@@ -31,6 +31,8 @@ pub mod sys;
 pub mod tma;
 pub mod vmm;
 
+#[allow(deprecated)] // kept for one release under its old name (CHANGELOG.md)
+pub use bundle::load_embedded;
 pub use bundle::{LoadedBundle, load_bundle};
 pub use context::{CudaContext, CudaStream};
 pub use contract::{
@@ -96,3 +98,13 @@ pub fn init(flags: std::ffi::c_uint) -> Result<(), DriverError> {
 /// The shared formats (manifest, bundle layout, entry names), re-exported for generated code
 /// and for tools that inspect manifests.
 pub use oxide_contract;
+
+/// The shared formats under their old name: the crate `oxide-format` became `oxide-contract`.
+/// Kept for one release (CHANGELOG.md).
+#[deprecated(
+    since = "0.1.0",
+    note = "renamed: use `cuda_core::oxide_contract` (the crate `oxide-format` is `oxide-contract` now)"
+)]
+pub mod oxide_format {
+    pub use oxide_contract::*;
+}

@@ -291,7 +291,8 @@ fn generate(kernels: &[KernelDef], root: bool) -> Vec<Item> {
 
         impl Module {
             /// The kernels of this module as loaded: the context and the bundles (manifests and
-            /// payloads) they came from.
+            /// payloads) they came from. (It replaced `bundle()`: a module's kernels may come from
+            /// several bundles, e.g. a generic kernel's instance from its user's crate.)
             pub fn kernels(&self) -> &#rt::EmbeddedKernels {
                 &self.__oxide_kernels
             }
