@@ -24,7 +24,7 @@ pub struct Built {
     pub artifacts: Vec<Artifact>,
     /// The manifest of every bundle the built files embed, by artifact folder.
     pub manifests: std::collections::BTreeMap<String, Manifest>,
-    /// The `<crate>.ptx` files written next to `Cargo.toml` (see [`crate::ptx_file`]).
+    /// The `<crate>.ptx` files written for loading by file name (see [`crate::ptx_file`]).
     pub ptx_files: Vec<crate::ptx_file::PtxFile>,
 }
 
@@ -228,7 +228,13 @@ pub fn build(args: &BuildArgs) -> Result<Built> {
         artifacts.iter().flat_map(|a| a.filenames.iter().map(|f| f.clone().into_std_path_buf())).collect();
     let manifests = crate::artifacts::sync_if_changed(&files, &config.artifact_dir)?;
     let mut built = Built { artifacts, manifests, ptx_files: Vec::new() };
-    built.ptx_files = crate::ptx_file::write_all(&built, &config.artifact_dir)?;
+    let beside_sources = crate::ptx_file::beside_sources(&project, args.ptx_beside_sources)?;
+    let ptx_dir = naming::by_name_ptx_dir(&project.oxide_dir(), args.profile_name());
+    let written = crate::ptx_file::write_all(&built, &config.artifact_dir, &ptx_dir, &beside_sources)?;
+    for warning in &written.warnings {
+        eprintln!("warning: {warning}");
+    }
+    built.ptx_files = written.files;
     if !args.quiet {
         crate::summary::print(&built, &config);
     }
@@ -337,7 +343,7 @@ pub fn run_under(args: &RunArgs, wrapper: Option<Vec<std::ffi::OsString>>) -> Re
         }
         None => Command::new(&exe),
     };
-    // As `cargo run` does: programs find files of their package (`<crate>.ptx`) through it.
+    // As `cargo run` does: programs find files of their package through it.
     // (A prebuilt `--exe` runs without: its package may not be on this machine.)
     if let Some(dir) = &package_dir {
         cmd.env("CARGO_MANIFEST_DIR", dir);

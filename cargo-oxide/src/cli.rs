@@ -96,6 +96,11 @@ pub struct BuildArgs {
     /// sanitizers, same machine code) or full (variables for cuda-gdb, unoptimised device code).
     #[arg(long, value_name = "LEVEL", value_parser = DeviceDebugInfo::parse)]
     pub device_debug: Option<DeviceDebugInfo>,
+    /// Also write each crate's `<crate>.ptx` next to its `Cargo.toml` (it always goes to
+    /// `target/oxide/<profile>/`); per package: `ptx-beside-sources = true` in
+    /// `[package.metadata.cuda-oxide]`.
+    #[arg(long)]
+    pub ptx_beside_sources: bool,
 }
 
 impl BuildArgs {

@@ -1,8 +1,8 @@
 //! `cargo oxide inspect` (a crate's manifest, PTX or LLVM IR from the last build) and `cargo oxide clean`.
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use anyhow::{Context, Result, bail};
-use oxide_contract::arch::Arch;
+use anyhow::{Context, Result, anyhow, bail};
+use oxide_contract::manifest::PayloadKind;
 use oxide_contract::naming::{self, crate_artifact_dir, files};
 
 use crate::cli::{CleanArgs, InspectArgs};
@@ -33,30 +33,25 @@ pub fn inspect(args: &InspectArgs) -> Result<()> {
     };
     let device_dir = naming::device_artifact_dir(&project.oxide_dir(), profile);
     let available = crates_with_kernels(&device_dir);
+    let workspace = crate::inspect_target::WorkspaceCrates::of(&project, args.manifest_path.as_deref(), &available);
+    let build_hint = format!("cargo oxide build{}", if profile == "release" { " --release" } else { "" });
     let dir_name = match &args.crate_name {
-        Some(name) => naming::crate_dir_candidates(name)
-            .into_iter()
-            .find(|d| available.contains(d))
-            .unwrap_or_else(|| name.replace('-', "_")),
-        None => match available.as_slice() {
-            [one] => one.clone(),
-            [] => bail!(
-                "no crate with kernels has been built with the `{profile}` profile (in {}); run `cargo oxide build{}` first",
+        Some(name) => workspace.named(name, &available).ok_or_else(|| {
+            anyhow!(
+                "no crate `{name}` with kernels built with the `{profile}` profile ({}); {}; run `{build_hint}` first",
                 device_dir.display(),
-                if profile == "release" { " --release" } else { "" }
-            ),
-            many => bail!("several crates have kernels ({}); name one: `cargo oxide inspect CRATE`", many.join(", ")),
-        },
+                workspace.describe(&available)
+            )
+        })?,
+        None => workspace.current().map_err(|why| {
+            anyhow!(
+                "{why} (in {}); run `{build_hint}` first, or name one: `cargo oxide inspect CRATE`",
+                device_dir.display()
+            )
+        })?,
     };
     let dir = crate_artifact_dir(&device_dir, &dir_name);
     let manifest_path = dir.join(files::MANIFEST);
-    if !manifest_path.is_file() {
-        let built = if available.is_empty() { "none".to_string() } else { available.join(", ") };
-        bail!(
-            "no manifest for `{dir_name}` in {} (crates with kernels: {built}); run `cargo oxide build` first",
-            device_dir.display()
-        );
-    }
     let text = std::fs::read_to_string(&manifest_path)
         .with_context(|| format!("could not read {}", manifest_path.display()))?;
     if args.json {
@@ -68,16 +63,20 @@ pub fn inspect(args: &InspectArgs) -> Result<()> {
     check_payloads(&dir, &manifest)?;
     let crate_name = manifest.crate_name.clone();
     if args.ll {
-        return print_file(&dir.join(files::llvm_ir(&crate_name)));
+        let path = dir.join(files::llvm_ir(&crate_name));
+        return print_file(&path).with_context(|| {
+            format!(
+                "the LLVM IR is written when the device code of `{crate_name}` is compiled, and cargo compiled \
+                 nothing: change one of its sources (or `cargo oxide clean`) and run `{build_hint}`"
+            )
+        });
     }
     if args.ptx || args.sass {
-        let arch = match &args.arch {
-            Some(a) => crate::build::parse_archs(a)?.remove(0),
-            None => {
-                let first = manifest.payloads.first().map(|p| p.arch.clone()).unwrap_or_else(|| "sm_90".into());
-                Arch::parse(&first)?
-            }
-        };
+        let kind = if args.ptx { PayloadKind::Ptx } else { PayloadKind::Cubin };
+        let (arch, note) = crate::inspect_target::payload_arch(&manifest, kind, args.arch.as_deref())?;
+        if let Some(note) = note {
+            eprintln!("{:>12} {note}", "Note");
+        }
         if args.ptx {
             return print_file(&dir.join(files::ptx(&crate_name, arch)));
         }
@@ -137,9 +136,8 @@ fn print_sass(cubin: &Path) -> Result<()> {
     Ok(print_stdout(&String::from_utf8_lossy(&out.stdout))?)
 }
 
-fn print_file(path: &PathBuf) -> Result<()> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("could not read {}; was it built? run `cargo oxide build`", path.display()))?;
+fn print_file(path: &Path) -> Result<()> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("could not read {}", path.display()))?;
     Ok(print_stdout(&text)?)
 }
 

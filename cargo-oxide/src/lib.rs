@@ -11,6 +11,7 @@ pub mod debug;
 pub mod doctor;
 pub mod gpu;
 pub mod inspect;
+pub mod inspect_target;
 pub mod new;
 pub mod profile;
 pub mod progress;

@@ -42,6 +42,14 @@ pub struct FastLaunch {
     pub condition: Condition,
 }
 
+/// A manifest's twin, or none where it has a form this version does not read (recorded by
+/// another version of the compiler): the kernel then runs as launched by name, never a twin
+/// whose condition could be misread.
+pub fn read_lenient<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<FastLaunch>, D::Error> {
+    let value = serde_json::Value::deserialize(d)?;
+    Ok(serde_json::from_value(value).ok())
+}
+
 /// A straight-line program over the launch's uniform values; its last step is the answer.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Condition {
@@ -310,6 +318,20 @@ mod tests {
         assert_eq!(condition.holds(&LaunchValues { block: (1, 1, 1), grid: (1, 1, 1), param: &param }), None);
         let none = |_: u32, _: u32| None;
         assert_eq!(condition.holds(&LaunchValues { block: (1, 1, 1), grid: (1, 1, 1), param: &none }), None);
+    }
+
+    #[test]
+    fn a_twin_in_an_unknown_form_is_no_twin() {
+        let kernel = |fast: &str| {
+            let json = format!(
+                r#"{{"name":"k","key":1,"entry":"k","params":[],"fast":{fast}}}"#
+            );
+            serde_json::from_str::<crate::manifest::KernelInfo>(&json)
+        };
+        let old = r#"{"entry":"k__oxide_fast_0","condition":{"steps":[{"MulOverflows":{"bits":64,"a":{"Const":1},"b":{"Const":2}}}]}}"#;
+        assert_eq!(kernel(old).expect("the kernel still reads").fast, None);
+        let now = r#"{"entry":"k__oxide_fast_0","condition":{"steps":[{"Extent":"BlockX"}]}}"#;
+        assert!(kernel(now).expect("reads").fast.is_some());
     }
 
     #[test]

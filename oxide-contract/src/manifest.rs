@@ -83,8 +83,9 @@ pub struct KernelInfo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launch_contract: Option<crate::launch_contract::LaunchContract>,
     /// The kernel's unchecked twin and the condition under which the host launches it instead
-    /// ([`crate::fast_launch`]); set by the device compiler after optimising.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// ([`crate::fast_launch`]); set by the device compiler after optimising. A twin recorded
+    /// in a form this version does not read (an older compiler's) is read as none.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "crate::fast_launch::read_lenient")]
     pub fast: Option<crate::fast_launch::FastLaunch>,
 }
 

@@ -120,6 +120,29 @@ pub fn profile_dir(profile: &str) -> &str {
     }
 }
 
+/// The folder of a profile's `<crate>.ptx` files (`files::by_name_ptx`), which programs load by
+/// file name (`CudaContext::load_module_from_file("app.ptx")`, NVIDIA's loaders): the profile's
+/// output folder under `cargo oxide`'s target directory (`<target>/oxide/<profile dir>`), beside
+/// the binaries of that profile, where [`by_name_dirs_of_exe`] looks. Never the source tree,
+/// unless the user asks for it there too.
+pub fn by_name_ptx_dir(oxide_target_dir: &Path, profile: &str) -> PathBuf {
+    oxide_target_dir.join(profile_dir(profile))
+}
+
+/// Where a program looks for a device code file by name, next to its executable `exe`: the
+/// executable's folder and, for an example or a test harness (in `examples/` or `deps/` of a
+/// profile's output folder), the profile's output folder above it ([`by_name_ptx_dir`]).
+pub fn by_name_dirs_of_exe(exe: &Path) -> Vec<PathBuf> {
+    let Some(dir) = exe.parent() else { return Vec::new() };
+    let mut out = vec![dir.to_path_buf()];
+    if dir.file_name().is_some_and(|n| n == "examples" || n == "deps")
+        && let Some(profile_dir) = dir.parent()
+    {
+        out.push(profile_dir.to_path_buf());
+    }
+    out
+}
+
 /// What kind of crate a bundle comes from, for the name of its artifact folder.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CrateRole {
@@ -195,6 +218,12 @@ pub mod files {
     /// `<crate>.fatbin`.
     pub fn fatbin(crate_name: &str) -> String {
         format!("{crate_name}.fatbin")
+    }
+
+    /// `<crate>.ptx`: the one PTX file of a crate that programs load by file name (in
+    /// [`by_name_ptx_dir`](super::by_name_ptx_dir)).
+    pub fn by_name_ptx(crate_name: &str) -> String {
+        format!("{crate_name}.ptx")
     }
 
     /// `<crate>.h`: the C declarations of the crate's exported device functions, for CUDA C++.
@@ -284,6 +313,23 @@ mod tests {
         assert_eq!(device_artifact_dir(Path::new("/t"), "profiling"), Path::new("/t/profiling/device"));
         assert_eq!(crate_dir_name("app", CrateRole::BinaryBesideLibrary), "app.bin");
         assert_eq!(crate_dir_candidates("my-app"), ["my-app", "my_app", "my_app.bin", "my_app.test"]);
+    }
+
+    #[test]
+    fn by_name_ptx_files_live_beside_the_binaries() {
+        assert_eq!(by_name_ptx_dir(Path::new("/t/oxide"), "dev"), Path::new("/t/oxide/debug"));
+        assert_eq!(by_name_ptx_dir(Path::new("/t/oxide"), "bench"), Path::new("/t/oxide/release"));
+        assert_eq!(files::by_name_ptx("app"), "app.ptx");
+        // A binary: its own folder, which is the profile's output folder.
+        assert_eq!(by_name_dirs_of_exe(Path::new("/t/oxide/release/app")), [Path::new("/t/oxide/release")]);
+        // An example or a test harness: also the profile's folder above.
+        assert_eq!(
+            by_name_dirs_of_exe(Path::new("/t/oxide/debug/examples/demo")),
+            [Path::new("/t/oxide/debug/examples"), Path::new("/t/oxide/debug")]
+        );
+        assert_eq!(by_name_dirs_of_exe(Path::new("/t/oxide/debug/deps/app-0123abcd")).len(), 2);
+        // A binary copied anywhere else: only its folder.
+        assert_eq!(by_name_dirs_of_exe(Path::new("/opt/bin/app")), [Path::new("/opt/bin")]);
     }
 
     #[test]

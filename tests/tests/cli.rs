@@ -91,3 +91,16 @@ fn missing_debugging_tools_are_named() {
         }
     }
 }
+
+#[test]
+fn inspect_before_any_build_says_to_build_first() {
+    // A package of its own, never built, in the shared target dir that holds other projects'
+    // crates: inspect must not pick one of those, nor ask to name one.
+    let project = TempProject::new("e2e-inspect-unbuilt", SEED_VECADD);
+    let out = cargo_oxide(project.path(), &["inspect", "--release"]);
+    assert!(!out.status.success(), "inspect of a package never built succeeded");
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("error: no crate of this workspace has kernels built with this profile"), "{err}");
+    assert!(err.contains("run `cargo oxide build --release` first"), "{err}");
+}

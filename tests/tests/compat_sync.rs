@@ -337,6 +337,15 @@ fn wgmma_for_plain_sm_90_builds_sm_90a_with_a_note() {
     let manifest = read_manifest("debug", &project.crate_name());
     let archs: Vec<&str> = manifest.payloads.iter().map(|p| p.arch.as_str()).collect();
     assert!(!archs.is_empty() && archs.iter().all(|a| *a == "sm_90a"), "payloads: {archs:?}");
+    // `inspect --arch sm_90` shows what `--arch sm_90` built, sm_90a, and says so.
+    let name = project.crate_name();
+    let out = cargo_oxide(project.path(), &["inspect", &name, "--ptx", "--arch", "sm_90"]);
+    assert_success(&out, "inspect --ptx --arch sm_90 of the sm_90a build");
+    assert!(String::from_utf8_lossy(&out.stdout).contains(".target sm_90a"), "not the sm_90a PTX");
+    assert!(stderr(&out).contains("was built for sm_90a, not sm_90"), "no note: {}", stderr(&out));
+    let out = cargo_oxide(project.path(), &["inspect", &name, "--ptx", "--arch", "sm_80"]);
+    assert!(!out.status.success(), "inspect showed PTX for an arch not built");
+    assert!(stderr(&out).contains("has no PTX for sm_80 (built: sm_90a)"), "{}", stderr(&out));
     // An arch with no variant that has wgmma is still an error naming sm_90a.
     let out = cargo_oxide(project.path(), &["build", "--arch", "sm_80,sm_90"]);
     assert!(!out.status.success(), "wgmma built for sm_80");

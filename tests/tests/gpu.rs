@@ -262,6 +262,13 @@ fn host_compat() {
     build_and_run("host-compat");
 }
 
+/// Pinned buffers, copies that overlap kernels, and the guide's 3-stage pipeline (speed-up ≥ 1.5×).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn pinned_pipeline() {
+    build_and_run("pinned-pipeline");
+}
+
 /// mma.sync fragments, ldmatrix/stmatrix, mbarrier phases, elect.sync, TMA + wgmma (sm_90a).
 #[test]
 #[ignore = "needs a Hopper GPU (sm_90a)"]

@@ -37,6 +37,32 @@ impl ExecutionContext {
         self.device.ordinal()
     }
 
+    /// Makes the device's context current on this thread, for work that calls the driver
+    /// directly ([`DeviceOperation::new`] and [`with_context`] do it before calling their closure).
+    pub fn bind(&self) -> Result<(), DriverError> {
+        self.device.context().bind_to_thread()
+    }
+
+    /// Another stream of this device, chosen by its policy, for work that may overlap this
+    /// one's: [`fork_on`](Self::fork_on) of this device. Under a policy that picks one stream
+    /// ([`SingleStream`](crate::scheduling_policy::SingleStream)) it is this same stream, so the
+    /// work queued on both runs in order, and [`join`](Self::join) does nothing.
+    ///
+    /// ```no_run
+    /// use cuda_async::device_operation::DeviceOperation;
+    /// let op = DeviceOperation::new(0, |exec| {
+    ///     let side = exec.fork()?;
+    ///     let a = cuda_core::DeviceBuffer::<u8>::zeroed(side.stream(), 1 << 20)?; // overlaps…
+    ///     let b = cuda_core::DeviceBuffer::<u8>::zeroed(exec.stream(), 1 << 20)?; // …this
+    ///     exec.join(&side)?; // the operation completes after both
+    ///     Ok((a, b))
+    /// });
+    /// # Ok::<(), cuda_core::DriverError>(())
+    /// ```
+    pub fn fork(&self) -> Result<ExecutionContext, DriverError> {
+        self.fork_on(self.ordinal())
+    }
+
     /// Another stream of device `ordinal`, chosen by its policy, for work that may overlap this
     /// one's. It starts after the work already queued here ([`join`](Self::join) merges it back).
     pub fn fork_on(&self, ordinal: usize) -> Result<ExecutionContext, DriverError> {
@@ -48,7 +74,9 @@ impl ExecutionContext {
         Ok(other)
     }
 
-    /// Makes work queued here from now on wait for the work queued on `other` so far.
+    /// Makes work queued here from now on wait for the work queued on `other` so far (without
+    /// blocking the host). An operation that forks must join every fork before its closure
+    /// returns: the operation counts as complete when the work queued on its own stream is.
     pub fn join(&self, other: &ExecutionContext) -> Result<(), DriverError> {
         if Arc::ptr_eq(&self.stream, &other.stream) {
             return Ok(());
@@ -93,22 +121,43 @@ type Run<'a, T> = Box<dyn FnOnce(&ExecutionContext) -> Result<T, DriverError> + 
 pub struct DeviceOperation<'a, T> {
     /// `None` for work tied to no device ([`value`], [`with_context`]): it runs wherever the
     /// operation it is part of runs, and on the [`default_device`] when run on its own.
-    device: Option<usize>,
-    run: Run<'a, T>,
+    pub(crate) device: Option<usize>,
+    pub(crate) run: Run<'a, T>,
 }
 
 impl<'a, T: Send + 'a> DeviceOperation<'a, T> {
     /// An operation on device `device`: `enqueue` queues its work on the given stream (and must
     /// not wait for it) and returns the output, which the caller gets after the work completed.
+    ///
+    /// `enqueue` runs with the device's context current on the calling thread, so it may call
+    /// the driver directly (`cuda_core::memory`, `cuda_core::sys`) as well as through
+    /// `cuda_core`'s types, whichever thread the operation runs on.
+    ///
+    /// ```no_run
+    /// use cuda_async::device_operation::DeviceOperation;
+    /// let cleared = DeviceOperation::new(0, |exec| {
+    ///     let buf = cuda_core::DeviceBuffer::<u32>::zeroed(exec.stream(), 256)?;
+    ///     // SAFETY: the buffer holds 1024 bytes and lives until the operation has completed
+    ///     // (it is the operation's output); the device's context is current here.
+    ///     unsafe { cuda_core::memory::memset_d32_async(buf.cu_deviceptr(), 7, 256, exec.stream().cu_stream())? };
+    ///     Ok(buf)
+    /// });
+    /// let sevens = cleared.sync()?.to_host_vec(&cuda_core::CudaContext::new(0)?.default_stream())?;
+    /// # Ok::<(), cuda_core::DriverError>(())
+    /// ```
     pub fn new(
         device: usize,
         enqueue: impl FnOnce(&ExecutionContext) -> Result<T, DriverError> + Send + 'a,
     ) -> DeviceOperation<'a, T> {
-        DeviceOperation { device: Some(device), run: Box::new(enqueue) }
+        let run = move |exec: &ExecutionContext| {
+            exec.bind()?;
+            enqueue(exec)
+        };
+        DeviceOperation { device: Some(device), run: Box::new(run) }
     }
 
     /// An operation tied to no device: it runs where the operation it is composed into runs.
-    fn anywhere(enqueue: impl FnOnce(&ExecutionContext) -> Result<T, DriverError> + Send + 'a) -> Self {
+    pub(crate) fn anywhere(enqueue: impl FnOnce(&ExecutionContext) -> Result<T, DriverError> + Send + 'a) -> Self {
         DeviceOperation { device: None, run: Box::new(enqueue) }
     }
 
@@ -242,6 +291,32 @@ pub fn zip<'a, A: Send + 'a, B: Send + 'a>(
     DeviceOperation { device, run: Box::new(run) }
 }
 
+/// Runs every operation of `ops` concurrently, each on a stream of its own (as [`zip!`](crate::zip)
+/// does for a number fixed in the source), and yields their outputs in order. With more
+/// operations than the device has pool streams, some share a stream and run one after another.
+///
+/// ```no_run
+/// use cuda_async::device_operation::{DeviceOperation, zip_all};
+/// let chunks: Vec<DeviceOperation<'_, cuda_core::DeviceBuffer<u8>>> = (0..3)
+///     .map(|_| DeviceOperation::new(0, |exec| cuda_core::DeviceBuffer::zeroed(exec.stream(), 1 << 20)))
+///     .collect();
+/// let buffers = zip_all(chunks).sync()?;
+/// assert_eq!(buffers.len(), 3);
+/// # Ok::<(), cuda_core::DriverError>(())
+/// ```
+pub fn zip_all<'a, T: Send + 'a>(ops: impl IntoIterator<Item = DeviceOperation<'a, T>>) -> DeviceOperation<'a, Vec<T>> {
+    let mut ops = ops.into_iter();
+    let Some(first) = ops.next() else { return value(Vec::new()) };
+    // zip(zip(zip(first, b), c), d): each step forks its new operation before the ones so far
+    // are queued, so none waits for another; `first` runs on the stream the whole runs on.
+    ops.fold(first.map(|out| vec![out]), |so_far, op| {
+        zip(so_far, op).map(|(mut outs, out)| {
+            outs.push(out);
+            outs
+        })
+    })
+}
+
 /// An operation that does no GPU work and yields `x`, tied to no device (it runs where the
 /// operation it is composed into runs). [`DeviceOperation::value`] ties one to a device.
 ///
@@ -256,7 +331,8 @@ pub fn value<'a, T: Send + 'a>(x: T) -> DeviceOperation<'a, T> {
 }
 
 /// An operation built when it runs, from where it runs: `f` gets the [`ExecutionContext`]
-/// (stream and device) and returns the operation (or `Result` of one) to run there.
+/// (stream and device; its context is current) and returns the operation (or `Result` of one)
+/// to run there.
 ///
 /// ```no_run
 /// use cuda_async::device_operation::{DeviceOperation, with_context};
@@ -271,6 +347,7 @@ pub fn with_context<'a, T: Send + 'a, N: IntoDeviceOperation<'a, T>>(
     f: impl FnOnce(&ExecutionContext) -> N + Send + 'a,
 ) -> DeviceOperation<'a, T> {
     DeviceOperation::anywhere(move |exec| {
+        exec.bind()?;
         let op = f(exec).into_device_operation()?;
         exec.run(op)
     })
@@ -458,6 +535,13 @@ mod tests {
         assert_send(&three);
         let built = with_context(|exec| DeviceOperation::value(exec.ordinal(), exec.ordinal()));
         assert_send(&built);
+    }
+
+    #[test]
+    fn zip_all_takes_the_device_of_the_first_operation_tied_to_one() {
+        let all: DeviceOperation<'_, Vec<u8>> = zip_all([value(1u8), DeviceOperation::value(2, 2), value(3)]);
+        assert_eq!(all.device(), 2);
+        assert_eq!(zip_all(Vec::<DeviceOperation<'_, u8>>::new()).device(), default_device(), "empty: tied to none");
     }
 
     #[test]

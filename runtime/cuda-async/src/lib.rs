@@ -20,8 +20,10 @@
 //! |---|---|
 //! | [`device_box`] | [`DeviceBox`](device_box::DeviceBox): owned device memory to move into owned operations |
 //! | [`device_context`] | per-device context, stream pool and scheduling policy ([`init_device_contexts`](device_context::init_device_contexts)) |
-//! | [`device_operation`] | [`DeviceOperation`](device_operation::DeviceOperation): `sync`, `IntoFuture`, `and_then`, `map`, [`zip`](device_operation::zip) |
+//! | [`device_operation`] | [`DeviceOperation`](device_operation::DeviceOperation): `sync`, `IntoFuture`, `and_then`, `map`, [`zip`](device_operation::zip), [`zip_all`](device_operation::zip_all) |
 //! | [`scheduling_policy`] | how an operation's stream is chosen when it runs (default: round-robin) |
+//! | [`timing`] | [`timed`](device_operation::DeviceOperation::timed): the GPU time of an operation |
+//! | [`transfer`] | copies between pinned host memory (`cuda_core::PinnedBuffer`) and the device as operations: `upload`, `download` |
 //!
 //! `#[cuda_module]` generates `kernels::load_async(ordinal)`, `module.<kernel>_async(config, &a, ..)`
 //! (borrows the buffers until the operation completes) and `module.<kernel>_async_owned(config, a, ..)`
@@ -32,6 +34,8 @@ pub mod device_box;
 pub mod device_context;
 pub mod device_operation;
 pub mod scheduling_policy;
+pub mod timing;
+pub mod transfer;
 
 pub use cuda_core::DriverError;
 

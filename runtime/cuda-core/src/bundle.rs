@@ -97,6 +97,24 @@ pub fn load_bundle(ctx: &Arc<CudaContext>, bytes: &[u8]) -> Result<LoadedBundle,
     LoadedBundle::load(ctx, &bundle)
 }
 
+/// Loads the bundle at a bundle symbol's address: what `#[cuda_module]`'s loader called before
+/// kernels were looked up in every bundle of the binary. Kept for one release (CHANGELOG.md).
+///
+/// # Safety
+/// `bundle_ptr` must be the address of a bundle symbol emitted by `oxide-rustc` (or of other
+/// memory living for the whole program that holds a complete bundle).
+#[deprecated(
+    since = "0.1.0",
+    note = "kernels are found in every bundle of the binary now: use `EmbeddedKernels::new(&ctx)` or the \
+            generated `kernels::load(&ctx)`; `cuda_host::embedded::load_embedded_module(&ctx, \"crate\")` loads \
+            one crate's bundle by name"
+)]
+pub unsafe fn load_embedded(ctx: &Arc<CudaContext>, bundle_ptr: *const u8) -> Result<LoadedBundle, DriverError> {
+    // SAFETY: forwarded to the caller.
+    let bundle = unsafe { Bundle::from_symbol(bundle_ptr) }?;
+    LoadedBundle::load(ctx, &bundle)
+}
+
 impl LoadedBundle {
     /// Loads `bundle` on `ctx`'s GPU, trying the ways to do so best first (see
     /// `oxide_contract::bundle::candidates`): the exact-SM cubin, a fatbin, a compatible cubin, the

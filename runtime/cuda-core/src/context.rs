@@ -1,13 +1,14 @@
-//! `CudaContext` (a device's primary context), `CudaStream` and `CudaEvent`: safe RAII handles.
+//! `CudaContext` (a device's primary context) and `CudaStream`: safe RAII handles (events: `event.rs`).
 
 use std::ffi::{CStr, c_char};
 use std::sync::{Arc, Mutex, Weak};
 
-use cudarc::driver::sys::{self, CUdevice_attribute as Attr, CUresult};
+use cudarc::driver::sys::{self, CUdevice_attribute as Attr};
 
 use crate::bundle::LoadedBundle;
 use crate::driver::{check, init};
 use crate::error::DriverError;
+use crate::event::CudaEvent;
 use crate::resources::StackLimit;
 
 /// One GPU, through its primary context. Made by [`CudaContext::new`]; shared as `Arc`.
@@ -121,7 +122,8 @@ impl CudaContext {
     ///
     /// A `Result` of signed integers, as in NVIDIA's cuda-oxide, so `?`, `.expect(..)` and
     /// `.unwrap_or((0, 0))` work; the value is read once when the context is made, so this never
-    /// fails. [`capability`](Self::capability) gives the same numbers without the `Result`.
+    /// fails. [`capability`](Self::capability) gives the same numbers without the `Result`: it is
+    /// what `compute_capability()` returned before it took NVIDIA's signature (CHANGELOG.md).
     ///
     /// ```no_run
     /// let ctx = cuda_core::CudaContext::new(0)?;
@@ -338,7 +340,7 @@ impl CudaStream {
         self.ctx.bind_to_thread()?;
         // SAFETY: both handles are live; waiting captures the event's current state, so it may
         // be destroyed right after.
-        check(unsafe { sys::cuStreamWaitEvent(self.raw, event.raw, 0) }, "cuStreamWaitEvent")
+        check(unsafe { sys::cuStreamWaitEvent(self.raw, event.raw(), 0) }, "cuStreamWaitEvent")
     }
 
     /// The raw `CUstream`, for calling the driver directly.
@@ -361,8 +363,11 @@ impl CudaStream {
         self.raw
     }
 
-    /// A new event with `flags` (`None`: without timing, as NVIDIA's), recorded at the current
-    /// end of this stream.
+    /// A new event with `flags` (`None`: without timing, as NVIDIA's and cudarc's), recorded at
+    /// the current end of this stream. An event without timing is cheaper and enough to wait for
+    /// work or order streams; to measure time, use [`record_timed_event`](Self::record_timed_event)
+    /// (or pass `Some(CU_EVENT_DEFAULT)`): [`CudaEvent::elapsed_ms`] of an event made without
+    /// timing is an error that says so.
     ///
     /// ```no_run
     /// use cuda_core::sys;
@@ -376,6 +381,24 @@ impl CudaStream {
     /// ```
     pub fn record_event(&self, flags: Option<sys::CUevent_flags>) -> Result<CudaEvent, DriverError> {
         let event = CudaEvent::with_flags(&self.ctx, flags.unwrap_or(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))?;
+        event.record(self)?;
+        Ok(event)
+    }
+
+    /// A new event that records time, recorded at the current end of this stream: two of them
+    /// measure the GPU time of the work queued between them ([`CudaEvent::elapsed_ms`]).
+    ///
+    /// ```no_run
+    /// let ctx = cuda_core::CudaContext::new(0)?;
+    /// let stream = ctx.new_stream()?;
+    /// let start = stream.record_timed_event()?;
+    /// let buf = cuda_core::DeviceBuffer::<f32>::zeroed(&stream, 1 << 20)?;
+    /// let end = stream.record_timed_event()?;
+    /// println!("clearing 4 MiB took {:.3} ms", start.elapsed_ms(&end)?);
+    /// # Ok::<(), cuda_core::DriverError>(())
+    /// ```
+    pub fn record_timed_event(&self) -> Result<CudaEvent, DriverError> {
+        let event = CudaEvent::new(&self.ctx)?;
         event.record(self)?;
         Ok(event)
     }
@@ -399,83 +422,6 @@ impl Drop for CudaStream {
 impl std::fmt::Debug for CudaStream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CudaStream").field("device", &self.ctx.ordinal).field("default", &self.is_default()).finish()
-    }
-}
-
-/// A marker in a stream, for timing work or waiting for part of it.
-pub struct CudaEvent {
-    ctx: Arc<CudaContext>,
-    raw: sys::CUevent,
-}
-
-// SAFETY: as for streams.
-unsafe impl Send for CudaEvent {}
-unsafe impl Sync for CudaEvent {}
-
-impl CudaEvent {
-    /// A new event (with timing).
-    pub fn new(ctx: &Arc<CudaContext>) -> Result<CudaEvent, DriverError> {
-        CudaEvent::with_flags(ctx, sys::CUevent_flags::CU_EVENT_DEFAULT)
-    }
-
-    /// A new event without timing (cheaper; for ordering and completion only).
-    pub fn new_without_timing(ctx: &Arc<CudaContext>) -> Result<CudaEvent, DriverError> {
-        CudaEvent::with_flags(ctx, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)
-    }
-
-    /// A new event with the driver's `flags` (`CU_EVENT_DEFAULT` times, `CU_EVENT_DISABLE_TIMING`
-    /// does not, `CU_EVENT_BLOCKING_SYNC` makes waiting sleep instead of spin).
-    ///
-    /// ```no_run
-    /// use cuda_core::{CudaContext, CudaEvent, sys::CUevent_flags};
-    /// let ctx = CudaContext::new(0)?;
-    /// let done = CudaEvent::with_flags(&ctx, CUevent_flags::CU_EVENT_BLOCKING_SYNC)?;
-    /// # Ok::<(), cuda_core::DriverError>(())
-    /// ```
-    pub fn with_flags(ctx: &Arc<CudaContext>, flags: sys::CUevent_flags) -> Result<CudaEvent, DriverError> {
-        ctx.bind_to_thread()?;
-        let mut raw = std::ptr::null_mut();
-        // SAFETY: the context is current; destroyed in Drop.
-        check(unsafe { sys::cuEventCreate(&mut raw, flags as u32) }, "cuEventCreate")?;
-        Ok(CudaEvent { ctx: Arc::clone(ctx), raw })
-    }
-
-    /// Records the event at the current end of `stream`.
-    pub fn record(&self, stream: &CudaStream) -> Result<(), DriverError> {
-        self.ctx.bind_to_thread()?;
-        // SAFETY: both handles are live.
-        check(unsafe { sys::cuEventRecord(self.raw, stream.raw) }, "cuEventRecord")
-    }
-
-    /// Blocks until the work before the recorded point has finished.
-    pub fn synchronize(&self) -> Result<(), DriverError> {
-        self.ctx.bind_to_thread()?;
-        // SAFETY: the event is live.
-        check(unsafe { sys::cuEventSynchronize(self.raw) }, "cuEventSynchronize")
-    }
-
-    /// Milliseconds from this event to `end` (both recorded; waits for `end`).
-    pub fn elapsed_ms(&self, end: &CudaEvent) -> Result<f32, DriverError> {
-        end.synchronize()?;
-        // SAFETY: only looks the symbol up, so an old driver gives an error instead of a panic.
-        let present = unsafe { sys::culib().get::<unsafe extern "C" fn()>(b"cuEventElapsedTime_v2") }.is_ok();
-        if !present {
-            return Err(DriverError::from_cuda(CUresult::CUDA_ERROR_NOT_SUPPORTED, "cuEventElapsedTime_v2")
-                .context("timing events (needs a driver for CUDA 12.8 or newer)"));
-        }
-        let mut ms = 0f32;
-        // SAFETY: both events are live and recorded.
-        check(unsafe { sys::cuEventElapsedTime_v2(&mut ms, self.raw, end.raw) }, "cuEventElapsedTime")?;
-        Ok(ms)
-    }
-}
-
-impl Drop for CudaEvent {
-    fn drop(&mut self) {
-        if self.ctx.bind_to_thread().is_ok() {
-            // SAFETY: we created this event.
-            let _ = unsafe { sys::cuEventDestroy_v2(self.raw) };
-        }
     }
 }
 

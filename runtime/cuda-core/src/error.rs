@@ -78,8 +78,8 @@ const HINTS: &[(&str, Hint)] = &[
         "CUDA_ERROR_FILE_NOT_FOUND",
         Hint {
             cause: "the device code file is not where the program looks for it",
-            fix: "build with `cargo oxide build` (it writes <crate>.ptx next to Cargo.toml) and run from \
-                  there, or copy the file next to the executable",
+            fix: "build with `cargo oxide build` (it writes <crate>.ptx beside the binaries, in \
+                  target/oxide/<profile>/) and copy the file next to the executable you run",
         },
     ),
     (

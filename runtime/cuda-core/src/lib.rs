@@ -20,6 +20,7 @@ pub mod cooperative;
 mod driver;
 pub mod embedded;
 pub mod error;
+mod event;
 mod launch;
 pub mod memory;
 mod module;
@@ -30,8 +31,10 @@ pub mod sys;
 pub mod tma;
 pub mod vmm;
 
+#[allow(deprecated)] // kept for one release under its old name (CHANGELOG.md)
+pub use bundle::load_embedded;
 pub use bundle::{LoadedBundle, load_bundle};
-pub use context::{CudaContext, CudaEvent, CudaStream};
+pub use context::{CudaContext, CudaStream};
 pub use contract::{
     BlockRequirement, CoordinateRequirement, DynamicSharedMemoryRequirement, KernelLaunchConfig, KernelLaunchContract,
     LaunchAxis, LaunchConfig1D, LaunchConfig2D, LaunchConfig3D, LaunchContractError, LaunchContractSpec,
@@ -41,11 +44,12 @@ pub use contract::{
 pub use cuda_macros::DeviceCopy;
 pub use driver::is_driver_present;
 pub use error::{DriverError, Hint, IntoResult, ResultCode, hint_for};
+pub use event::CudaEvent;
 pub use launch::{
     KernelParams, LaunchConfig, LaunchOptions, MAX_CLUSTER_SIZE, MAX_PORTABLE_CLUSTER_SIZE, MAX_THREADS_PER_BLOCK,
     launch, launch_options, launch_with, launch_with_options, twin_launches,
 };
-pub use memory::{DeviceBuffer, DeviceCopy};
+pub use memory::{DeviceBuffer, DeviceCopy, PinnedBuffer};
 pub use module::{Function, Module};
 pub use module_file::{module_file_candidates, payload_kind_of};
 pub use registry::{EmbeddedKernels, ambiguous_kernel_name, embedded_manifests};
@@ -94,3 +98,13 @@ pub fn init(flags: std::ffi::c_uint) -> Result<(), DriverError> {
 /// The shared formats (manifest, bundle layout, entry names), re-exported for generated code
 /// and for tools that inspect manifests.
 pub use oxide_contract;
+
+/// The shared formats under their old name: the crate `oxide-format` became `oxide-contract`.
+/// Kept for one release (CHANGELOG.md).
+#[deprecated(
+    since = "0.1.0",
+    note = "renamed: use `cuda_core::oxide_contract` (the crate `oxide-format` is `oxide-contract` now)"
+)]
+pub mod oxide_format {
+    pub use oxide_contract::*;
+}

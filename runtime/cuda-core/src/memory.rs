@@ -1,5 +1,6 @@
 //! Device memory: the `DeviceCopy` marker trait, `DeviceBuffer<T>` (an owned device allocation),
-//! and the raw driver memory calls (`memset_d8_async`, `memcpy_htod_async`, …).
+//! `PinnedBuffer<T>` (page-locked host memory for copies that overlap kernels), and the raw driver
+//! memory calls (`memset_d8_async`, `memcpy_htod_async`, …).
 //!
 //! ```no_run
 //! use cuda_core::{CudaContext, DeviceBuffer};
@@ -11,7 +12,10 @@
 //! ```
 
 mod cast;
+mod pinned;
 mod raw;
+
+pub use pinned::PinnedBuffer;
 
 pub use raw::{
     free_async, free_host, free_sync, malloc_async, malloc_host, malloc_sync, memcpy_dtod_async, memcpy_dtoh_async,

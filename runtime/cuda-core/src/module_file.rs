@@ -1,17 +1,20 @@
 //! Loading device code from a file: `CudaContext::load_module_from_file` (NVIDIA's loader, which
 //! most of their examples use with the `<crate>.ptx` that the build writes) and `Module::from_file`.
 //!
-//! `cargo oxide build` writes `<crate>.ptx` next to the package's `Cargo.toml` for every crate
-//! with kernels (the PTX of the lowest `--arch`, so that it JIT-compiles on every GPU the build
-//! targets). A program that names that file by a relative path, or by an absolute path fixed at
-//! compile time (`concat!(env!("CARGO_MANIFEST_DIR"), "/app.ptx")`), also runs when copied to
-//! another machine: see [`CudaContext::load_module_from_file`] for where it looks.
+//! `cargo oxide build` writes `<crate>.ptx` for every crate with kernels (the PTX of the lowest
+//! `--arch`, so that it JIT-compiles on every GPU the build targets) into the profile's output
+//! folder, beside the binaries (`target/oxide/<profile>/`), and next to the package's
+//! `Cargo.toml` only when asked (`--ptx-beside-sources`). A program that names that file by a
+//! relative path, or by an absolute path fixed at compile time
+//! (`concat!(env!("CARGO_MANIFEST_DIR"), "/app.ptx")`), finds it beside its executable, also when
+//! copied to another machine with it: see [`CudaContext::load_module_from_file`] for where it looks.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUresult;
 use oxide_contract::manifest::PayloadKind;
+use oxide_contract::naming;
 
 use crate::context::CudaContext;
 use crate::error::DriverError;
@@ -35,10 +38,11 @@ impl CudaContext {
     ///
     /// Where it looks, in order, stopping at the first file that exists:
     /// 1. `filename` as given (a relative path from the current directory);
-    /// 2. the file's name in the directory of the running executable, in the current directory,
-    ///    and in `$CARGO_MANIFEST_DIR` when that is set at run time (`cargo run` sets it), so a
-    ///    binary copied together with its `.ptx` finds it even when the program spells the
-    ///    build machine's absolute path;
+    /// 2. the file's name in the directory of the running executable (for an example or a test
+    ///    harness, also in the profile's output folder above it, where `cargo oxide build`
+    ///    writes `<crate>.ptx`), in the current directory, and in `$CARGO_MANIFEST_DIR` when
+    ///    that is set at run time (`cargo run` sets it), so a binary copied together with its
+    ///    `.ptx` finds it even when the program spells the build machine's absolute path;
     /// 3. when there is no such file anywhere, the device code of the crate named like the
     ///    file (`my_app` for `my_app.ptx`) embedded in the executable, if it is linked in: the
     ///    same kernels the build wrote to the file, in the payload that suits this GPU.
@@ -122,8 +126,9 @@ pub fn payload_kind_of(bytes: &[u8]) -> Option<PayloadKind> {
 }
 
 /// Where [`CudaContext::load_module_from_file`] looks for `path`, in order, without duplicates:
-/// `path` itself, then its file name in the executable's directory, the current directory and
-/// the run-time `$CARGO_MANIFEST_DIR`.
+/// `path` itself, then its file name in the executable's directory (and the profile's output
+/// folder above an example's or a test harness's: `naming::by_name_dirs_of_exe`), the current
+/// directory and the run-time `$CARGO_MANIFEST_DIR`.
 ///
 /// ```
 /// let places = cuda_core::module_file_candidates("/build/machine/app/app.ptx".as_ref());
@@ -133,10 +138,10 @@ pub fn payload_kind_of(bytes: &[u8]) -> Option<PayloadKind> {
 pub fn module_file_candidates(path: &Path) -> Vec<PathBuf> {
     let mut out = vec![path.to_path_buf()];
     let Some(name) = path.file_name() else { return out };
-    let exe_dir = std::env::current_exe().ok().and_then(|exe| exe.parent().map(Path::to_path_buf));
+    let exe_dirs = std::env::current_exe().map(|exe| naming::by_name_dirs_of_exe(&exe)).unwrap_or_default();
     let cwd = std::env::current_dir().ok();
     let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
-    for dir in [exe_dir, cwd, manifest_dir].into_iter().flatten() {
+    for dir in exe_dirs.into_iter().chain(cwd).chain(manifest_dir) {
         let candidate = dir.join(name);
         let same_as_given = path.is_relative() && std::env::current_dir().is_ok_and(|cwd| cwd.join(path) == candidate);
         if !same_as_given && !out.contains(&candidate) {
@@ -164,6 +169,10 @@ mod tests {
         assert_eq!(places[0], Path::new("/nowhere/at/all/demo.ptx"));
         let exe_dir = std::env::current_exe().unwrap().parent().unwrap().join("demo.ptx");
         assert_eq!(places[1], exe_dir, "next: beside the executable");
+        // This test binary is a harness in `target/<profile>/deps/`: the profile's folder above
+        // it, where `cargo oxide build` writes `<crate>.ptx`, comes next.
+        let profile_dir = std::env::current_exe().unwrap().parent().unwrap().parent().unwrap().join("demo.ptx");
+        assert_eq!(places[2], profile_dir, "then the profile's output folder");
         assert!(places.contains(&std::env::current_dir().unwrap().join("demo.ptx")));
         // A relative name is not listed twice (as given, and again in the current directory).
         let places = module_file_candidates(Path::new("demo.ptx"));

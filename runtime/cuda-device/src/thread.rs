@@ -201,7 +201,9 @@ impl ThreadIndex2D {
     /// Every thread of the launch passes the same `width`: threads with different widths can
     /// compute the same index, and `DisjointSlice::get_mut` would then give two threads `&mut`
     /// to one element. A width that is a kernel parameter is the same in every thread. Safe
-    /// alternative: [`index_1d`], which is unique in every launch shape.
+    /// alternatives: [`index_2d`]`::<WIDTH>()` (width known at compile time),
+    /// [`index_2d_runtime`] (width at run time) and [`index_1d`], which is unique in every launch
+    /// shape. (This method was safe before; CHANGELOG.md.)
     #[inline(always)]
     pub unsafe fn to_linear(self, width: usize) -> Option<ThreadIndex> {
         let z_extent = intrinsics::gridDim_z() as usize * intrinsics::blockDim_z() as usize;
@@ -210,8 +212,10 @@ impl ThreadIndex2D {
 }
 
 /// This thread's global (x, y) position in a 2D launch:
-/// `if let Some(i) = unsafe { thread::index_2d_xy().to_linear(width) } { /* … */ }`. (NVIDIA's cuda-oxide uses the
-/// name `index_2d` for the const-stride index [`index_2d`]`::<ROW_STRIDE>()`.)
+/// `if let Some(i) = unsafe { thread::index_2d_xy().to_linear(width) } { /* … */ }`. It was named
+/// `index_2d()` before that name went to NVIDIA cuda-oxide's const-stride index
+/// [`index_2d`]`::<ROW_STRIDE>()`; in a `#[kernel]` or `#[device]` body the old use is an error
+/// that names this function (CHANGELOG.md).
 #[inline(always)]
 pub fn index_2d_xy() -> ThreadIndex2D {
     ThreadIndex2D {

@@ -32,6 +32,8 @@ pub mod ltoir;
 mod row_width;
 mod sideload;
 
+#[allow(deprecated)] // kept for one release under its old name (CHANGELOG.md)
+pub use cuda_core::load_embedded;
 pub use cuda_core::{EmbeddedKernels, LoadedBundle, load_bundle};
 /// `#[cuda_module]`, also importable from here (`use cuda_host::cuda_module;`) as NVIDIA
 /// cuda-oxide's programs do; the same macro as `cuda_device::cuda_module`.

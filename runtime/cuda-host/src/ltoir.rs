@@ -1,5 +1,6 @@
 //! `ltoir::load_kernel_module`: NVIDIA's loader of a crate's device code by name from the files
-//! its build wrote next to `Cargo.toml`, for code written for their cuda-oxide.
+//! its build wrote (theirs next to `Cargo.toml`, ours beside the binaries), for code written for
+//! their cuda-oxide.
 //!
 //! ```no_run
 //! let ctx = cuda_core::CudaContext::new(0)?;
@@ -11,13 +12,14 @@
 //! NVIDIA's build can write NVVM IR (`<name>.ll` / `<name>.ltoir`) that this function links to a
 //! cubin with libNVVM and nvJitLink on first use. cuda-oxide links at build time instead (the
 //! manifest and bundle carry PTX, cubins and a fatbin per `--arch`; run-time LTOIR linking is not
-//! there yet), so the files this loads are the `<name>.ptx` that `cargo oxide build` writes (or
-//! a `<name>.cubin` put there by hand); failing those, the crate's device code embedded in the
-//! executable. The name and the result are NVIDIA's; the code that runs is what our build made.
+//! there yet), so the files this loads are the `<name>.ptx` that `cargo oxide build` writes
+//! beside the binaries (or a `<name>.cubin` put there by hand); failing those, the crate's device
+//! code embedded in the executable. The name and the result are NVIDIA's; the code that runs is what our build made.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use cuda_core::oxide_contract::naming;
 use cuda_core::{CudaContext, DriverError, Module};
 
 /// Why [`load_kernel_module`] failed. Converts into [`DriverError`] for `?`.
@@ -40,7 +42,7 @@ pub enum LtoirError {
     NoArtifact {
         /// The module (crate) name asked for.
         name: String,
-        /// The first directory looked in (`$CARGO_MANIFEST_DIR`, else the current directory).
+        /// The first directory looked in (beside the executable, where `cargo oxide build` writes `<name>.ptx`).
         dir: PathBuf,
         /// Every file looked for, in order.
         searched: Vec<PathBuf>,
@@ -59,7 +61,8 @@ impl std::fmt::Display for LtoirError {
                 write!(
                     f,
                     "no device code for module `{name}`: none of {} exists, and no device code of crate `{name}` \
-                     is embedded in this executable; `cargo oxide build` writes {name}.ptx next to Cargo.toml",
+                     is embedded in this executable; `cargo oxide build` writes {name}.ptx beside the binaries \
+                     (target/oxide/<profile>/)",
                     list.join(", ")
                 )?;
                 if let Some(ir) = nvvm_ir {
@@ -101,15 +104,17 @@ impl From<LtoirError> for DriverError {
     }
 }
 
-/// Directories [`load_kernel_module`] looks in, in order: the run-time `$CARGO_MANIFEST_DIR` (set
-/// by `cargo run` and `cargo oxide run`) or else the current directory, as NVIDIA's does; then
-/// the current directory and the executable's directory, so a binary copied with its `.ptx` finds it.
+/// Directories [`load_kernel_module`] looks in, in order: where `cargo oxide build` writes
+/// `<name>.ptx`, beside the executable (for an example or a test harness, also the profile's
+/// output folder above it), so the file of the build that made the running binary comes first;
+/// then the run-time `$CARGO_MANIFEST_DIR` (set by `cargo run` and `cargo oxide run`) or else the
+/// current directory, as NVIDIA's does; then the current directory.
 fn search_dirs() -> Vec<PathBuf> {
     let cwd = std::env::current_dir().ok();
-    let first = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from).or_else(|| cwd.clone());
-    let exe_dir = std::env::current_exe().ok().and_then(|exe| exe.parent().map(PathBuf::from));
+    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from).or_else(|| cwd.clone());
+    let exe_dirs = std::env::current_exe().map(|exe| naming::by_name_dirs_of_exe(&exe)).unwrap_or_default();
     let mut out: Vec<PathBuf> = Vec::new();
-    for dir in [first, cwd, exe_dir].into_iter().flatten() {
+    for dir in exe_dirs.into_iter().chain(manifest_dir).chain(cwd) {
         if !out.contains(&dir) {
             out.push(dir);
         }
@@ -118,9 +123,9 @@ fn search_dirs() -> Vec<PathBuf> {
 }
 
 /// Loads the device code of module (crate) `name`: the first of `<dir>/<name>.ptx` and
-/// `<dir>/<name>.cubin` over the directories `$CARGO_MANIFEST_DIR` (run time; else the current
-/// directory), the current directory and the executable's directory; failing those, crate
-/// `name`'s device code embedded in the executable.
+/// `<dir>/<name>.cubin` over the directories beside the executable (where `cargo oxide build`
+/// writes `<name>.ptx`), `$CARGO_MANIFEST_DIR` (run time; else the current directory) and the
+/// current directory; failing those, crate `name`'s device code embedded in the executable.
 ///
 /// ```no_run
 /// let ctx = cuda_core::CudaContext::new(0)?;
@@ -180,12 +185,15 @@ mod tests {
     }
 
     #[test]
-    fn the_search_starts_at_the_manifest_dir_or_the_current_directory() {
+    fn the_search_starts_beside_the_executable_then_the_manifest_dir() {
         let dirs = search_dirs();
-        let expected =
-            std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from).or_else(|| std::env::current_dir().ok());
-        assert_eq!(dirs.first(), expected.as_ref());
+        // This test binary is a harness in `target/<profile>/deps/`: its folder, then the
+        // profile's output folder above it, where `cargo oxide build` writes `<crate>.ptx`.
         let exe_dir = std::env::current_exe().unwrap().parent().unwrap().to_path_buf();
-        assert!(dirs.contains(&exe_dir));
+        assert_eq!(dirs[0], exe_dir);
+        assert_eq!(dirs[1], exe_dir.parent().unwrap());
+        let manifest_dir =
+            std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from).or_else(|| std::env::current_dir().ok());
+        assert_eq!(dirs.get(2), manifest_dir.as_ref(), "then NVIDIA's place");
     }
 }

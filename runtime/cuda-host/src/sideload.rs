@@ -83,9 +83,24 @@ pub fn find_module_dir(name: &str) -> Result<PathBuf, DriverError> {
     let list = if available.is_empty() { "none".to_string() } else { available.join(", ") };
     Err(artifact_error(format!(
         "no device module `{name}` in {}: available modules: {list}; module names are crate names \
-         (build the crate with `cargo oxide build`, or set {ARTIFACT_DIR_ENV})",
-        first.display()
+         (build the crate with `cargo oxide build`, or set {ARTIFACT_DIR_ENV}){}",
+        first.display(),
+        old_artifact_dir_hint(first)
     )))
+}
+
+/// When `dir` is the artifact directory of before per-profile artifacts (`<target>/oxide`, what
+/// `CUDA_OXIDE_ARTIFACT_DIR` named then), what it should name now.
+fn old_artifact_dir_hint(dir: &Path) -> String {
+    let profiles: Vec<PathBuf> =
+        ["release", "dev"].iter().map(|p| naming::device_artifact_dir(dir, p)).filter(|d| d.is_dir()).collect();
+    match profiles.first() {
+        Some(device) if std::env::var_os(ARTIFACT_DIR_ENV).is_some() => format!(
+            "; {ARTIFACT_DIR_ENV} names a profile's device folder now, not `<target>/oxide`: set it to {}",
+            device.display()
+        ),
+        _ => String::new(),
+    }
 }
 
 /// Loads the device code of crate `name` from the build's artifacts
@@ -93,9 +108,9 @@ pub fn find_module_dir(name: &str) -> Result<PathBuf, DriverError> {
 /// for the context's GPU as the embedded loader does.
 ///
 /// When there is no artifact directory (the binary was copied to another machine, say), it
-/// looks where NVIDIA's `load_kernel_module` does, for the `<name>.ptx` (or `<name>.cubin`)
-/// that `cargo oxide build` writes next to `Cargo.toml`: in `$CARGO_MANIFEST_DIR` (run time),
-/// the current directory and the executable's directory (see [`crate::ltoir::load_kernel_module`]);
+/// looks for the `<name>.ptx` (or `<name>.cubin`) that `cargo oxide build` writes beside the
+/// binaries, then where NVIDIA's `load_kernel_module` does: in `$CARGO_MANIFEST_DIR` (run time)
+/// and the current directory (see [`crate::ltoir::load_kernel_module`]);
 /// then at crate `name`'s device code embedded in the executable. A module loaded from such a
 /// file has no manifest, so its launches are not checked against the kernels' parameters.
 ///
@@ -184,6 +199,12 @@ mod tests {
         let msg = find_module_dir("gamma").unwrap_err().to_string();
         assert!(msg.contains("no device module `gamma`"), "{msg}");
         assert!(msg.contains("available modules: alpha, beta, both.bin, my_app;"), "{msg}");
+        assert!(!msg.contains("names a profile's device folder"), "{msg}");
+        // Set to `<target>/oxide`, as before artifacts were per profile: the error says what to set.
+        std::fs::create_dir_all(root.join("release/device")).unwrap();
+        let msg = find_module_dir("gamma").unwrap_err().to_string();
+        let device = root.join("release/device");
+        assert!(msg.ends_with(&format!("set it to {}", device.display())), "{msg}");
         unsafe { std::env::remove_var(ARTIFACT_DIR_ENV) };
         let _ = std::fs::remove_dir_all(&root);
     }

@@ -190,6 +190,9 @@ pub fn expand_kernel(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
     let params = check_kernel_fn(&f)?;
     let mut f = f;
     crate::hints::rewrite_loops(&mut f)?;
+    // Reported next to the function, which stays (rewritten into the new forms), so that the
+    // generated code that names it does not add errors of its own.
+    let renamed = crate::renamed::check(&mut f).err().map(|e| e.to_compile_error());
     if let Some(name) = &args.launch_context {
         let contract = crate::contract::find(&f.attrs)?;
         bind_launch_context(&mut f, name, contract.as_ref().map(|c| &c.contract));
@@ -221,11 +224,12 @@ pub fn expand_kernel(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
         let instances = args.instances.iter().map(|ty| instance_kernel(&f, ty)).collect::<syn::Result<Vec<_>>>()?;
         let mut generic = f;
         generic.attrs.retain(|a| !is_kernel_option(a));
-        return Ok(quote!(#generic #(#instances)*));
+        return Ok(quote!(#generic #(#instances)* #renamed));
     }
     // The backend checks this classification against the parameters' types (contract §4).
     let launch_args = params.iter().map(|p| format_ident!("{}", p.kind.launch_arg().name()));
-    Ok(with_tool_attr_last(f, tool_attr(Marker::Kernel.tool_name(), Some(quote!(#(#launch_args),*)))))
+    let kernel = with_tool_attr_last(f, tool_attr(Marker::Kernel.tool_name(), Some(quote!(#(#launch_args),*))));
+    Ok(quote!(#kernel #renamed))
 }
 
 /// `#[launch_bounds]`, `#[cluster_launch]`, `#[launch_contract]`, or the tool attribute of one.
@@ -395,10 +399,12 @@ pub fn expand_device(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
     let mut f = parse_fn(item, "#[device]")?;
     args?;
     crate::hints::rewrite_loops(&mut f)?;
+    let renamed = crate::renamed::check(&mut f).err().map(|e| e.to_compile_error());
     if Marker::Kernel.present_in(&f.attrs) {
         return Err(syn::Error::new(f.sig.ident.span(), "a function cannot be both #[kernel] and #[device]"));
     }
-    Ok(with_tool_attr_last(f, tool_attr(Marker::Device.tool_name(), None)))
+    let device = with_tool_attr_last(f, tool_attr(Marker::Device.tool_name(), None));
+    Ok(quote!(#device #renamed))
 }
 
 /// `#[device] extern "C" { fn f(..) -> ..; }`: CUDA C++ device functions that device code calls

@@ -18,6 +18,7 @@ mod launch;
 mod module;
 mod printf;
 mod ptx_asm;
+mod renamed;
 
 fn output(result: syn::Result<proc_macro2::TokenStream>) -> TokenStream {
     result.unwrap_or_else(syn::Error::into_compile_error).into()

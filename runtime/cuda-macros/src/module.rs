@@ -233,7 +233,7 @@ fn generate(kernels: &[KernelDef], root: bool) -> Vec<Item> {
         }
 
         /// Binds this module's kernels in device code the program loaded itself, e.g. the
-        /// `<crate>.ptx` that `cargo oxide build` writes next to `Cargo.toml`:
+        /// `<crate>.ptx` that `cargo oxide build` writes beside the binaries:
         /// `kernels::from_module(ctx.load_module_from_file("app.ptx")?)?`. A kernel it lacks
         /// comes from this binary's embedded device code; one in neither is `CUDA_ERROR_NOT_FOUND`.
         pub fn from_module(
@@ -291,7 +291,8 @@ fn generate(kernels: &[KernelDef], root: bool) -> Vec<Item> {
 
         impl Module {
             /// The kernels of this module as loaded: the context and the bundles (manifests and
-            /// payloads) they came from.
+            /// payloads) they came from. (It replaced `bundle()`: a module's kernels may come from
+            /// several bundles, e.g. a generic kernel's instance from its user's crate.)
             pub fn kernels(&self) -> &#rt::EmbeddedKernels {
                 &self.__oxide_kernels
             }
