@@ -8,8 +8,10 @@
 //! GPU the build was made for. It goes to `<target>/oxide/<profile>/<crate>.ptx`, beside the
 //! binaries of the profile, where the loaders look first (`naming::by_name_dirs_of_exe`): never
 //! into the source tree, unless asked for there too, with `cargo oxide build --ptx-beside-sources`
-//! or per package with `[package.metadata.cuda-oxide] ptx-beside-sources = true` (for programs
-//! that read the file's text at `concat!(env!("CARGO_MANIFEST_DIR"), "/<crate>.ptx")`).
+//! or per package with `[package.metadata.cuda-oxide] ptx-beside-sources = true`. A package whose
+//! sources name the file (`concat!(env!("CARGO_MANIFEST_DIR"), "/<crate>.ptx")`, `"<crate>.ptx"`:
+//! programs that read its text where they were built, as NVIDIA's examples do) gets it there too
+//! without asking.
 //!
 //! A `<crate>.ptx` beside the sources that the user did not ask for is a leftover of an older
 //! build: a program naming that path would load it, stale, so the build warns about it. Files are
@@ -83,11 +85,36 @@ pub fn beside_sources(project: &Project, all: bool) -> Result<BTreeSet<PathBuf>>
                 package.manifest_path
             ),
         };
-        if all || asked {
+        if all || asked || names_its_ptx(package) {
             dirs.insert(dir.as_std_path().to_path_buf());
         }
     }
     Ok(dirs)
+}
+
+/// Whether a package's sources name one of its crates' `<crate>.ptx` as a string: a program that
+/// reads the file by that name where it was built (NVIDIA's examples read
+/// `concat!(env!("CARGO_MANIFEST_DIR"), "/<crate>.ptx")`, or `"<crate>.ptx"` in the working
+/// directory), which then gets the file beside its sources too, unasked.
+fn names_its_ptx(package: &cargo_metadata::Package) -> bool {
+    let names: Vec<String> = package.targets.iter().map(|t| files::by_name_ptx(&t.name.replace('-', "_"))).collect();
+    let Some(dir) = package.manifest_path.parent() else { return false };
+    let mut stack = vec![dir.join("src").into_std_path_buf()];
+    while let Some(path) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&path) else { continue };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs")
+                && let Ok(text) = std::fs::read_to_string(&path)
+                && names.iter().any(|n| text.contains(&format!("\"{n}\"")) || text.contains(&format!("/{n}\"")))
+            {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// Writes `<out_dir>/<crate>.ptx` for every built workspace crate that has kernels, and
