@@ -9,9 +9,9 @@
 //! binaries of the profile, where the loaders look first (`naming::by_name_dirs_of_exe`): never
 //! into the source tree, unless asked for there too, with `cargo oxide build --ptx-beside-sources`
 //! or per package with `[package.metadata.cuda-oxide] ptx-beside-sources = true`. A package whose
-//! sources name the file (`concat!(env!("CARGO_MANIFEST_DIR"), "/<crate>.ptx")`, `"<crate>.ptx"`:
-//! programs that read its text where they were built, as NVIDIA's examples do) gets it there too
-//! without asking.
+//! sources name the file in a folder (`concat!(env!("CARGO_MANIFEST_DIR"), "/<crate>.ptx")`: programs
+//! that read its text where they were built, as NVIDIA's examples do) gets it there too without
+//! asking.
 //!
 //! A `<crate>.ptx` beside the sources that the user did not ask for is a leftover of an older
 //! build: a program naming that path would load it, stale, so the build warns about it. Files are
@@ -92,10 +92,11 @@ pub fn beside_sources(project: &Project, all: bool) -> Result<BTreeSet<PathBuf>>
     Ok(dirs)
 }
 
-/// Whether a package's sources name one of its crates' `<crate>.ptx` as a string: a program that
-/// reads the file by that name where it was built (NVIDIA's examples read
-/// `concat!(env!("CARGO_MANIFEST_DIR"), "/<crate>.ptx")`, or `"<crate>.ptx"` in the working
-/// directory), which then gets the file beside its sources too, unasked.
+/// Whether a package's sources name one of its crates' `<crate>.ptx` as a path in a folder
+/// (`"/<crate>.ptx"`): a program that reads the file where it was built (NVIDIA's examples read
+/// `concat!(env!("CARGO_MANIFEST_DIR"), "/<crate>.ptx")`), which then gets it beside its sources
+/// too, unasked. A bare `"<crate>.ptx"` is what the loaders by file name take, and they find it
+/// beside the executable.
 fn names_its_ptx(package: &cargo_metadata::Package) -> bool {
     let names: Vec<String> = package.targets.iter().map(|t| files::by_name_ptx(&t.name.replace('-', "_"))).collect();
     let Some(dir) = package.manifest_path.parent() else { return false };
@@ -108,7 +109,7 @@ fn names_its_ptx(package: &cargo_metadata::Package) -> bool {
                 stack.push(path);
             } else if path.extension().is_some_and(|e| e == "rs")
                 && let Ok(text) = std::fs::read_to_string(&path)
-                && names.iter().any(|n| text.contains(&format!("\"{n}\"")) || text.contains(&format!("/{n}\"")))
+                && names.iter().any(|n| text.contains(&format!("/{n}\"")))
             {
                 return true;
             }

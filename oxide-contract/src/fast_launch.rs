@@ -323,9 +323,7 @@ mod tests {
     #[test]
     fn a_twin_in_an_unknown_form_is_no_twin() {
         let kernel = |fast: &str| {
-            let json = format!(
-                r#"{{"name":"k","key":1,"entry":"k","params":[],"fast":{fast}}}"#
-            );
+            let json = format!(r#"{{"name":"k","key":1,"entry":"k","params":[],"fast":{fast}}}"#);
             serde_json::from_str::<crate::manifest::KernelInfo>(&json)
         };
         let old = r#"{"entry":"k__oxide_fast_0","condition":{"steps":[{"MulOverflows":{"bits":64,"a":{"Const":1},"b":{"Const":2}}}]}}"#;

@@ -123,6 +123,18 @@ fn ptx_files_go_under_target_unless_asked_for_beside_the_sources() {
     assert!(err.contains(&format!("warning: {} is left from an older build", beside.display())), "{err}");
     assert!(err.contains("ptx-beside-sources = true"), "the warning names the setting: {err}");
 
+    // A program that reads the file where it was built (NVIDIA's `concat!(env!("CARGO_MANIFEST_DIR"),
+    // "/<crate>.ptx")`) gets it there without asking.
+    std::fs::remove_file(&beside).expect("delete it");
+    let reads_it = format!(
+        "{}\nfn reads() -> String {{ std::fs::read_to_string(concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/{name}.ptx\")).unwrap_or_default() }}\n",
+        finds_its_ptx(&name)
+    );
+    std::fs::write(project.path().join("src/main.rs"), reads_it).expect("write main.rs");
+    build(project.path(), &["--arch", "sm_80,sm_90"]);
+    assert_eq!(std::fs::read(&beside).expect("<crate>.ptx beside Cargo.toml (named by the sources)"), lowest);
+    std::fs::write(project.path().join("src/main.rs"), finds_its_ptx(&name)).expect("write main.rs");
+
     // A value that is not a boolean is refused, naming the manifest and the key.
     std::fs::write(&manifest, format!("{plain}\n[package.metadata.cuda-oxide]\nptx-beside-sources = \"yes\"\n"))
         .expect("write Cargo.toml");
