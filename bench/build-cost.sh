@@ -3,8 +3,8 @@
 # and the two GEMM examples' crates, whose device times are summed) and for the attention kernel alone, the device build time that
 # `cargo oxide build --release` reports ("Device <crate> (… s)", best of 3) and the sizes of the
 # PTX, the cubin and the stripped binary — with versioned kernels keeping their own fast copy
-# (checked copy + fast copy in the kernel, and the twin) and without
-# (CUDA_OXIDE_KERNEL_FAST_COPY=0: checked copy in the kernel, fast copy in the twin only) — next to nvcc's time for the
+# (CUDA_OXIDE_KERNEL_FAST_COPY=1: checked copy + fast copy in the kernel, and the twin) and
+# without (the default: checked copy in the kernel, fast copy in the twin only) — next to nvcc's time for the
 # same CUDA C++ (bench/cuda/*.cu but the calibration kernel, -O3 -cubin, best of 3). Needs no GPU.
 #   bench/build-cost.sh [ARCH]   (default sm_90a: the wgmma GEMM needs it)
 set -euo pipefail

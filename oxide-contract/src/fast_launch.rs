@@ -6,9 +6,10 @@
 //! ~20 instructions before its first load, 2-4 % of a kernel with one point per thread (bench
 //! notes, perf6). So the compiler also emits the fast copy alone as a second entry (named by
 //! [`twin_entry`]), and records `U` here as a [`Condition`]: the host evaluates it with
-//! the launch's arguments and extents, and launches the twin when it holds. The versioned
-//! kernel stays the entry every other launch path uses (by name, from CUDA C++), and takes the
-//! same decision itself.
+//! the launch's arguments and extents, and launches the twin when it holds. The kernel itself
+//! stays the entry every other launch path uses (by name, from CUDA C++, cooperative launches),
+//! with its checked body (the in-kernel test and fast copy cost a third of its code and served
+//! only those launches: `codegen-driver/src/pipeline/fast_twin.rs`).
 //!
 //! A [`Condition`] is a straight-line program of steps with LLVM's semantics on integers
 //! (wrapping arithmetic modulo `2^bits`). The compiler builds `U` as this program and prints the
@@ -18,8 +19,8 @@
 use serde::{Deserialize, Serialize};
 
 /// The environment variable that, set to `0`, makes the host launch the versioned kernels
-/// themselves (their entry test then chooses), never a twin: to compare the two, or to run the
-/// kernel that a launch by name runs.
+/// themselves (their checked body), never a twin: to compare the two, or to run the kernel that
+/// a launch by name runs.
 pub const TWINS_ENV: &str = "CUDA_OXIDE_TWINS";
 
 /// What a twin's PTX entry name adds to its kernel's, before the condition's hash.
@@ -28,7 +29,7 @@ pub const TWIN_MARK: &str = "__oxide_fast_";
 /// The twin's entry name for a kernel's entry and launch condition:
 /// `<entry>__oxide_fast_<16 hex digits of the condition's SHA-256>`. The name binds the twin to
 /// its condition: a manifest from another build whose condition differs names an entry that
-/// module does not have, and the host launches the kernel itself (its own test chooses).
+/// module does not have, and the host launches the kernel itself (its checked body).
 pub fn twin_entry(entry: &str, condition: &Condition) -> String {
     let steps = serde_json::to_string(&condition.steps).unwrap_or_default();
     format!("{entry}{TWIN_MARK}{}", &crate::sha256_hex(steps.as_bytes())[..16])

@@ -120,7 +120,9 @@
 //! same copy, and the barriers and warp-wide operations of the body see all their threads (the
 //! `.aligned` barriers require it). Only kernels are versioned (a device function's parameters
 //! are not uniform), only when at least one check goes, and not kernels with stack slots (they
-//! must stay in the entry block). The fast copy doubles the kernel's code (PTX and SASS size).
+//! must stay in the entry block). The kernel carries both copies until `fast_twin.rs` moves the fast
+//! one into the twin the host launches, leaving the kernel its checked copy (a debug build, which
+//! has no twins, keeps both and the test).
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 

@@ -32,7 +32,7 @@
 //! Launched through the typed methods, a kernel whose condition holds runs its unchecked twin
 //! (`<entry>__oxide_fast_<hash>`, `oxide_contract::fast_launch`: the host evaluates the condition);
 //! each check asserts which one ran (`cuda_core::twin_launches`). Then the whole test runs again
-//! in a child process with `CUDA_OXIDE_TWINS=0`, where each kernel's own entry test chooses.
+//! in a child process with `CUDA_OXIDE_TWINS=0`, where each kernel runs its own (checked) body.
 //!
 //! Outputs are poisoned (NaN) first and compared bit for bit with the CPU. Last, `add` with `c`
 //! longer than `a` and a launch that covers `c` must stop the kernel (the checked copy's check);
