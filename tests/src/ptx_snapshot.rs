@@ -1,7 +1,7 @@
 //! Snapshots of generated PTX, to see that a compiler change leaves the device code alone: per
 //! function, a hash of its text with what moves between builds normalised (crate
-//! disambiguators, type hashes in names, the numbering of labels and local depots, comments and
-//! source file paths). `tests/ptx-snapshot/<name>.txt` holds the committed snapshot of a build;
+//! disambiguators, type hashes in names, the numbering of labels and local depots, comments) and
+//! line information left out (it moves with every edit of the source). `tests/ptx-snapshot/<name>.txt` holds the committed snapshot of a build;
 //! [`check`] compares (`BLESS=1` writes it anew); `scripts/ptx-diff.sh` does the same for a whole
 //! GPU bundle through the `ptx-snapshot` binary.
 
@@ -16,11 +16,18 @@ pub fn functions(ptx: &str) -> Vec<(String, String)> {
             out.push((normalize(name.trim()), String::new()));
         }
         let code = line.split_once("//").map_or(line, |(code, _)| code).trim_end();
-        if code.trim_start().starts_with(".file") || code.is_empty() {
+        // Line information (`.loc`, `.file`, the labels that delimit inlined ranges) moves with
+        // every edit of the source; the code does not.
+        let trimmed = code.trim_start();
+        if code.is_empty() || trimmed.starts_with(".loc") || trimmed.starts_with(".file") {
+            continue;
+        }
+        let normalized = normalize(code);
+        if ["$L__tmp#:", "$L__func_begin#:", "$L__func_end#:"].contains(&normalized.trim()) {
             continue;
         }
         let text = &mut out.last_mut().expect("a function").1;
-        text.push_str(&normalize(code));
+        text.push_str(&normalized);
         text.push('\n');
     }
     out
@@ -154,7 +161,7 @@ mod tests {
         let a = "\t// .globl\tk // -- Begin function k\n$L__BB3_2: // %x\n\tmov.u32 %r1, 1; // c\n\
                  \tcall _RNvNtCsaG4J5zyACtG_4core3fmt5write;\n\t.file\t1 \"/a/src/main.rs\"\n";
         let b = "\t// .globl\tk // -- Begin function k\n$L__BB7_2: // %y\n\tmov.u32 %r1, 1;\n\
-                 \tcall _RNvNtCs82hc3kVDKTt_4core3fmt5write;\n\t.file\t1 \"/b/src/main.rs\"\n";
+                 \tcall _RNvNtCs82hc3kVDKTt_4core3fmt5write;\n\t.file\t1 \"/b/src/main.rs\"\n\t.loc\t1 7 3\n$L__tmp4:\n";
         assert_eq!(snapshot(a), snapshot(b));
         assert_eq!(normalize("vecadd__oxide_fast_83da1b2686265c53("), "vecadd__oxide_fast_#(");
         let c = b.replace("mov.u32 %r1, 1", "mov.u32 %r1, 2");
