@@ -128,19 +128,13 @@ impl<'t, 'a> Cursor<'t, 'a> {
                     self.skip_group()?;
                     Type::Other(self.slice_from(start).to_string())
                 } else {
-                    let n = self.word()?.parse().ok()?;
-                    self.eat("x").then_some(())?;
-                    let elem = self.ty()?;
-                    self.punct('>')?;
-                    Type::Vector(n, Box::new(elem))
+                    let (n, elem) = self.sequence('>')?;
+                    Type::Vector(n.try_into().ok()?, Box::new(elem))
                 }
             }
             Kind::Punct if t.text == "[" => {
                 self.at += 1;
-                let n = self.word()?.parse().ok()?;
-                self.eat("x").then_some(())?;
-                let elem = self.ty()?;
-                self.punct(']')?;
+                let (n, elem) = self.sequence(']')?;
                 Type::Array(n, Box::new(elem))
             }
             Kind::Punct if t.text == "{" => {
@@ -160,6 +154,15 @@ impl<'t, 'a> Cursor<'t, 'a> {
             _ => return None,
         };
         Some(ty)
+    }
+
+    /// `N x T` and the closing bracket of a vector or array type.
+    fn sequence(&mut self, close: char) -> Option<(u64, Type)> {
+        let n = self.word()?.parse().ok()?;
+        self.eat("x").then_some(())?;
+        let elem = self.ty()?;
+        self.punct(close)?;
+        Some((n, elem))
     }
 
     /// A value: a name, a constant word, or a compound constant kept as its text.
