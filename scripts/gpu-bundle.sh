@@ -78,12 +78,14 @@ for dir in "$ROOT"/examples/*/; do
 done
 
 # The guide's programs (every ```rust block with a `main`, docs/book): tests/tests/book.rs writes
-# them as one crate, whose binary runs each and prints PASS/FAIL per block. Clusters: sm_90.
-echo "==> docs/book programs (--arch sm_90)" >&2
+# them as one crate, whose binary runs each and prints PASS/FAIL per block. Clusters: sm_90; the
+# test writes the crate's arch into `oxide-arch` (sm_90a when a block uses wgmma).
 book_crate="$(mktemp -d)/book-blocks"
 cargo build --quiet -p cargo-oxide -p codegen-driver # the debug binaries the test drives
 OXIDE_BOOK_CRATE="$book_crate" cargo test --quiet -p oxide-tests --test book every_rust_block >/dev/null
-"$CARGO_OXIDE" oxide build --release --quiet --arch sm_90 --manifest-path "$book_crate/Cargo.toml"
+book_arch="$(tr -d '[:space:]' < "$book_crate/oxide-arch")"
+echo "==> docs/book programs (--arch $book_arch)" >&2
+"$CARGO_OXIDE" oxide build --release --quiet --arch "$book_arch" --manifest-path "$book_crate/Cargo.toml"
 add "$RELEASE/book-blocks" "book-programs"
 artifacts book_blocks
 rm -rf "$(dirname "$book_crate")"
