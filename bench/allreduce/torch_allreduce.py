@@ -68,7 +68,8 @@ def main():
     sizes = [int(s) for s in args.sizes.split(",")]
     if torch.cuda.device_count() < args.devices:
         sys.exit(f"torch sees {torch.cuda.device_count()} GPU(s), {args.devices} asked for")
-    nccl = ".".join(str(v) for v in torch.cuda.nccl.version())
+    version = torch.cuda.nccl.version()  # a tuple in recent releases, an int (2xxyy) in old ones
+    nccl = ".".join(str(v) for v in version) if isinstance(version, tuple) else str(version)
     print(json.dumps({"torch": torch.__version__, "nccl": nccl, "gpus": args.devices}), flush=True)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
