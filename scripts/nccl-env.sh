@@ -5,8 +5,9 @@
 #     itself too).
 #  2. An NCCL under the name cudarc opens (`libnccl.so`) first on LD_LIBRARY_PATH: NVIDIA's wheels
 #     and packages ship only `libnccl.so.2`. Found as $CUDA_OXIDE_NCCL_LIB, else the copy
-#     `cargo oxide setup` installed, else Python's `nvidia.nccl` (PyTorch's), else ldconfig's; a
-#     link to it goes into a directory of our own under $TMPDIR.
+#     `cargo oxide setup` installed, else Python's `nvidia.nccl` (PyTorch's), else ldconfig's, else
+#     the first under /opt, /usr/local, /usr/lib, ~/.local; a link to it goes into a directory of
+#     our own under $TMPDIR.
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 
 oxide_find_nccl() {
@@ -24,6 +25,9 @@ oxide_find_nccl() {
     f="$(python3 -c 'import nvidia.nccl, os; print(next(os.path.join(p, "lib", "libnccl.so.2") for p in nvidia.nccl.__path__ if os.path.isfile(os.path.join(p, "lib", "libnccl.so.2"))))' 2>/dev/null)" \
         && [ -f "$f" ] && { echo "$f"; return 0; }
     f="$(ldconfig -p 2>/dev/null | awk '/libnccl\.so\.2 /{print $NF; exit}')"
+    [ -n "$f" ] && [ -f "$f" ] && { echo "$f"; return 0; }
+    # Last: a Python environment other than the first python3's (PyTorch in a venv under /opt).
+    f="$(find /opt /usr/local /usr/lib "$HOME/.local" -name libnccl.so.2 -print -quit 2>/dev/null)"
     [ -n "$f" ] && [ -f "$f" ] && { echo "$f"; return 0; }
     return 1
 }
