@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the GPU tests (tests/gpu/*), the examples, the benchmark (bench/) and a `cargo oxide new` project through `cargo oxide build --release`, stripped,
+# Builds the GPU tests (tests/gpu/*), the examples, the benchmarks (bench/, bench/allreduce) and a `cargo oxide new` project through `cargo oxide build --release`, stripped,
 # into gpu-bundle/ with run.sh, to copy to a GPU host that has no Rust toolchain:
 #   scripts/gpu-bundle.sh && scp -r gpu-bundle gpu-host: && ssh gpu-host gpu-bundle/run.sh
+# On a host with several GPUs, gpu-bundle/multi-gpu-check.sh runs the multi-GPU programs on all of them.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -114,6 +115,19 @@ else
     echo "(no nvcc here: gpu-bundle/bench/run.sh compiles the CUDA twins on the GPU host)" >&2
 fi
 
+# The all-reduce benchmark (cuda-nccl vs PyTorch, bench/allreduce) goes to bench-allreduce/ with its
+# PyTorch script; run it with gpu-bundle/bench-allreduce/run.sh (the bundle's run.sh does not).
+echo "==> bench/allreduce" >&2
+"$CARGO_OXIDE" oxide build --release --quiet --arch "$ARCH" --manifest-path "$ROOT/bench/allreduce/Cargo.toml"
+mkdir -p "$OUT/bench-allreduce"
+cp "$RELEASE/oxide-bench-allreduce" "$ROOT/bench/allreduce/run.sh" "$ROOT/bench/allreduce/torch_allreduce.py" \
+    "$ROOT/scripts/nccl-env.sh" "$OUT/bench-allreduce/"
+if command -v strip >/dev/null; then strip --strip-all "$OUT/bench-allreduce/oxide-bench-allreduce"; fi
+
+# NCCL for the programs using cuda-nccl (found on the GPU host: PyTorch's, or CUDA_OXIDE_NCCL_LIB),
+# and the multi-GPU runner: every multi-GPU program with N = all visible GPUs.
+cp "$ROOT/scripts/nccl-env.sh" "$ROOT/scripts/multi-gpu-check.sh" "$OUT/"
+
 # The project `cargo oxide new` generates must run as generated, too.
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
@@ -156,6 +170,8 @@ cat > "$OUT/run.sh" <<'RUN'
 cd "$(dirname "${BASH_SOURCE[0]}")"
 # Sideloaded modules (load_kernel_module) are found here, not next to the binaries.
 export CUDA_OXIDE_ARTIFACT_DIR="$PWD/artifacts"
+# NCCL (named libnccl.so, for cuda-nccl's programs) and NVLink multicast off: nccl-env.sh.
+source ./nccl-env.sh
 # The nvJitLink the bundle brought (GPU_BUNDLE_NVJITLINK), for linking LTOIR at load time.
 if [ -f lib/libnvJitLink.so.13.xz ] && [ -z "${CUDA_OXIDE_NVJITLINK:-}" ]; then
     unpacked="${TMPDIR:-/tmp}/cuda-oxide-bundle-lib"

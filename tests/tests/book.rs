@@ -271,6 +271,7 @@ fn build_book_crate(extra_args: &[&str]) -> tempfile::TempDir {
          cuda-core = {{ path = \"{root}/runtime/cuda-core\" }}\n\
          cuda-host = {{ path = \"{root}/runtime/cuda-host\", features = [\"async\"] }}\n\
          cuda-async = {{ path = \"{root}/runtime/cuda-async\" }}\n\
+         cuda-nccl = {{ path = \"{root}/runtime/cuda-nccl\" }}\n\
          tokio = {{ version = \"1\", features = [\"rt-multi-thread\", \"macros\"] }}\n\n[workspace]\n"
     );
     std::fs::write(dir.path().join("Cargo.toml"), manifest).unwrap();

@@ -1,4 +1,5 @@
-//! `CudaContext` (a device's primary context) and `CudaStream`: safe RAII handles (events: `event.rs`).
+//! `CudaContext` (a device's primary context, or one of its own) and `CudaStream`: safe RAII
+//! handles (events: `event.rs`; access to other contexts' memory: `peer.rs`).
 
 use std::ffi::{CStr, c_char};
 use std::sync::{Arc, Mutex, Weak};
@@ -11,7 +12,8 @@ use crate::error::DriverError;
 use crate::event::CudaEvent;
 use crate::resources::StackLimit;
 
-/// One GPU, through its primary context. Made by [`CudaContext::new`]; shared as `Arc`.
+/// One GPU, through its primary context ([`CudaContext::new`]) or a context of its own
+/// ([`CudaContext::new_private`]); shared as `Arc`.
 ///
 /// Every operation of this crate makes the context current on the calling thread first, so a
 /// context (and everything made from it) may be used from any thread.
@@ -19,6 +21,12 @@ pub struct CudaContext {
     ordinal: usize,
     device: sys::CUdevice,
     raw: sys::CUcontext,
+    /// The device's primary context (retained, released in Drop), else one this value created
+    /// (destroyed in Drop).
+    primary: bool,
+    /// The contexts whose memory kernels of this one may access (`peer.rs`). Weak: access ends
+    /// with the peer, and a strong reference would keep two peers alive forever.
+    pub(crate) peer_access: Mutex<Vec<Weak<CudaContext>>>,
     name: String,
     compute_capability: (u32, u32),
     sm_count: u32,
@@ -39,11 +47,39 @@ unsafe impl Send for CudaContext {}
 unsafe impl Sync for CudaContext {}
 
 impl CudaContext {
-    /// Opens device `ordinal` (0 is the first GPU).
+    /// Opens device `ordinal` (0 is the first GPU) through its primary context: the one the CUDA
+    /// runtime, NCCL and other libraries of the process share, so calling it twice gives two
+    /// handles of one context.
     ///
     /// Errors: [`DriverError::NoDriver`] when no NVIDIA driver can be loaded,
     /// [`DriverError::NoDevice`] when there is no such device (it says how many there are).
     pub fn new(ordinal: usize) -> Result<Arc<CudaContext>, DriverError> {
+        CudaContext::open(ordinal, true)
+    }
+
+    /// A context of its own on device `ordinal`, apart from the device's primary context: its
+    /// own memory, modules and streams, destroyed when the last handle goes. Memory of one
+    /// context is not memory of another, even on one GPU: copy between them with
+    /// [`DeviceBuffer::copy_peer_async`](crate::DeviceBuffer::copy_peer_async). Mostly for
+    /// isolating libraries, and for testing code written for several GPUs on one (two contexts
+    /// of one device stand for two devices). NCCL and the async runtime use primary contexts.
+    ///
+    /// ```no_run
+    /// use cuda_core::{CudaContext, DeviceBuffer};
+    /// let a = CudaContext::new(0)?;
+    /// let b = CudaContext::new_private(0)?;
+    /// assert!(a.is_primary() && !b.is_primary());
+    /// let src = DeviceBuffer::from_host(&a.default_stream(), &[1u32, 2, 3])?;
+    /// let mut dst = DeviceBuffer::<u32>::zeroed(&b.default_stream(), 3)?;
+    /// dst.copy_peer_async(&b.default_stream(), &src)?;
+    /// assert_eq!(dst.to_host_vec(&b.default_stream())?, [1, 2, 3]);
+    /// # Ok::<(), cuda_core::DriverError>(())
+    /// ```
+    pub fn new_private(ordinal: usize) -> Result<Arc<CudaContext>, DriverError> {
+        CudaContext::open(ordinal, false)
+    }
+
+    fn open(ordinal: usize, primary: bool) -> Result<Arc<CudaContext>, DriverError> {
         match init() {
             Err(DriverError::Cuda { name, .. }) if name == "CUDA_ERROR_NO_DEVICE" => {
                 return Err(DriverError::NoDevice { ordinal, count: 0 });
@@ -57,13 +93,13 @@ impl CudaContext {
         let mut device = 0;
         // SAFETY: the driver is initialised and `ordinal < count`.
         check(unsafe { sys::cuDeviceGet(&mut device, ordinal as i32) }, "cuDeviceGet")?;
-        let mut raw = std::ptr::null_mut();
-        // SAFETY: `device` is valid; the retain is balanced by the release in Drop.
-        check(unsafe { sys::cuDevicePrimaryCtxRetain(&mut raw, device) }, "cuDevicePrimaryCtxRetain")?;
+        let raw = if primary { retain_primary(device)? } else { create_context(device)? };
         let mut ctx = CudaContext {
             ordinal,
             device,
             raw,
+            primary,
+            peer_access: Mutex::new(Vec::new()),
             name: String::new(),
             compute_capability: (0, 0),
             sm_count: 0,
@@ -88,9 +124,12 @@ impl CudaContext {
         Ok(Arc::new(ctx))
     }
 
-    /// Number of CUDA devices the driver sees.
+    /// Number of CUDA devices the driver sees (0 when it sees none).
     pub fn device_count() -> Result<usize, DriverError> {
-        init()?;
+        match init() {
+            Err(DriverError::Cuda { name, .. }) if name == "CUDA_ERROR_NO_DEVICE" => return Ok(0),
+            other => other?,
+        }
         let mut count = 0;
         // SAFETY: the driver is initialised.
         check(unsafe { sys::cuDeviceGetCount(&mut count) }, "cuDeviceGetCount")?;
@@ -100,6 +139,18 @@ impl CudaContext {
     /// The device ordinal this context was opened with.
     pub fn ordinal(&self) -> usize {
         self.ordinal
+    }
+
+    /// `true` for the device's primary context ([`new`](Self::new)), `false` for one of its own
+    /// ([`new_private`](Self::new_private)).
+    pub fn is_primary(&self) -> bool {
+        self.primary
+    }
+
+    /// `true` when `self` and `other` are handles of one driver context (two
+    /// [`new`](Self::new)s of one device are; [`new_private`](Self::new_private) never is).
+    pub fn same_context(&self, other: &CudaContext) -> bool {
+        self.raw == other.raw
     }
 
     /// The device's name, e.g. `NVIDIA H200`.
@@ -274,9 +325,48 @@ impl CudaContext {
 
 impl Drop for CudaContext {
     fn drop(&mut self) {
-        // SAFETY: balances the retain in `new`; errors cannot be reported from Drop.
-        let _ = unsafe { sys::cuDevicePrimaryCtxRelease_v2(self.device) };
+        if self.primary {
+            // SAFETY: balances the retain in `open`; errors cannot be reported from Drop.
+            let _ = unsafe { sys::cuDevicePrimaryCtxRelease_v2(self.device) };
+        } else {
+            // SAFETY: created in `open` and destroyed once: every stream, buffer and module of
+            // it holds an `Arc` of this value, so none is left. (Destroying a context that is
+            // current on this thread is allowed; the thread then has none.)
+            let _ = unsafe { sys::cuCtxDestroy_v2(self.raw) };
+        }
     }
+}
+
+/// The device's primary context, retained (released in `CudaContext`'s Drop).
+fn retain_primary(device: sys::CUdevice) -> Result<sys::CUcontext, DriverError> {
+    let mut raw = std::ptr::null_mut();
+    // SAFETY: `device` is valid; the retain is balanced by the release in Drop.
+    check(unsafe { sys::cuDevicePrimaryCtxRetain(&mut raw, device) }, "cuDevicePrimaryCtxRetain")?;
+    Ok(raw)
+}
+
+/// A new context on `device` (destroyed in `CudaContext`'s Drop), leaving the calling thread's
+/// current context as it was: `cuCtxCreate` pushes the new one, so it is popped again.
+fn create_context(device: sys::CUdevice) -> Result<sys::CUcontext, DriverError> {
+    let mut raw = std::ptr::null_mut();
+    // cudarc panics on a symbol the driver lacks, and binds only `_v4` for CUDA 13 (drivers of
+    // CUDA 12.5 and newer export it).
+    if !crate::driver::has_symbol("cuCtxCreate_v4") {
+        return Err(DriverError::from_cuda(sys::CUresult::CUDA_ERROR_NOT_SUPPORTED, "cuCtxCreate_v4")
+            .context("creating a context of its own needs a driver for CUDA 12.5 or newer; update the NVIDIA driver"));
+    }
+    // SAFETY: `device` is valid; null creation parameters ask for a plain context.
+    let result = unsafe { sys::cuCtxCreate_v4(&mut raw, std::ptr::null_mut(), 0, device) };
+    check(result, "cuCtxCreate").map_err(|e| {
+        e.context(
+            "creating a context of its own (`CudaContext::new_private`); a GPU in exclusive-process \
+             compute mode allows only one",
+        )
+    })?;
+    let mut popped = std::ptr::null_mut();
+    // SAFETY: the context just created is the top of this thread's stack.
+    let _ = unsafe { sys::cuCtxPopCurrent_v2(&mut popped) };
+    Ok(raw)
 }
 
 impl std::fmt::Debug for CudaContext {

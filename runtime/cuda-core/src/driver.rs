@@ -35,6 +35,24 @@ fn pin_versioned_driver() {
     }
 }
 
+/// `true` when the loaded driver exports `name`. cudarc panics when asked for an entry point the
+/// driver lacks, so a call that only newer drivers have is checked here first.
+pub(crate) fn has_symbol(name: &str) -> bool {
+    if !is_driver_present() {
+        return false;
+    }
+    // SAFETY: the driver is already loaded (`is_driver_present`), so this only takes another
+    // reference to it; the symbol is looked up, never called.
+    unsafe { libloading::Library::new(DRIVER_SONAME) }
+        .is_ok_and(|lib| unsafe { lib.get::<*const std::ffi::c_void>(name.as_bytes()) }.is_ok())
+}
+
+/// The driver library's (versioned) name.
+#[cfg(not(windows))]
+const DRIVER_SONAME: &str = "libcuda.so.1";
+#[cfg(windows)]
+const DRIVER_SONAME: &str = "nvcuda.dll";
+
 /// Loads and initialises the driver once per process; later calls return the first outcome.
 pub(crate) fn init() -> Result<(), DriverError> {
     static INIT: OnceLock<Result<(), DriverError>> = OnceLock::new();

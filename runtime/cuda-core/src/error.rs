@@ -191,6 +191,13 @@ pub enum DriverError {
         /// What was misused.
         message: String,
     },
+    /// Work or memory on the wrong GPU: a buffer of another device given to a kernel, a copy
+    /// queued on a stream of a third context, peer access the devices do not allow, a range of
+    /// devices past those the driver reports. Says which devices and what to do.
+    Placement {
+        /// What is where, and the fix.
+        message: String,
+    },
 }
 
 impl DriverError {
@@ -246,6 +253,7 @@ impl DriverError {
             DriverError::NotBuiltWithOxide => "built without cargo oxide",
             DriverError::KernelNotLinked { .. } => "kernel not in this binary",
             DriverError::Async { .. } => "async runtime error",
+            DriverError::Placement { .. } => "device placement error",
         }
     }
 
@@ -303,6 +311,7 @@ impl fmt::Display for DriverError {
             }
             DriverError::Bundle { message } | DriverError::Artifact { message } => f.write_str(message)?,
             DriverError::Async { message } => write!(f, "cuda_async: {message}")?,
+            DriverError::Placement { message } => f.write_str(message)?,
             DriverError::NotBuiltWithOxide => f.write_str(
                 "built without cargo oxide: device code was not compiled; run `cargo oxide build` \
                  (or `cargo oxide run`) instead of `cargo build`",

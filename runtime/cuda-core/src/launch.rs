@@ -9,7 +9,7 @@ use cudarc::driver::sys;
 use oxide_contract::fast_launch::{Condition, LaunchValues, TWINS_ENV};
 use oxide_contract::manifest::{LaunchBounds, ParamKind};
 
-use crate::context::CudaStream;
+use crate::context::{CudaContext, CudaStream};
 use crate::driver::check;
 use crate::error::DriverError;
 use crate::memory::DeviceBuffer;
@@ -128,6 +128,12 @@ enum ArgShape {
 pub struct KernelParams<'a> {
     ptrs: Vec<*mut c_void>,
     shapes: Vec<ArgShape>,
+    /// The first buffer argument (its index and context), and the later ones of other contexts:
+    /// checked against the stream's context at launch (`check_placement`), so a buffer of
+    /// another GPU is refused with the fix rather than faulting in the kernel. Empty in the
+    /// usual launch, so it allocates nothing.
+    home: Option<(usize, &'a CudaContext)>,
+    strangers: Vec<(usize, &'a CudaContext)>,
     _borrows: PhantomData<&'a ()>,
 }
 
@@ -140,11 +146,58 @@ impl Default for KernelParams<'_> {
 impl<'a> KernelParams<'a> {
     /// No parameters yet: push them in the kernel's parameter order.
     pub fn new() -> KernelParams<'a> {
-        KernelParams { ptrs: Vec::with_capacity(8), shapes: Vec::with_capacity(8), _borrows: PhantomData }
+        KernelParams {
+            ptrs: Vec::with_capacity(8),
+            shapes: Vec::with_capacity(8),
+            home: None,
+            strangers: Vec::new(),
+            _borrows: PhantomData,
+        }
+    }
+
+    /// Remembers the context of the buffer about to be pushed as the next argument.
+    fn note_buffer(&mut self, ctx: &'a CudaContext) {
+        let index = self.shapes.len();
+        match self.home {
+            None => self.home = Some((index, ctx)),
+            Some((_, home)) if home.same_context(ctx) => {}
+            Some(_) => self.strangers.push((index, ctx)),
+        }
+    }
+
+    /// Refuses buffers that kernels on `stream`'s context cannot reach: another context's,
+    /// unless peer access to it is enabled.
+    fn check_placement(&self, f: &Function, stream: &CudaStream) -> Result<(), DriverError> {
+        let ctx = stream.context();
+        for &(index, owner) in self.home.iter().chain(&self.strangers) {
+            if ctx.has_peer_access(owner) {
+                continue;
+            }
+            let argument = f
+                .info()
+                .and_then(|i| i.params.iter().filter(|p| p.kind != ParamKind::Zst).nth(index))
+                .map_or_else(|| format!("argument {index}"), |p| format!("argument {index} (`{}`)", p.name));
+            let (theirs, ours) = (owner.ordinal(), ctx.ordinal());
+            let fix = if theirs == ours {
+                "another context of the same GPU (`CudaContext::new_private`): copy it into a buffer of the \
+                 launch's context with `copy_peer_async`"
+                    .to_string()
+            } else {
+                format!(
+                    "device {theirs}: copy it to device {ours} with `copy_peer_async`, or, where \
+                     `can_access_peer` allows, call `enable_peer_access` on device {ours}'s context first"
+                )
+            };
+            return Err(DriverError::Placement {
+                message: format!("kernel `{}` runs on device {ours}, but {argument} is a buffer of {fix}", f.name()),
+            });
+        }
+        Ok(())
     }
 
     /// A `&[T]` parameter: pushes the buffer's pointer and u64 length.
     pub fn push_slice<T>(&mut self, buf: &'a DeviceBuffer<T>) -> &mut Self {
+        self.note_buffer(buf.context());
         self.ptrs.extend(buf.param_slots());
         self.shapes.push(ArgShape::Slice);
         self
@@ -152,6 +205,7 @@ impl<'a> KernelParams<'a> {
 
     /// A `&mut [T]` or `DisjointSlice<T>` parameter: pushes pointer and u64 length.
     pub fn push_slice_mut<T>(&mut self, buf: &'a mut DeviceBuffer<T>) -> &mut Self {
+        self.note_buffer(buf.context());
         self.ptrs.extend(buf.param_slots());
         self.shapes.push(ArgShape::Slice);
         self
@@ -160,6 +214,7 @@ impl<'a> KernelParams<'a> {
     /// A `DisjointSlice<T, Runtime2DIndex>` parameter (an index space with a runtime row width):
     /// pushes pointer, u64 length and the u32 row width.
     pub fn push_slice_row_width<T>(&mut self, buf: &'a mut DeviceBuffer<T>, row_width: &'a u32) -> &mut Self {
+        self.note_buffer(buf.context());
         self.ptrs.extend(buf.param_slots());
         self.ptrs.push((row_width as *const u32).cast_mut().cast());
         self.shapes.push(ArgShape::RowWidthSlice);
@@ -285,6 +340,7 @@ pub unsafe fn launch_with_options(
     params: &mut KernelParams<'_>,
 ) -> Result<(), DriverError> {
     params.check_against(f)?;
+    params.check_placement(f, stream)?;
     // SAFETY: forwarded to the caller; the packet's pointers are borrowed for its lifetime.
     unsafe { launch_options(f, stream, config, options, &mut params.ptrs) }
 }

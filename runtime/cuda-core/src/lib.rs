@@ -49,7 +49,7 @@ pub use launch::{
     KernelParams, LaunchConfig, LaunchOptions, MAX_CLUSTER_SIZE, MAX_PORTABLE_CLUSTER_SIZE, MAX_THREADS_PER_BLOCK,
     launch, launch_options, launch_with, launch_with_options, twin_launches,
 };
-pub use memory::{DeviceBuffer, DeviceCopy, PinnedBuffer};
+pub use memory::{DeviceBuffer, DeviceCopy, PeerPath, PinnedBuffer, peer_path};
 pub use module::{Function, Module};
 pub use module_file::{module_file_candidates, payload_kind_of};
 pub use registry::{EmbeddedKernels, ambiguous_kernel_name, embedded_manifests};
