@@ -124,10 +124,26 @@ pub fn entry<'a>(ptx: &'a str, name: &str) -> &'a str {
     &rest[..end]
 }
 
+/// A kernel's checked code and its code without checks: the unchecked twin's entry
+/// (`<name>__oxide_fast_<hash>`, `pipeline/fast_twin.rs`) where the kernel has one, else the copy
+/// without checks inside the kernel (empty when versioning added none).
+pub fn copies(ptx: &str, name: &str) -> (String, String) {
+    let kernel = entry(ptx, name);
+    match ptx.find(&format!(".entry {name}__oxide_fast_")) {
+        Some(start) => {
+            let rest = &ptx[start..];
+            let end = rest[1..].find(".entry ").map_or(rest.len(), |e| e + 1);
+            (kernel.to_string(), rest[..end].to_string())
+        }
+        None => in_kernel_copies(kernel),
+    }
+}
+
 /// An entry's text split into its checked copy (with the entry block) and the copy without
-/// checks that `pipeline/uniform_bounds.rs` adds (empty when it added none), told apart by the IR
-/// block names `llc` writes after each PTX label (`$L__BB3_2:  // %oxide.fast.start.0`).
-pub fn copies(entry: &str) -> (String, String) {
+/// checks that `pipeline/uniform_bounds/` adds inside it (empty when it added none, or when
+/// `fast_twin.rs` moved it into a twin), told apart by the IR block names `llc` writes after
+/// each PTX label (`$L__BB3_2:  // %oxide.fast.start.0`).
+pub fn in_kernel_copies(entry: &str) -> (String, String) {
     let (mut checked, mut fast) = (String::new(), String::new());
     let mut in_fast = false;
     for line in entry.lines() {

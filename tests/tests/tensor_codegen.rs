@@ -371,7 +371,7 @@ fn gemm_mma_example_uses_the_tensor_cores() {
         // 2 k16 steps × 4×4 warp tiles; 2 × (4 A + 2 B) ldmatrix.x4; 4 cp.async per stage load:
         // in each copy of the kernel (`pipeline/uniform_bounds.rs`: the copy without checks,
         // whose blocks `llc` names `%oxide.fast.*`, and the checked one).
-        let (checked, fast) = ptx::copies(body);
+        let (checked, fast) = ptx::in_kernel_copies(body);
         for (copy, code) in [("checked", &checked), ("fast", &fast)] {
             if copy == "fast" && code.is_empty() {
                 continue;
