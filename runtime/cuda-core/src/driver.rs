@@ -12,26 +12,33 @@ const MIN_DRIVER_VERSION: i32 = 12000;
 
 /// `true` when `libcuda` can be loaded. cudarc panics on first use without it, so every path
 /// into the driver goes through `init`, which checks this first.
+///
+/// Our own check rather than cudarc's `is_culib_present`, which exists only where cudarc loads
+/// the driver at run time: linked with candle, cudarc links `libcuda` instead (its
+/// `dynamic-linking`; we ask only for its `fallback-dynamic-loading`), and a program that runs at
+/// all then has it. cudarc's loader tries these same names among others.
 pub fn is_driver_present() -> bool {
     static PRESENT: OnceLock<bool> = OnceLock::new();
-    *PRESENT.get_or_init(|| {
-        pin_versioned_driver();
-        // SAFETY: only tries to dlopen the library names; no driver call is made.
-        unsafe { sys::is_culib_present() }
-    })
+    *PRESENT.get_or_init(|| DRIVER_NAMES.iter().any(|name| load_and_keep(name)))
 }
 
-/// Opens `libcuda.so.1` and keeps it loaded for the whole process. cudarc asks for the
-/// unversioned `libcuda.so` first; the dynamic loader then hands it this same library (same
-/// file), but cuda-gdb only enables kernel debugging for a driver loaded under its versioned
-/// name: without this, breakpoints in kernels were never hit. Elsewhere it changes nothing.
-fn pin_versioned_driver() {
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: loading the driver runs only its initialisers, as cudarc's own loading does.
-        if let Ok(lib) = unsafe { libloading::Library::new("libcuda.so.1") } {
+/// The driver's library names, versioned first: cuda-gdb only enables kernel debugging for a
+/// driver loaded under its versioned name (cudarc asks for the unversioned one first, which the
+/// dynamic loader then resolves to this same, already loaded, library).
+#[cfg(unix)]
+const DRIVER_NAMES: &[&str] = &["libcuda.so.1", "libcuda.so"];
+#[cfg(windows)]
+const DRIVER_NAMES: &[&str] = &["nvcuda.dll"];
+
+/// Opens library `name` and keeps it loaded for the whole process.
+fn load_and_keep(name: &str) -> bool {
+    // SAFETY: loading the driver runs only its initialisers, as cudarc's own loading does.
+    match unsafe { libloading::Library::new(name) } {
+        Ok(lib) => {
             std::mem::forget(lib);
+            true
         }
+        Err(_) => false,
     }
 }
 

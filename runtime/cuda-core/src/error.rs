@@ -191,6 +191,18 @@ pub enum DriverError {
         /// What was misused.
         message: String,
     },
+    /// An object of another library (cudarc, candle, a Python array) that cannot be used as
+    /// asked, e.g. a stream of another context; says what to do instead.
+    Interop {
+        /// What is wrong and what to do.
+        message: String,
+    },
+    /// Misuse of CUDA graphs (`crate::graph`), e.g. capturing the legacy default stream or work
+    /// the graph cannot keep alive; says what to do instead.
+    Graph {
+        /// What is wrong and what to do.
+        message: String,
+    },
 }
 
 impl DriverError {
@@ -246,6 +258,8 @@ impl DriverError {
             DriverError::NotBuiltWithOxide => "built without cargo oxide",
             DriverError::KernelNotLinked { .. } => "kernel not in this binary",
             DriverError::Async { .. } => "async runtime error",
+            DriverError::Interop { .. } => "interop error",
+            DriverError::Graph { .. } => "CUDA graph error",
         }
     }
 
@@ -303,6 +317,8 @@ impl fmt::Display for DriverError {
             }
             DriverError::Bundle { message } | DriverError::Artifact { message } => f.write_str(message)?,
             DriverError::Async { message } => write!(f, "cuda_async: {message}")?,
+            DriverError::Interop { message } => f.write_str(message)?,
+            DriverError::Graph { message } => write!(f, "CUDA graph: {message}")?,
             DriverError::NotBuiltWithOxide => f.write_str(
                 "built without cargo oxide: device code was not compiled; run `cargo oxide build` \
                  (or `cargo oxide run`) instead of `cargo build`",
