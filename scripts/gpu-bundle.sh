@@ -77,6 +77,18 @@ for dir in "$ROOT"/examples/*/; do
     artifacts "${name//-/_}"
 done
 
+# The CUDA C++ twin of examples/graph-replay (graph replay vs nvcc's), built here when an nvcc is
+# at hand (the managed CUDA tools have one); otherwise the example builds it on the GPU host from
+# the source copied beside it, with the host's nvcc.
+mkdir -p "$OUT/cuda"
+cp "$ROOT/examples/graph-replay/cuda/graph_chain.cu" "$OUT/cuda/"
+nvcc="${NVCC:-$(command -v nvcc || ls "${CUDA_OXIDE_HOME:-$HOME/.cuda-oxide}"/cuda-*/nvidia/cu13/bin/nvcc 2>/dev/null | sort -V | tail -n 1)}"
+if [ -n "$nvcc" ] && [ -x "$nvcc" ]; then
+    echo "==> examples/graph-replay/cuda/graph_chain.cu ($nvcc)" >&2
+    "$nvcc" -O3 -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+        -o "$OUT/cuda/graph_chain" "$ROOT/examples/graph-replay/cuda/graph_chain.cu"
+fi
+
 # The guide's programs (every ```rust block with a `main`, docs/book): tests/tests/book.rs writes
 # them as one crate, whose binary runs each and prints PASS/FAIL per block. Clusters: sm_90.
 echo "==> docs/book programs (--arch sm_90)" >&2
