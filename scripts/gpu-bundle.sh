@@ -137,6 +137,22 @@ for template in vecadd lib async workspace; do
     add "$RELEASE/template-$template" "template-$template"
 done
 
+# The Python template: its extension module and its GPU check (against the GPU host's PyTorch),
+# run by run.sh through bin/template-python.
+echo "==> templates/python (cargo oxide new --template python)" >&2
+(cd "$tmp" && "$CARGO_OXIDE" oxide new template-python --template python)
+cp "$ROOT/Cargo.lock" "$tmp/template-python/Cargo.lock"
+"$CARGO_OXIDE" oxide build --release --quiet --arch "$ARCH" --manifest-path "$tmp/template-python/Cargo.toml"
+mkdir -p "$OUT/python"
+cp "$RELEASE/python/template_python.abi3.so" "$tmp/template-python/check_gpu.py" "$OUT/python/"
+if command -v strip >/dev/null; then strip --strip-unneeded "$OUT/python/template_python.abi3.so"; fi
+cat > "$OUT/bin/template-python" <<'PY'
+#!/usr/bin/env bash
+# The Python template's extension against PyTorch (gpu-bundle/python/check_gpu.py).
+cd "$(dirname "${BASH_SOURCE[0]}")/../python" && PYTHONPATH="$PWD" exec python3 check_gpu.py
+PY
+chmod +x "$OUT/bin/template-python"
+
 # Optional: an nvJitLink as new as the libNVVM that made the bundle's LTOIR, for a GPU host whose
 # own is older (the H200's driver 580 ships nvJitLink 13.0; our LTOIR is CUDA 13.5's). Set
 # GPU_BUNDLE_NVJITLINK=1 for the one `cargo oxide setup` installed, or to a libnvJitLink.so.13.
