@@ -72,6 +72,18 @@ for dir in "$ROOT"/examples/*/; do
     arch="$ARCH"
     [ -f "$dir/oxide-arch" ] && arch="$(tr -d '[:space:]' < "$dir/oxide-arch")"
     echo "==> examples/$name (--arch $arch)" >&2
+    if [ -f "$dir/oxide-cuda-toolkit" ]; then
+        # Links the CUDA libraries (candle): a toolkit's CUDA_HOME, else link-time stand-ins.
+        cuda_home="${CUDA_HOME:-}"
+        if [ -z "$cuda_home" ] || [ ! -e "$cuda_home/lib64/libcublas.so" ]; then
+            cuda_home="$("$ROOT/scripts/cuda-link-stubs.sh" "$CARGO_TARGET_DIR/cuda-link-stubs")"
+        fi
+        CUDA_HOME="$cuda_home" NVCC="$cuda_home/bin/nvcc" CUDA_COMPUTE_CAP="${CUDA_COMPUTE_CAP:-90}" \
+            "$CARGO_OXIDE" oxide build --release --quiet --arch "$arch" --manifest-path "$dir/Cargo.toml"
+        add "$RELEASE/$name" "example-$name"
+        artifacts "${name//-/_}"
+        continue
+    fi
     "$CARGO_OXIDE" oxide build --release --quiet --arch "$arch" --manifest-path "$dir/Cargo.toml"
     add "$RELEASE/$name" "example-$name"
     artifacts "${name//-/_}"
@@ -180,6 +192,8 @@ cat > "$OUT/run.sh" <<'RUN'
 # Each binary's own PASS/FAIL lines are kept in $LOGS (default logs/) and its checks listed;
 # a binary that runs longer than $TIMEOUT seconds (default 180) counts as failed (a hang).
 cd "$(dirname "${BASH_SOURCE[0]}")"
+# example-candle-op links the CUDA libraries (cuBLAS, cuRAND, the runtime): the toolkit's.
+export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64"
 # Sideloaded modules (load_kernel_module) are found here, not next to the binaries.
 export CUDA_OXIDE_ARTIFACT_DIR="$PWD/artifacts"
 # The nvJitLink the bundle brought (GPU_BUNDLE_NVJITLINK), for linking LTOIR at load time.

@@ -18,8 +18,7 @@ const MIN_DRIVER_VERSION: i32 = 12000;
 /// `dynamic-linking`; we ask only for its `fallback-dynamic-loading`), and a program that runs at
 /// all then has it. cudarc's loader tries these same names among others.
 pub fn is_driver_present() -> bool {
-    static PRESENT: OnceLock<bool> = OnceLock::new();
-    *PRESENT.get_or_init(|| DRIVER_NAMES.iter().any(|name| load_and_keep(name)))
+    driver_library().is_some()
 }
 
 /// The driver's library names, versioned first: cuda-gdb only enables kernel debugging for a
@@ -30,16 +29,21 @@ const DRIVER_NAMES: &[&str] = &["libcuda.so.1", "libcuda.so"];
 #[cfg(windows)]
 const DRIVER_NAMES: &[&str] = &["nvcuda.dll"];
 
-/// Opens library `name` and keeps it loaded for the whole process.
-fn load_and_keep(name: &str) -> bool {
-    // SAFETY: loading the driver runs only its initialisers, as cudarc's own loading does.
-    match unsafe { libloading::Library::new(name) } {
-        Ok(lib) => {
-            std::mem::forget(lib);
-            true
-        }
-        Err(_) => false,
-    }
+/// The driver library, loaded once and kept for the whole process.
+fn driver_library() -> Option<&'static libloading::Library> {
+    static LIBRARY: OnceLock<Option<libloading::Library>> = OnceLock::new();
+    LIBRARY
+        .get_or_init(|| {
+            // SAFETY: loading the driver runs only its initialisers, as cudarc's own loading does.
+            DRIVER_NAMES.iter().find_map(|name| unsafe { libloading::Library::new(*name) }.ok())
+        })
+        .as_ref()
+}
+
+/// Whether the loaded driver has entry point `name` (newer calls are missing from older drivers).
+pub(crate) fn has_entry_point(name: &str) -> bool {
+    // SAFETY: only looks the symbol up; nothing is called.
+    driver_library().is_some_and(|lib| unsafe { lib.get::<unsafe extern "C" fn()>(name.as_bytes()) }.is_ok())
 }
 
 /// Loads and initialises the driver once per process; later calls return the first outcome.
