@@ -214,6 +214,44 @@ fn main() {
         }
     });
 
+    report.check("fork-join-in-capture", || {
+        // A second stream joins the capture through an event and is joined back: its launch is
+        // recorded (and kept alive) like the capturing stream's.
+        let side = ck(ctx.new_stream(), "side stream")?;
+        let (fork, join) = (ck(ctx.new_event(None), "event")?, ck(ctx.new_event(None), "event")?);
+        let k = rng.next_u32();
+        let x0 = random(&mut rng, N);
+        let mut x = ck(DeviceBuffer::from_host(&stream, &x0), "x")?;
+        let mut acc = ck(DeviceBuffer::from_host(&stream, &vec![POISON; N]), "acc")?;
+        ck(stream.synchronize(), "synchronize uploads")?;
+        let cfg = LaunchConfig::for_num_elems(N as u32);
+        let graph = ck(
+            stream.capture(|s| {
+                acc.set_zero(s)?;
+                fork.record(s)?;
+                side.wait_event(&fork)?;
+                module.step(&side, cfg, k, &mut x)?;
+                join.record(&side)?;
+                s.wait_event(&join)?;
+                module.accumulate(s, cfg, &x, &mut acc)
+            }),
+            "capture over two streams",
+        )?;
+        let kinds: Vec<&NodeKind> = graph.nodes().collect();
+        if kinds.len() != 3 || !matches!(kinds[1], NodeKind::Kernel { name } if name == "step") {
+            return Err(format!("captured nodes: {kinds:?}"));
+        }
+        let exec = ck(graph.instantiate(), "instantiate")?;
+        let mut x_cpu = x0.clone();
+        for replay in 0..2 {
+            ck(exec.launch(&stream), "launch")?;
+            ck(stream.synchronize(), "synchronize")?;
+            cpu_step(&mut x_cpu, k);
+            compare(&format!("acc after replay {replay}"), &ck(acc.to_host_vec(&stream), "acc")?, &x_cpu, exact)?;
+        }
+        Ok(())
+    });
+
     report.check("graph-keeps-memory", || {
         // 1 GiB that the graph uses: dropping the buffer must not free it while the graph lives.
         const BIG: usize = 1 << 28; // u32s
