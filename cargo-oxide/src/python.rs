@@ -57,7 +57,8 @@ pub fn place_modules(artifacts: &[Artifact], metadata: &Metadata) -> Result<Vec<
         // Through a temporary file and a rename: a Python process that has the module loaded
         // keeps its (unlinked) copy intact.
         let partial = dir.join(format!(".{name}.partial"));
-        std::fs::copy(built, &partial).with_context(|| format!("could not copy {} to {}", built.display(), partial.display()))?;
+        std::fs::copy(built, &partial)
+            .with_context(|| format!("could not copy {} to {}", built.display(), partial.display()))?;
         std::fs::rename(&partial, &path).with_context(|| format!("could not write {}", path.display()))?;
         placed.push(PythonModule { name, path });
     }

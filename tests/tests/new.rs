@@ -25,7 +25,8 @@ fn new_project_builds() {
 /// Creates `name` from `template` and builds it through `cargo oxide build --arch sm_90`; returns
 /// the build's stderr (its summary).
 fn build_template(template: &str, name: &str) -> String {
-    let summary = build_template_in(template, name, &tempfile::Builder::new().prefix("oxide-new-").tempdir().expect("temp dir"));
+    let summary =
+        build_template_in(template, name, &tempfile::Builder::new().prefix("oxide-new-").tempdir().expect("temp dir"));
     assert!(artifact_dir().join("debug").join(name).is_file(), "no binary {name}; stderr:\n{summary}");
     summary
 }

@@ -70,7 +70,10 @@ fn run() -> Result<bool, Box<dyn std::error::Error>> {
 
     // Timing on candle's stream: GPU time between events, median of 50 after 5 warm-ups.
     println!();
-    println!("| {:<14} | {:>14} | {:>14} | {:>9} | {:>10} |", "rows × cols", "fused µs", "composed µs", "speed-up", "fused GB/s");
+    println!(
+        "| {:<14} | {:>14} | {:>14} | {:>9} | {:>10} |",
+        "rows × cols", "fused µs", "composed µs", "speed-up", "fused GB/s"
+    );
     println!("|{:-<16}|{:->16}|{:->16}|{:->11}|{:->12}|", "", "", "", "", "");
     for (rows, cols) in [(1, 4096), (32, 4096), (4096, 4096), (16384, 8192)] {
         let x = Tensor::randn(0f32, 1.0, (rows, cols), &dev)?;
@@ -92,7 +95,10 @@ fn run() -> Result<bool, Box<dyn std::error::Error>> {
 }
 
 /// Median GPU µs of `op` (queued on candle's stream), each between two events.
-fn time(stream: &CudaStream, mut op: impl FnMut() -> candle_core::Result<()>) -> Result<f64, Box<dyn std::error::Error>> {
+fn time(
+    stream: &CudaStream,
+    mut op: impl FnMut() -> candle_core::Result<()>,
+) -> Result<f64, Box<dyn std::error::Error>> {
     for _ in 0..5 {
         op()?;
     }

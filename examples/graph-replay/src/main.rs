@@ -247,19 +247,18 @@ fn cuda_twin(o: &Options) -> Result<PathBuf, String> {
         return Ok(path);
     }
     let exe_dir = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)).unwrap_or_default();
-    for candidate in [exe_dir.join("graph_chain"), exe_dir.join("cuda/graph_chain"), exe_dir.join("../cuda/graph_chain")]
+    for candidate in
+        [exe_dir.join("graph_chain"), exe_dir.join("cuda/graph_chain"), exe_dir.join("../cuda/graph_chain")]
     {
         if candidate.is_file() {
             return Ok(candidate);
         }
     }
-    let source = [
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("cuda/graph_chain.cu"),
-        exe_dir.join("../cuda/graph_chain.cu"),
-    ]
-    .into_iter()
-    .find(|p| p.is_file())
-    .ok_or("no CUDA C++ twin: pass --cuda PATH (nvcc -O3 -arch=sm_90 -o graph_chain cuda/graph_chain.cu)")?;
+    let source =
+        [Path::new(env!("CARGO_MANIFEST_DIR")).join("cuda/graph_chain.cu"), exe_dir.join("../cuda/graph_chain.cu")]
+            .into_iter()
+            .find(|p| p.is_file())
+            .ok_or("no CUDA C++ twin: pass --cuda PATH (nvcc -O3 -arch=sm_90 -o graph_chain cuda/graph_chain.cu)")?;
     let nvcc = std::env::var_os("NVCC")
         .map(PathBuf::from)
         .or_else(|| {

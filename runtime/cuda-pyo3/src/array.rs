@@ -97,10 +97,10 @@ impl<'py, T: Element> CudaArray<'py, T> {
         let dict = interface.cast::<PyDict>().map_err(|_| {
             PyTypeError::new_err(format!("argument `{name}`: its __cuda_array_interface__ is not a dict"))
         })?;
-        let item = |key: &str| -> PyResult<Option<Bound<'py, PyAny>>> {
-            Ok(dict.get_item(key)?.filter(|v| !v.is_none()))
-        };
-        let missing = |key: &str| PyValueError::new_err(format!("argument `{name}`: __cuda_array_interface__ has no `{key}`"));
+        let item =
+            |key: &str| -> PyResult<Option<Bound<'py, PyAny>>> { Ok(dict.get_item(key)?.filter(|v| !v.is_none())) };
+        let missing =
+            |key: &str| PyValueError::new_err(format!("argument `{name}`: __cuda_array_interface__ has no `{key}`"));
         let typestr: String = item("typestr")?.ok_or_else(|| missing("typestr"))?.extract()?;
         if !typestr_matches::<T>(&typestr) {
             return Err(PyTypeError::new_err(format!(

@@ -94,7 +94,9 @@ fn torch_raw_stream(py: Python<'_>, device: usize) -> PyResult<Option<u64>> {
     })?;
     let handle = match raw {
         Some(f) => f.bind(py).call1((device,))?,
-        None => py.import("torch")?.getattr("cuda")?.call_method1("current_stream", (device,))?.getattr("cuda_stream")?,
+        None => {
+            py.import("torch")?.getattr("cuda")?.call_method1("current_stream", (device,))?.getattr("cuda_stream")?
+        }
     };
     Ok(Some(handle.extract()?))
 }

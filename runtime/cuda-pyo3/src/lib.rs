@@ -58,9 +58,9 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 /// fix).
 pub fn to_py_err(e: DriverError) -> PyErr {
     match e {
-        DriverError::InvalidConfig { .. } | DriverError::LengthMismatch { .. } | DriverError::ArgumentMismatch { .. } => {
-            PyValueError::new_err(e.to_string())
-        }
+        DriverError::InvalidConfig { .. }
+        | DriverError::LengthMismatch { .. }
+        | DriverError::ArgumentMismatch { .. } => PyValueError::new_err(e.to_string()),
         other => PyRuntimeError::new_err(other.to_string()),
     }
 }

@@ -119,7 +119,8 @@ fn main() {
         compare("x after capture", &ck(x.to_host_vec(&stream), "x to the host")?, &x0, exact)?;
         compare("copy after capture", &ck(copy.to_host_vec(&stream), "copy")?, &vec![POISON; N], exact)?;
         let kinds: Vec<&NodeKind> = graph.nodes().collect();
-        if kinds.len() != 2 + 2 * STEPS || kinds[0] != &NodeKind::Memset || kinds[kinds.len() - 1] != &NodeKind::Memcpy {
+        if kinds.len() != 2 + 2 * STEPS || kinds[0] != &NodeKind::Memset || kinds[kinds.len() - 1] != &NodeKind::Memcpy
+        {
             return Err(format!("captured nodes: {kinds:?}"));
         }
         if !matches!(kinds[1], NodeKind::Kernel { name } if name == "step") {
@@ -153,7 +154,9 @@ fn main() {
         ks2[5] = rng.next_u32();
         let node = 1 + 2 * 5;
         ck(
-            exec.update_kernel(node, &stream, |s| module.step(s, LaunchConfig::for_num_elems(N as u32), ks2[5], &mut x)),
+            exec.update_kernel(node, &stream, |s| {
+                module.step(s, LaunchConfig::for_num_elems(N as u32), ks2[5], &mut x)
+            }),
             "update_kernel",
         )?;
         ck(exec.launch(&stream), "launch")?;
@@ -206,7 +209,8 @@ fn main() {
         compare("x", &ck(x.to_host_vec(&stream), "x")?, &x0, exact)?;
         compare("copy", &ck(copy.to_host_vec(&stream), "copy")?, &vec![POISON; N], exact)?;
         // Another shape is refused, saying why.
-        let shorter = ck(stream.capture(|s| sequence(s, &module, &ks2[..3], &mut y, &mut acc2, &mut copy2)), "capture 3")?;
+        let shorter =
+            ck(stream.capture(|s| sequence(s, &module, &ks2[..3], &mut y, &mut acc2, &mut copy2)), "capture 3")?;
         match exec.update(&shorter) {
             Ok(()) => Err("update from a graph of other operations succeeded".into()),
             Err(e) if e.to_string().contains("instantiate the new graph") => Ok(()),
@@ -287,7 +291,9 @@ fn main() {
         drop(graph);
         let after_graph = free("mem_get_info after dropping the graph")?;
         if after_graph < after_drop + BIG * 4 / 2 {
-            return Err(format!("dropping the graph did not free the 1 GiB ({after_drop} -> {after_graph} bytes free)"));
+            return Err(format!(
+                "dropping the graph did not free the 1 GiB ({after_drop} -> {after_graph} bytes free)"
+            ));
         }
         Ok(())
     });

@@ -215,10 +215,8 @@ fn main() {
         if !msg.contains("another CUDA context") {
             return Err(format!("wrap_cudarc_stream's error: {msg}"));
         }
-        let (x, mut y) = (
-            ck(their_stream.clone_htod(&[1.0f32; 4]), "x")?,
-            ck(their_stream.clone_htod(&[1.0f32; 4]), "y")?,
-        );
+        let (x, mut y) =
+            (ck(their_stream.clone_htod(&[1.0f32; 4]), "x")?, ck(their_stream.clone_htod(&[1.0f32; 4]), "y")?);
         let msg = match module.axpy(&other_stream, LaunchConfig::for_num_elems(4), 1.0, &x, &mut y) {
             Ok(()) => return Err("a launch on another context's stream was queued".into()),
             Err(e) => e.to_string(),
