@@ -298,20 +298,24 @@ fn torch_tensor<'a, 'py>(obj: &'a Bound<'py, PyAny>) -> PyResult<Option<&'a Boun
     let py = obj.py();
     let tensor = match TENSOR.get(py) {
         Some(t) => t.bind(py),
-        None => {
-            let modules = py.import("sys")?.getattr("modules")?;
-            if !modules.contains("torch")? {
-                return Ok(None);
-            }
-            TENSOR.import(py, "torch", "Tensor")?
-        }
+        None => match crate::device::torch_if_imported(py)? {
+            Some(torch) => TENSOR
+                .get_or_try_init(py, || -> PyResult<_> {
+                    Ok(torch.getattr("Tensor")?.cast_into::<PyType>()?.unbind())
+                })?
+                .bind(py),
+            None => return Ok(None),
+        },
     };
     Ok(obj.is_instance(tensor)?.then_some(obj))
 }
 
-/// The imported `torch` module.
+/// The imported `torch` module (a tensor was seen, so it is imported).
 fn torch(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
-    py.import("torch")
+    match crate::device::torch_if_imported(py)? {
+        Some(torch) => Ok(torch),
+        None => py.import("torch"),
+    }
 }
 
 /// `e` with the argument's name in front (e.g. torch's own refusal of a tensor that requires grad).

@@ -84,19 +84,30 @@ fn torch_raw_stream(py: Python<'_>, device: usize) -> PyResult<Option<u64>> {
     // `torch._C._cuda_getCurrentRawStream(device)`: one C call (Triton uses it too); else the
     // public, slower `torch.cuda.current_stream(device).cuda_stream`.
     static RAW: PyOnceLock<Option<Py<PyAny>>> = PyOnceLock::new();
-    let modules = py.import("sys")?.getattr("modules")?;
-    if !modules.contains("torch")? {
-        return Ok(None);
-    }
+    let Some(torch) = torch_if_imported(py)? else { return Ok(None) };
     let raw = RAW.get_or_try_init(py, || -> PyResult<_> {
-        let c = py.import("torch")?.getattr("_C")?;
-        Ok(c.getattr("_cuda_getCurrentRawStream").ok().map(Bound::unbind))
+        Ok(torch.getattr("_C")?.getattr("_cuda_getCurrentRawStream").ok().map(Bound::unbind))
     })?;
     let handle = match raw {
         Some(f) => f.bind(py).call1((device,))?,
-        None => {
-            py.import("torch")?.getattr("cuda")?.call_method1("current_stream", (device,))?.getattr("cuda_stream")?
-        }
+        None => torch.getattr("cuda")?.call_method1("current_stream", (device,))?.getattr("cuda_stream")?,
     };
     Ok(Some(handle.extract()?))
+}
+
+/// The `torch` module when the program has imported it (never imports it: an extension used
+/// with CuPy alone does not pay for loading PyTorch). Remembered once seen.
+pub(crate) fn torch_if_imported(py: Python<'_>) -> PyResult<Option<Bound<'_, PyModule>>> {
+    static TORCH: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
+    if let Some(torch) = TORCH.get(py) {
+        return Ok(Some(torch.bind(py).clone()));
+    }
+    let modules = py.import("sys")?.getattr("modules")?;
+    match modules.get_item("torch") {
+        Ok(torch) => {
+            let torch = torch.cast_into::<PyModule>()?;
+            Ok(Some(TORCH.get_or_init(py, || torch.clone().unbind()).bind(py).clone()))
+        }
+        Err(_) => Ok(None),
+    }
 }
