@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the GPU tests (tests/gpu/*), the examples, the benchmark (bench/) and a `cargo oxide new` project through `cargo oxide build --release`, stripped,
+# Builds the GPU tests (tests/gpu/*), the examples, the benchmarks (bench/, bench/allreduce) and a `cargo oxide new` project through `cargo oxide build --release`, stripped,
 # into gpu-bundle/ with run.sh, to copy to a GPU host that has no Rust toolchain:
 #   scripts/gpu-bundle.sh && scp -r gpu-bundle gpu-host: && ssh gpu-host gpu-bundle/run.sh
+# On a host with several GPUs, gpu-bundle/multi-gpu-check.sh runs the multi-GPU programs on all of them.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -102,12 +103,14 @@ if [ -n "$nvcc" ] && [ -x "$nvcc" ]; then
 fi
 
 # The guide's programs (every ```rust block with a `main`, docs/book): tests/tests/book.rs writes
-# them as one crate, whose binary runs each and prints PASS/FAIL per block. Clusters: sm_90.
-echo "==> docs/book programs (--arch sm_90)" >&2
+# them as one crate, whose binary runs each and prints PASS/FAIL per block. Clusters: sm_90; the
+# test writes the crate's arch into `oxide-arch` (sm_90a when a block uses wgmma).
 book_crate="$(mktemp -d)/book-blocks"
 cargo build --quiet -p cargo-oxide -p codegen-driver # the debug binaries the test drives
 OXIDE_BOOK_CRATE="$book_crate" cargo test --quiet -p oxide-tests --test book every_rust_block >/dev/null
-"$CARGO_OXIDE" oxide build --release --quiet --arch sm_90 --manifest-path "$book_crate/Cargo.toml"
+book_arch="$(tr -d '[:space:]' < "$book_crate/oxide-arch")"
+echo "==> docs/book programs (--arch $book_arch)" >&2
+"$CARGO_OXIDE" oxide build --release --quiet --arch "$book_arch" --manifest-path "$book_crate/Cargo.toml"
 add "$RELEASE/book-blocks" "book-programs"
 artifacts book_blocks
 rm -rf "$(dirname "$book_crate")"
@@ -135,6 +138,19 @@ if "$ROOT/bench/run.sh" --cubins-only; then
 else
     echo "(no nvcc here: gpu-bundle/bench/run.sh compiles the CUDA twins on the GPU host)" >&2
 fi
+
+# The all-reduce benchmark (cuda-nccl vs PyTorch, bench/allreduce) goes to bench-allreduce/ with its
+# PyTorch script; run it with gpu-bundle/bench-allreduce/run.sh (the bundle's run.sh does not).
+echo "==> bench/allreduce" >&2
+"$CARGO_OXIDE" oxide build --release --quiet --arch "$ARCH" --manifest-path "$ROOT/bench/allreduce/Cargo.toml"
+mkdir -p "$OUT/bench-allreduce"
+cp "$RELEASE/oxide-bench-allreduce" "$ROOT/bench/allreduce/run.sh" "$ROOT/bench/allreduce/torch_allreduce.py" \
+    "$ROOT/scripts/nccl-env.sh" "$OUT/bench-allreduce/"
+if command -v strip >/dev/null; then strip --strip-all "$OUT/bench-allreduce/oxide-bench-allreduce"; fi
+
+# NCCL for the programs using cuda-nccl (found on the GPU host: PyTorch's, or CUDA_OXIDE_NCCL_LIB),
+# and the multi-GPU runner: every multi-GPU program with N = all visible GPUs.
+cp "$ROOT/scripts/nccl-env.sh" "$ROOT/scripts/multi-gpu-check.sh" "$OUT/"
 
 # The project `cargo oxide new` generates must run as generated, too.
 tmp="$(mktemp -d)"
@@ -196,6 +212,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64"
 # Sideloaded modules (load_kernel_module) are found here, not next to the binaries.
 export CUDA_OXIDE_ARTIFACT_DIR="$PWD/artifacts"
+# NCCL (named libnccl.so, for cuda-nccl's programs) and NVLink multicast off: nccl-env.sh.
+source ./nccl-env.sh
 # The nvJitLink the bundle brought (GPU_BUNDLE_NVJITLINK), for linking LTOIR at load time.
 if [ -f lib/libnvJitLink.so.13.xz ] && [ -z "${CUDA_OXIDE_NVJITLINK:-}" ]; then
     unpacked="${TMPDIR:-/tmp}/cuda-oxide-bundle-lib"

@@ -557,8 +557,11 @@ pub mod kernels {
     /// through shared memory into the 2 x 4 outputs each thread keeps in registers, rescaled
     /// when the maximum grows (online softmax). `lse` gets each row's log-sum-exp, which a
     /// backward pass needs. `q`, `k`, `v`, `out`: `[bh][seq][ATT_D]`; grid `(seq / 32, bh)`.
+    /// Every loop but the one over key tiles is unrolled, in both versions (`#pragma unroll`):
+    /// its register arrays then stay in registers.
     #[kernel]
     #[launch_bounds(256)]
+    #[allow(clippy::too_many_arguments)] // the launch's arguments, as the CUDA C++ twin takes them
     pub fn attention(
         q: &[f32],
         k: &[f32],
@@ -580,6 +583,7 @@ pub mod kernels {
         let head = thread::blockIdx_y() as usize * seq * ATT_D;
         // The query tile, scaled (each thread 8 of its 32 x 64 values; consecutive threads read
         // consecutive addresses).
+        #[unroll]
         for i in 0..8 {
             let e = i * 256 + tid;
             let (r, d) = (e / ATT_D, e % ATT_D);
@@ -591,6 +595,7 @@ pub mod kernels {
         let mut l = [0.0f32; 2];
         let tiles = if causal != 0 { q_tile + 1 } else { seq / ATT_TILE };
         for kt in 0..tiles {
+            #[unroll]
             for i in 0..8 {
                 let e = i * 256 + tid;
                 let (r, d) = (e / ATT_D, e % ATT_D);
@@ -598,6 +603,7 @@ pub mod kernels {
                 // SAFETY: as the query tile; the barrier at the end of the last tile ended its reads.
                 unsafe { KS.write(r * ATT_PITCH + d, k[at]) };
             }
+            #[unroll]
             for i in 0..2 {
                 let e = i * 256 + tid;
                 let (r, c) = (e / (ATT_D / 4), e % (ATT_D / 4));
@@ -609,6 +615,7 @@ pub mod kernels {
             sync_threads();
             // Scores of rows 2ty, 2ty + 1 against keys 2tx, 2tx + 1.
             let mut s = [[0.0f32; 2]; 2];
+            #[unroll]
             for d in 0..ATT_D {
                 // SAFETY: the tiles are complete (barrier) and nobody writes them now.
                 let (q0, q1) = unsafe { (QS.read(2 * ty * ATT_PITCH + d), QS.read((2 * ty + 1) * ATT_PITCH + d)) };
@@ -618,8 +625,10 @@ pub mod kernels {
                 s[1][0] += q1 * k0;
                 s[1][1] += q1 * k1;
             }
+            #[unroll]
             for r in 0..2 {
                 if causal != 0 && kt == q_tile {
+                    #[unroll]
                     for c in 0..2 {
                         if 2 * tx + c > 2 * ty + r {
                             s[r][c] = f32::NEG_INFINITY;
@@ -628,18 +637,21 @@ pub mod kernels {
                 }
                 // The row's maximum and sum over its 16 threads (lanes 16 apart hold other rows).
                 let mut tile_max = s[r][0].max(s[r][1]);
-                for lane in [8, 4, 2, 1] {
-                    tile_max = tile_max.max(warp::shfl_xor_sync(u32::MAX, tile_max, lane));
+                #[unroll]
+                for k in 0..4 {
+                    tile_max = tile_max.max(warp::shfl_xor_sync(u32::MAX, tile_max, 8 >> k));
                 }
                 let m_new = m[r].max(tile_max);
                 let (p0, p1) = ((s[r][0] - m_new).exp(), (s[r][1] - m_new).exp());
                 let mut sum = p0 + p1;
-                for lane in [8, 4, 2, 1] {
-                    sum += warp::shfl_xor_sync(u32::MAX, sum, lane);
+                #[unroll]
+                for k in 0..4 {
+                    sum += warp::shfl_xor_sync(u32::MAX, sum, 8 >> k);
                 }
                 let correction = (m[r] - m_new).exp();
                 l[r] = l[r] * correction + sum;
                 m[r] = m_new;
+                #[unroll]
                 for c in 0..4 {
                     o[r][c] *= correction;
                 }
@@ -650,11 +662,13 @@ pub mod kernels {
                 }
             }
             sync_threads();
+            #[unroll]
             for j in 0..ATT_TILE {
                 // SAFETY: the probabilities and the value tile are complete (barrier).
                 let (p0, p1) =
                     unsafe { (PS.read(2 * ty * (ATT_TILE + 1) + j), PS.read((2 * ty + 1) * (ATT_TILE + 1) + j)) };
                 let w = unsafe { VS.read(j * (ATT_D / 4) + tx) };
+                #[unroll]
                 for c in 0..4 {
                     o[0][c] += p0 * w.to_array()[c];
                     o[1][c] += p1 * w.to_array()[c];
@@ -662,8 +676,10 @@ pub mod kernels {
             }
             sync_threads();
         }
+        #[unroll]
         for r in 0..2 {
             let row = q_tile * ATT_TILE + 2 * ty + r;
+            #[unroll]
             for c in 0..4 {
                 out[head + row * ATT_D + 4 * tx + c] = o[r][c] / l[r];
             }

@@ -346,6 +346,8 @@ pub fn run_under(args: &RunArgs, wrapper: Option<Vec<std::ffi::OsString>>) -> Re
         }
         None => Command::new(&exe),
     };
+    // Programs using cuda-nccl find the NCCL that `cargo oxide setup` installed.
+    crate::nccl::add_to_library_path(&mut cmd);
     // As `cargo run` does: programs find files of their package through it.
     // (A prebuilt `--exe` runs without: its package may not be on this machine.)
     if let Some(dir) = &package_dir {
@@ -369,6 +371,8 @@ pub fn test(args: &RunArgs) -> Result<ExitCode> {
         bail!("`cargo oxide test` builds its test binaries itself; drop --exe");
     }
     let Prepared { mut cmd, .. } = prepare(&args.build, "test")?;
+    // The test binaries inherit it from cargo (NCCL for tests using cuda-nccl).
+    crate::nccl::add_to_library_path(&mut cmd);
     if !args.args.is_empty() {
         cmd.arg("--").args(&args.args);
     }

@@ -21,8 +21,9 @@ pub enum Command {
     Run(RunArgs),
     /// Create a new cuda-oxide project from a template.
     New(NewArgs),
-    /// Install the pinned Rust toolchain and the CUDA tools (ptxas, fatbinary, libNVVM, libdevice).
-    Setup,
+    /// Install the pinned Rust toolchain, the CUDA tools (ptxas, fatbinary, libNVVM, libdevice),
+    /// CCCL and NCCL (for multi-GPU collectives).
+    Setup(SetupArgs),
     /// Check that everything needed to build and run is installed, with the fix for what is not.
     Doctor,
     /// Print the manifest, PTX or LLVM IR that the last build made for a crate.
@@ -112,6 +113,14 @@ impl BuildArgs {
             (None, false) => "dev",
         }
     }
+}
+
+#[derive(Clone, Debug, Default, Args)]
+pub struct SetupArgs {
+    /// Skip NCCL (NVIDIA's nvidia-nccl-cu13 wheel, about 250 MB), which only programs that use
+    /// cuda-nccl's collectives need.
+    #[arg(long)]
+    pub no_nccl: bool,
 }
 
 #[derive(Clone, Debug, Args)]

@@ -97,6 +97,33 @@ pub fn doctor() -> Result<ExitCode> {
         });
     }
 
+    // NCCL only matters to programs using cuda-nccl (collectives between GPUs).
+    let nccl = crate::nccl::find();
+    checks.push(Check {
+        ok: nccl.is_some(),
+        needed_to_build: false,
+        what: "NCCL (collectives, cuda-nccl)".into(),
+        detail: match &nccl {
+            Some(crate::nccl::Found::Managed(lib)) => match crate::nccl::version(lib) {
+                Some(v) => format!("{} ({v}; `cargo oxide run` puts it on LD_LIBRARY_PATH)", lib.display()),
+                None => format!(
+                    "{} does not load: remove {} and run `cargo oxide setup`",
+                    lib.display(),
+                    crate::nccl::managed_nccl_dir().display()
+                ),
+            },
+            Some(crate::nccl::Found::System) => {
+                let v = crate::nccl::version(Path::new(crate::nccl::NCCL_LINK_NAME));
+                format!(
+                    "{} on the library search path ({})",
+                    crate::nccl::NCCL_LINK_NAME,
+                    v.as_deref().unwrap_or("version unknown")
+                )
+            }
+            None => format!("not found: only multi-GPU programs using cuda-nccl need it; {SETUP_FIX}"),
+        },
+    });
+
     let driver = crate::gpu::load_driver();
     checks.push(Check {
         ok: driver.is_ok(),

@@ -12,6 +12,7 @@ pub mod doctor;
 pub mod gpu;
 pub mod inspect;
 pub mod inspect_target;
+pub mod nccl;
 pub mod new;
 pub mod profile;
 pub mod progress;
@@ -40,7 +41,7 @@ pub fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
         Command::Build(args) => build::build(&args).map(|_| ExitCode::SUCCESS),
         Command::Run(args) => build::run(&args),
         Command::New(args) => new::new_project(&args).map(|()| ExitCode::SUCCESS),
-        Command::Setup => setup::setup().map(|()| ExitCode::SUCCESS),
+        Command::Setup(args) => setup::setup(&args).map(|()| ExitCode::SUCCESS),
         Command::Doctor => doctor::doctor(),
         Command::Inspect(args) => inspect::inspect(&args).map(|()| ExitCode::SUCCESS),
         Command::Clean(args) => inspect::clean(&args).map(|()| ExitCode::SUCCESS),

@@ -6,6 +6,8 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::cli::SetupArgs;
+use crate::nccl::{NCCL_LINK_NAME, NCCL_SONAME, NCCL_VERSION, NCCL_WHEEL, managed_nccl_dir, managed_nccl_lib_dir};
 use crate::tools::{
     self, CCCL_SHA256, CCCL_VERSION, CCCL_WHEEL, COMPONENTS, CUDA_VERSION, CUDA_WHEELS, CudaTools, PINNED_TOOLCHAIN,
     Toolchain,
@@ -14,10 +16,13 @@ use crate::tools::{
 /// Written into the managed CUDA directory once the wheels installed completely.
 pub const MARKER: &str = ".cuda-oxide-complete";
 
-pub fn setup() -> Result<()> {
+pub fn setup(args: &SetupArgs) -> Result<()> {
     install_toolchain()?;
     install_cuda()?;
     install_cccl()?;
+    if !args.no_nccl {
+        install_nccl()?;
+    }
     eprintln!("{:>12} run `cargo oxide doctor` to check everything, `cargo oxide new hello` to start", "Done");
     Ok(())
 }
@@ -178,6 +183,63 @@ fn install_cccl() -> Result<()> {
         .with_context(|| format!("could not write {}", dir.join(MARKER).display()))?;
     eprintln!("{:>12} CCCL ({CCCL_WHEEL} {CCCL_VERSION}) into {}", "Installed", dir.display());
     Ok(())
+}
+
+/// NCCL for cuda-nccl's collectives (NVIDIA's wheel at [`NCCL_VERSION`]) into a directory of its
+/// own, with a `libnccl.so` link beside `libnccl.so.2`: cudarc opens NCCL by that name, and
+/// `cargo oxide run`/`test` put the directory on `LD_LIBRARY_PATH`. Skipped where the library
+/// search path already has an NCCL under that name.
+fn install_nccl() -> Result<()> {
+    let dir = managed_nccl_dir();
+    let requirement = format!("{NCCL_WHEEL}=={NCCL_VERSION}\n");
+    if std::fs::read_to_string(dir.join(MARKER)).is_ok_and(|m| m == requirement) {
+        eprintln!("{:>12} NCCL ({NCCL_WHEEL} {NCCL_VERSION}) in {} (already installed)", "Found", dir.display());
+        return Ok(());
+    }
+    if crate::nccl::find() == Some(crate::nccl::Found::System) {
+        eprintln!(
+            "{:>12} NCCL of this machine ({NCCL_LINK_NAME} on the library search path); not installing the managed copy",
+            "Found"
+        );
+        return Ok(());
+    }
+    if which::which("python3").is_err() {
+        bail!(
+            "`python3` not found; install Python 3 with pip (e.g. `apt-get install python3-pip`), or skip NCCL with `cargo oxide setup --no-nccl`"
+        );
+    }
+    let parent = dir.parent().context("the managed NCCL directory has no parent")?;
+    std::fs::create_dir_all(parent).with_context(|| format!("could not create {}", parent.display()))?;
+    let staging = parent.join(format!(".nccl-{NCCL_VERSION}.partial"));
+    let _ = std::fs::remove_dir_all(&staging);
+    let mut cmd = pip_install_into(&staging);
+    cmd.args(["--no-deps", &format!("{NCCL_WHEEL}=={NCCL_VERSION}")]);
+    run_quietly(
+        &mut cmd,
+        &format!("installing NCCL ({NCCL_WHEEL} {NCCL_VERSION}, about 250 MB; skip with --no-nccl)"),
+    )?;
+    let lib = staging.join(managed_nccl_lib_dir().strip_prefix(&dir).context("NCCL's lib dir is inside its dir")?);
+    if !lib.join(NCCL_SONAME).is_file() {
+        bail!("{NCCL_WHEEL} {NCCL_VERSION} has no {NCCL_SONAME} under {}", lib.display());
+    }
+    symlink(Path::new(NCCL_SONAME), &lib.join(NCCL_LINK_NAME))
+        .with_context(|| format!("could not link {NCCL_LINK_NAME} to {NCCL_SONAME} in {}", lib.display()))?;
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::rename(&staging, &dir).with_context(|| format!("could not move NCCL into {}", dir.display()))?;
+    std::fs::write(dir.join(MARKER), &requirement)
+        .with_context(|| format!("could not write {}", dir.join(MARKER).display()))?;
+    eprintln!("{:>12} NCCL ({NCCL_WHEEL} {NCCL_VERSION}) into {}", "Installed", dir.display());
+    Ok(())
+}
+
+#[cfg(unix)]
+fn symlink(target: &Path, link: &Path) -> std::io::Result<()> {
+    std::os::unix::fs::symlink(target, link)
+}
+
+#[cfg(not(unix))]
+fn symlink(target: &Path, link: &Path) -> std::io::Result<()> {
+    std::fs::copy(link.with_file_name(target), link).map(|_| ())
 }
 
 /// The managed install must hold every tool the build looks for there.

@@ -30,6 +30,30 @@ pub fn managed_cuda_root() -> PathBuf {
     managed_cuda_dir().join("nvidia/cu13")
 }
 
+/// NVIDIA's NCCL wheel for CUDA 13 that `cargo oxide setup` installs, for `cuda-nccl`'s
+/// collectives between GPUs. 2.30 is the newest release whose API cudarc 0.19 binds (its `nccl`
+/// feature); the calls `cuda-nccl` makes are in every NCCL 2.x, so an older system NCCL serves too.
+pub const NCCL_WHEEL: &str = "nvidia-nccl-cu13";
+/// Version of [`NCCL_WHEEL`] that `cargo oxide setup` installs.
+pub const NCCL_VERSION: &str = "2.30.7";
+/// The NCCL library's versioned name (its soname), as NVIDIA's wheel and packages ship it.
+pub const NCCL_SONAME: &str = "libnccl.so.2";
+/// The name cudarc's dynamic loading opens NCCL by (it does not try [`NCCL_SONAME`]): a link
+/// of this name to the library must be in a directory on the library search path
+/// (`LD_LIBRARY_PATH`). `cargo oxide setup` makes one beside the managed copy, and
+/// `cargo oxide run`/`test` put that directory on the path.
+pub const NCCL_LINK_NAME: &str = "libnccl.so";
+
+/// Where `cargo oxide setup` installs NCCL: a directory of its own beside the CUDA tools.
+pub fn managed_nccl_dir() -> PathBuf {
+    oxide_home().join(format!("nccl-{NCCL_VERSION}"))
+}
+
+/// The directory of the managed NCCL's [`NCCL_SONAME`] and of its [`NCCL_LINK_NAME`] link.
+pub fn managed_nccl_lib_dir() -> PathBuf {
+    managed_nccl_dir().join("nvidia/nccl/lib")
+}
+
 /// A CUDA release, `major.minor` (`13.5`): what LTOIR's compatibility depends on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct CudaRelease {
@@ -120,5 +144,7 @@ mod tests {
     fn managed_root_is_the_wheel_layout() {
         let root = managed_cuda_root();
         assert!(root.ends_with(format!("cuda-{CUDA_VERSION}/nvidia/cu13")), "{}", root.display());
+        let nccl = managed_nccl_lib_dir();
+        assert!(nccl.ends_with(format!("nccl-{NCCL_VERSION}/nvidia/nccl/lib")), "{}", nccl.display());
     }
 }

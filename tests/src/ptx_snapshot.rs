@@ -19,7 +19,8 @@ pub fn functions(ptx: &str) -> Vec<(String, String)> {
         // Line information (`.loc`, `.file`, the labels that delimit inlined ranges) moves with
         // every edit of the source; the code does not.
         let trimmed = code.trim_start();
-        if code.is_empty() || trimmed.starts_with(".loc") || trimmed.starts_with(".file") {
+        let debug_section = trimmed.starts_with(".section") && trimmed.contains(".debug_");
+        if code.is_empty() || trimmed.starts_with(".loc") || trimmed.starts_with(".file") || debug_section {
             continue;
         }
         let normalized = normalize(code);

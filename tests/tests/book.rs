@@ -1,5 +1,6 @@
 //! Every ```rust block of the guide (`docs/book/src/*.md`) builds through
-//! `cargo oxide build --arch sm_90`, so the book cannot drift from the API.
+//! `cargo oxide build --arch sm_90` (`sm_90a` for blocks using `wgmma`: [`Block::arch`]), so
+//! the book cannot drift from the API.
 //!
 //! All blocks go into one crate (a module per block, named after its chapter and line), so one
 //! build checks them all. A block is a complete piece of a program: items, and usually a
@@ -45,11 +46,22 @@ impl Block {
         (attrs, rest.join("\n") + "\n")
     }
 
+    /// The arch the block builds for: `sm_90a` when it uses an instruction only that target has
+    /// (`wgmma`, `setmaxnreg`), as a reader would pass `--arch sm_90a`; else `sm_90` (clusters,
+    /// TMA and mbarrier transaction counts need it).
+    fn arch(&self) -> &'static str {
+        let arch_specific = ["wgmma::", "setmaxnreg_"];
+        if arch_specific.iter().any(|n| self.code.contains(n)) { "sm_90a" } else { "sm_90" }
+    }
+
     /// The `cargo oxide new` template a user pasting this block starts from: `async` (cuda-async,
     /// tokio and cuda-host's `async` feature) when the block uses them, else the default.
+    /// A call of a device function whose name ends in `_async` (`fence_proxy_async()`) is not
+    /// the async API.
     fn template(&self) -> &'static str {
+        let code = self.code.replace("fence_proxy_async(", "fence_proxy(");
         let needs_async = ["cuda_async", "tokio::", "_async(", "async fn main("];
-        if needs_async.iter().any(|n| self.code.contains(n)) { "async" } else { "vecadd" }
+        if needs_async.iter().any(|n| code.contains(n)) { "async" } else { "vecadd" }
     }
 }
 
@@ -227,11 +239,23 @@ fn crate_attributes_go_to_the_root_and_templates_follow_the_code() {
     let crate_text = book_crate(std::slice::from_ref(&block));
     let root_attr = crate_text.find("#![feature(f16)]").expect("hoisted");
     assert!(root_attr < crate_text.find("mod ch_memory_l7").expect("module"), "{crate_text}");
+    assert_eq!(block.arch(), "sm_90");
     let uses_tokio = Block { code: "#[tokio::main]\nasync fn main() {}\n".into(), ..block };
     assert_eq!(uses_tokio.template(), "async");
+    let uses_wgmma =
+        Block { code: "unsafe { wgmma::fence() };\nmbarrier::fence_proxy_async();\n".into(), ..uses_tokio };
+    assert_eq!(uses_wgmma.arch(), "sm_90a");
+    assert_eq!(uses_wgmma.template(), "vecadd");
 }
 
-/// Writes the crate of every block into a temp dir (and into `$OXIDE_BOOK_CRATE` when set) and
+/// The arch of the one crate holding every block: `sm_90a` when a block needs it (its code then
+/// loads on sm_90 GPUs only, as the upgrade the compiler would make anyway), else `sm_90`.
+fn book_arch(blocks: &[Block]) -> &'static str {
+    if blocks.iter().any(|b| b.arch() == "sm_90a") { "sm_90a" } else { "sm_90" }
+}
+
+/// Writes the crate of every block into a temp dir (and into `$OXIDE_BOOK_CRATE` when set, with
+/// an `oxide-arch` file naming the arch it builds for, which scripts/gpu-bundle.sh reads) and
 /// builds it; returns the dir (kept alive by the caller) after checking the build succeeded.
 fn build_book_crate(extra_args: &[&str]) -> tempfile::TempDir {
     let all: Vec<Block> = chapters().iter().flat_map(|c| blocks(c)).collect();
@@ -247,20 +271,22 @@ fn build_book_crate(extra_args: &[&str]) -> tempfile::TempDir {
          cuda-core = {{ path = \"{root}/runtime/cuda-core\" }}\n\
          cuda-host = {{ path = \"{root}/runtime/cuda-host\", features = [\"async\"] }}\n\
          cuda-async = {{ path = \"{root}/runtime/cuda-async\" }}\n\
+         cuda-nccl = {{ path = \"{root}/runtime/cuda-nccl\" }}\n\
          tokio = {{ version = \"1\", features = [\"rt-multi-thread\", \"macros\"] }}\n\n[workspace]\n"
     );
     std::fs::write(dir.path().join("Cargo.toml"), manifest).unwrap();
     std::fs::create_dir_all(dir.path().join("src")).unwrap();
     std::fs::write(dir.path().join("src/main.rs"), book_crate(&all)).unwrap();
+    std::fs::write(dir.path().join("oxide-arch"), book_arch(&all)).unwrap();
     seed_lockfile(dir.path());
     if let Some(keep) = &keep {
         let _ = std::fs::remove_dir_all(keep);
         std::fs::create_dir_all(keep.join("src")).expect("create OXIDE_BOOK_CRATE");
-        for file in ["Cargo.toml", "Cargo.lock", "src/main.rs"] {
+        for file in ["Cargo.toml", "Cargo.lock", "src/main.rs", "oxide-arch"] {
             std::fs::copy(dir.path().join(file), keep.join(file)).expect("copy the book crate");
         }
     }
-    let mut args = vec!["build", "--arch", "sm_90"];
+    let mut args = vec!["build", "--arch", book_arch(&all)];
     args.extend_from_slice(extra_args);
     let out = cargo_oxide(dir.path(), &args);
     // Errors name the module, `ch_<chapter>_l<line>`: the chapter file and the line of the fence.
@@ -280,11 +306,12 @@ fn every_rust_block_builds_through_cargo_oxide() {
     );
 }
 
-/// On a GPU (sm_90 or newer: the cluster examples): every block with a `main` runs and succeeds.
+/// On an sm_90 GPU (the cluster examples need sm_90, the wgmma one builds the crate for sm_90a):
+/// every block with a `main` runs and succeeds.
 /// The launching chapter's `cuda_launch!` example sideloads crate `vecadd`, so examples/vecadd is
 /// built first, into the same target directory.
 #[test]
-#[ignore = "needs an NVIDIA GPU (sm_90+)"]
+#[ignore = "needs an NVIDIA GPU (sm_90)"]
 fn every_program_of_the_book_runs_on_the_gpu() {
     let vecadd = checkout_root().join("examples/vecadd");
     let out = cargo_oxide(&vecadd, &["build", "--arch", "sm_90"]);
@@ -299,8 +326,9 @@ fn every_program_of_the_book_runs_on_the_gpu() {
 }
 
 /// Each block that is a whole program, pasted into a project that `cargo oxide new` made (one
-/// project per template, its `src/main.rs` replaced for each block), builds for sm_90 with only
-/// the unused-code lints allowed and every other warning denied. Every failing block is reported.
+/// project per template, its `src/main.rs` replaced for each block), builds for its arch (sm_90,
+/// or sm_90a for wgmma) with only the unused-code lints allowed and every other warning denied.
+/// Every failing block is reported.
 #[test]
 fn every_program_builds_pasted_into_a_new_project() {
     let programs: Vec<Block> = chapters().iter().flat_map(|c| blocks(c)).filter(Block::has_main).collect();
@@ -318,9 +346,10 @@ fn every_program_builds_pasted_into_a_new_project() {
         for block in programs.iter().filter(|b| b.template() == template) {
             let main = format!("#![deny(warnings)]\n#![allow({UNUSED_CODE_LINTS})]\n{}", block.code);
             std::fs::write(project.join("src/main.rs"), main).expect("write src/main.rs");
-            let out = cargo_oxide(&project, &["build", "--arch", "sm_90"]);
+            let out = cargo_oxide(&project, &["build", "--arch", block.arch()]);
             if !out.status.success() {
-                failures.push(format!("{} (template {template}):\n{}", block.place(), stderr(&out)));
+                let arch = block.arch();
+                failures.push(format!("{} (template {template}, --arch {arch}):\n{}", block.place(), stderr(&out)));
             }
         }
     }

@@ -23,6 +23,12 @@ fn build_and_run(name: &str) {
 /// Builds a crate of `tests/gpu/` with `cargo oxide <args>` and runs its binary, which the build
 /// made in cargo profile `profile` (`dev`, `release`).
 fn build_with(name: &str, args: &[&str], profile: &str) {
+    build_and_run_through(name, args, profile, None);
+}
+
+/// [`build_with`], running the binary through `bash -c '<shell>; exec "$0"'` when `shell` is given
+/// (to source a script that sets its environment up first).
+fn build_and_run_through(name: &str, args: &[&str], profile: &str, shell: Option<&str>) {
     let dir = checkout_root().join("tests/gpu").join(name);
     seed_lockfile(&dir);
     let out = cargo_oxide(&dir, args);
@@ -30,7 +36,15 @@ fn build_with(name: &str, args: &[&str], profile: &str) {
     let package = format!("gpu-{name}");
     let exe = artifact_dir().join(oxide_contract::naming::profile_dir(profile)).join(&package);
     // Sideloaded modules and LTOIR are read from the build's artifacts (run.sh does the same).
-    let run = std::process::Command::new(&exe)
+    let mut cmd = match shell {
+        Some(shell) => {
+            let mut c = std::process::Command::new("bash");
+            c.arg("-c").arg(format!("{shell}; exec \"$0\"")).arg(&exe);
+            c
+        }
+        None => std::process::Command::new(&exe),
+    };
+    let run = cmd
         .env("CUDA_OXIDE_ARTIFACT_DIR", device_dir(profile))
         .output()
         .unwrap_or_else(|e| panic!("run {}: {e}", exe.display()));
@@ -260,6 +274,21 @@ fn coop_launch() {
 #[ignore = "needs a CUDA GPU"]
 fn host_compat() {
     build_and_run("host-compat");
+}
+
+/// Several GPUs, run here with one (`--devices 1`, the binary's default): async placement per
+/// device, `zip!` across devices, peer and staged copies, NCCL with one rank. NCCL is found by
+/// `scripts/nccl-env.sh` (`scripts/multi-gpu-check.sh` runs it on every visible GPU).
+#[test]
+#[ignore = "needs a CUDA GPU and NCCL"]
+fn multi_gpu() {
+    let env = checkout_root().join("scripts/nccl-env.sh");
+    build_and_run_through(
+        "multi-gpu",
+        &["build", "--release"],
+        "release",
+        Some(&format!("source '{}'", env.display())),
+    );
 }
 
 /// Pinned buffers, copies that overlap kernels, and the guide's 3-stage pipeline (speed-up ≥ 1.5×).

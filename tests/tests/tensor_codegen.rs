@@ -1,8 +1,9 @@
 //! Golden PTX checks of the tensor-core API (issue 14, no GPU needed): one crate built with
 //! `cargo oxide build --release --arch sm_90a` — `mma.sync` for bf16/f16/tf32, `ldmatrix` and
 //! `stmatrix` (x1/x2/x4, `.trans`), mbarriers, `elect.sync`, `setmaxnreg`, `wgmma.mma_async` with
-//! its fence/commit/wait, and TMA tile copies (2D, 3D, cluster multicast, grid-constant maps) — each PTX accepted by `ptxas`, and for
-//! `examples/gemm-mma` (sm_80 and sm_90) the instructions its algorithm is made of.
+//! its fence/commit/wait, TMA tile copies (2D, 3D, cluster multicast, grid-constant maps) and the
+//! plain bulk copy onto an mbarrier — each PTX accepted by `ptxas`, and for `examples/gemm-mma`
+//! (sm_80 and sm_90) the instructions its algorithm is made of.
 use std::sync::OnceLock;
 
 use oxide_contract::arch::Arch;
@@ -196,6 +197,27 @@ mod kernels {
         Phase::new(bar).wait();
         out[t as usize] = unsafe { T.read(t as usize) }.to_bits();
         cluster::sync();
+    }
+
+    /// A bulk copy (no tensor map) onto an mbarrier, into a tile whose alignment is a const
+    /// expression (as the guide's TMA chapter writes it), read back through the swizzle.
+    #[kernel]
+    pub fn bulk_copy(x: &[f32], out: &mut [f32]) {
+        static T: SharedMemory<f32, 256, { tma::TmaSwizzle::B128.alignment() }> = SharedMemory::UNINIT;
+        static BAR: SharedMemory<u64, 1, 8> = SharedMemory::UNINIT;
+        let t = thread::threadIdx_x() as usize;
+        let bar = unsafe { MBarrier::new(BAR.as_mut_ptr()) };
+        if t == 0 {
+            unsafe { bar.init(1) };
+            mbarrier::fence_init();
+        }
+        sync_threads();
+        if t == 0 {
+            bar.arrive_expect_tx(1024);
+            unsafe { tma::bulk_load(T.as_mut_ptr(), &x[..256], bar) };
+        }
+        Phase::new(bar).wait();
+        out[t] = unsafe { T.read(tma::TmaSwizzle::B128.apply(t * 4) / 4) };
     }
 
     /// Maps in an array by value: the whole array stays in parameter memory.
@@ -428,6 +450,28 @@ fn tma_multicast_in_a_cluster() {
     let body = entry(&text, "tma_multicast");
     assert_eq!(body.matches("cvta.param.u64").count(), 2, "both maps used in place:\n{body}");
     assert!(!body.contains(".local"), "a map was copied to local memory:\n{body}");
+}
+
+/// `tma::bulk_load`: one `cp.async.bulk` onto the mbarrier; and a
+/// `SharedMemory` whose `ALIGN` is a const expression gets that alignment (it used to be dropped
+/// silently when the expression was not a literal).
+#[test]
+fn bulk_copy_into_a_tile_aligned_by_a_const_expression() {
+    let text = ptx();
+    assert_has(
+        &text,
+        "bulk_copy",
+        &[
+            "mbarrier.arrive.expect_tx.shared::cta.b64",
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
+            "mbarrier.try_wait.parity.shared::cta.b64",
+        ],
+    );
+    let decl = text.lines().map(str::trim).find(|l| l.starts_with(".shared") && l.contains("bulk_copy1T["));
+    assert!(
+        decl.is_some_and(|d| d.starts_with(".shared .align 1024 .b8") && d.ends_with("[1024];")),
+        "the tile is not 1024-byte aligned: {decl:?}"
+    );
 }
 
 /// A value holding maps (here an array) is grid-constant as a whole: one 256-byte `.param`, the

@@ -7,6 +7,7 @@
 //! | [`download(dev, &mut host)`](download) | copies `dev` into pinned `host`, yields `dev`; `host` holds the data once the operation has completed |
 //! | [`upload_owned(host, dev)`](upload_owned), [`download_owned(dev, host)`](download_owned) | the same owning both buffers: `DeviceOperation<'static, _>`, for `tokio::spawn` |
 //! | [`to_device(&host)`](to_device) | a new device buffer holding a copy of `host` |
+//! | [`copy_peer(&src, dst)`](copy_peer), [`copy_peer_owned(src, dst)`](copy_peer_owned) | copies a buffer of one GPU into one of another (peer-to-peer, or staged through host memory), on the destination's device |
 //!
 //! The host side is a [`PinnedBuffer`]: page-locked memory that the copy engines read and write
 //! directly while the stream runs (`cuda_core::PinnedBuffer` says why that matters). It is
@@ -166,6 +167,52 @@ pub fn to_device<'a, T: DeviceCopy + Send + Sync>(src: &'a PinnedBuffer<T>) -> D
         exec.bind()?;
         DeviceBuffer::from_pinned(exec.stream(), src)
     })
+}
+
+/// Copies `src` (a buffer of any device) into `dst` (same length) when the operation runs, on
+/// the device of `dst`, as [`DeviceBuffer::copy_peer_async`] does (peer-to-peer where the GPUs
+/// allow it, else staged through pinned host memory); yields `dst`. It starts after the work
+/// queued before it on the stream it runs on: compose it after the operation that fills `src`
+/// (`and_then`), and the runtime orders the two devices' streams.
+///
+/// ```no_run
+/// use cuda_async::device_context::init_device_contexts;
+/// use cuda_async::device_operation::DeviceOperation;
+/// use cuda_async::transfer::copy_peer;
+/// use cuda_core::DeviceBuffer;
+/// init_device_contexts(0, 2)?;
+/// let on_gpu0 = DeviceOperation::new(0, |exec| DeviceBuffer::from_host(exec.stream(), &[1.0f32; 4096])).sync()?;
+/// let on_gpu1 = DeviceOperation::new(1, |exec| DeviceBuffer::<f32>::zeroed(exec.stream(), 4096)).sync()?;
+/// let on_gpu1 = copy_peer(&on_gpu0, on_gpu1)?.sync()?;
+/// # Ok::<(), cuda_core::DriverError>(())
+/// ```
+pub fn copy_peer<'a, T: DeviceCopy + Send + Sync>(
+    src: &'a DeviceBuffer<T>,
+    mut dst: DeviceBuffer<T>,
+) -> Result<DeviceOperation<'a, DeviceBuffer<T>>, DriverError> {
+    check_len("copy_peer", dst.len(), src.len())?;
+    let device = dst.context().ordinal();
+    Ok(DeviceOperation::new(device, move |exec| {
+        dst.copy_peer_async(exec.stream(), src)?;
+        Ok(dst)
+    }))
+}
+
+/// What [`copy_peer_owned`] yields: the source and the filled destination, once the copy has run.
+pub type CopyPeerOwned<T> = DeviceOperation<'static, (DeviceBuffer<T>, DeviceBuffer<T>)>;
+
+/// [`copy_peer`] owning both buffers: yields `(src, dst)` once the copy has completed, so it can
+/// be `tokio::spawn`ed.
+pub fn copy_peer_owned<T: DeviceCopy + Send + Sync + 'static>(
+    src: DeviceBuffer<T>,
+    mut dst: DeviceBuffer<T>,
+) -> Result<CopyPeerOwned<T>, DriverError> {
+    check_len("copy_peer_owned", dst.len(), src.len())?;
+    let device = dst.context().ordinal();
+    Ok(DeviceOperation::new(device, move |exec| {
+        dst.copy_peer_async(exec.stream(), &src)?;
+        Ok((src, dst))
+    }))
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
-//! `CudaContext` (a device's primary context) and `CudaStream`: safe handles over cudarc's own
-//! (events: `event.rs`), so a program that also uses cudarc shares one context and its streams
-//! (`interop.rs`).
+//! `CudaContext` (a device's primary context, or one of its own) and `CudaStream`: safe handles
+//! over cudarc's own, so a program that also uses cudarc shares one context and its streams
+//! (events: `event.rs`; access to other contexts' memory: `peer.rs`; cudarc's slices:
+//! `launch_args.rs`, `memory/interop.rs`).
 
 use std::ffi::{CStr, c_char};
 use std::sync::{Arc, Mutex, Weak};
@@ -13,7 +14,8 @@ use crate::error::DriverError;
 use crate::event::CudaEvent;
 use crate::resources::StackLimit;
 
-/// One GPU, through its primary context. Made by [`CudaContext::new`]; shared as `Arc`.
+/// One GPU, through its primary context ([`CudaContext::new`]) or a context of its own
+/// ([`CudaContext::new_private`]); shared as `Arc`.
 ///
 /// Every operation of this crate makes the context current on the calling thread first, so a
 /// context (and everything made from it) may be used from any thread.
@@ -22,11 +24,17 @@ use crate::resources::StackLimit;
 /// [`cudarc`](Self::cudarc) gives it to code that uses cudarc, and
 /// [`from_cudarc`](Self::from_cudarc) makes one of ours from cudarc's.
 pub struct CudaContext {
-    /// The driver context's owner: it retains the primary context and releases it on drop.
+    /// The driver context's owner: it retains the primary context and releases it on drop (or
+    /// destroys a context of its own).
     cudarc: Arc<cudarc::driver::CudaContext>,
     ordinal: usize,
     device: sys::CUdevice,
     raw: sys::CUcontext,
+    /// The device's primary context, else one of its own (`cudarc` releases or destroys it).
+    primary: bool,
+    /// The contexts whose memory kernels of this one may access (`peer.rs`). Weak: access ends
+    /// with the peer, and a strong reference would keep two peers alive forever.
+    pub(crate) peer_access: Mutex<Vec<Weak<CudaContext>>>,
     name: String,
     compute_capability: (u32, u32),
     sm_count: u32,
@@ -52,11 +60,39 @@ unsafe impl Send for CudaContext {}
 unsafe impl Sync for CudaContext {}
 
 impl CudaContext {
-    /// Opens device `ordinal` (0 is the first GPU).
+    /// Opens device `ordinal` (0 is the first GPU) through its primary context: the one the CUDA
+    /// runtime, NCCL and other libraries of the process share, so calling it twice gives two
+    /// handles of one context.
     ///
     /// Errors: [`DriverError::NoDriver`] when no NVIDIA driver can be loaded,
     /// [`DriverError::NoDevice`] when there is no such device (it says how many there are).
     pub fn new(ordinal: usize) -> Result<Arc<CudaContext>, DriverError> {
+        CudaContext::open(ordinal, true)
+    }
+
+    /// A context of its own on device `ordinal`, apart from the device's primary context: its
+    /// own memory, modules and streams, destroyed when the last handle goes. Memory of one
+    /// context is not memory of another, even on one GPU: copy between them with
+    /// [`DeviceBuffer::copy_peer_async`](crate::DeviceBuffer::copy_peer_async). Mostly for
+    /// isolating libraries, and for testing code written for several GPUs on one (two contexts
+    /// of one device stand for two devices). NCCL and the async runtime use primary contexts.
+    ///
+    /// ```no_run
+    /// use cuda_core::{CudaContext, DeviceBuffer};
+    /// let a = CudaContext::new(0)?;
+    /// let b = CudaContext::new_private(0)?;
+    /// assert!(a.is_primary() && !b.is_primary());
+    /// let src = DeviceBuffer::from_host(&a.default_stream(), &[1u32, 2, 3])?;
+    /// let mut dst = DeviceBuffer::<u32>::zeroed(&b.default_stream(), 3)?;
+    /// dst.copy_peer_async(&b.default_stream(), &src)?;
+    /// assert_eq!(dst.to_host_vec(&b.default_stream())?, [1, 2, 3]);
+    /// # Ok::<(), cuda_core::DriverError>(())
+    /// ```
+    pub fn new_private(ordinal: usize) -> Result<Arc<CudaContext>, DriverError> {
+        CudaContext::open(ordinal, false)
+    }
+
+    fn open(ordinal: usize, primary: bool) -> Result<Arc<CudaContext>, DriverError> {
         match init() {
             Err(DriverError::Cuda { name, .. }) if name == "CUDA_ERROR_NO_DEVICE" => {
                 return Err(DriverError::NoDevice { ordinal, count: 0 });
@@ -67,9 +103,16 @@ impl CudaContext {
         if ordinal >= count {
             return Err(DriverError::NoDevice { ordinal, count });
         }
-        // cudarc retains the device's primary context (and releases it when the last user is gone).
-        let cudarc = cudarc::driver::CudaContext::new(ordinal)
-            .map_err(|e| DriverError::from(e).context(format!("opening device {ordinal}")))?;
+        let cudarc = if primary {
+            // cudarc retains the device's primary context (and releases it when the last user is gone).
+            cudarc::driver::CudaContext::new(ordinal)
+                .map_err(|e| DriverError::from(e).context(format!("opening device {ordinal}")))?
+        } else {
+            let mut device = 0;
+            // SAFETY: the driver is initialised and `ordinal < count`.
+            check(unsafe { sys::cuDeviceGet(&mut device, ordinal as i32) }, "cuDeviceGet")?;
+            own_context(ordinal, device)?
+        };
         CudaContext::with_cudarc(cudarc)
     }
 
@@ -111,10 +154,12 @@ impl CudaContext {
     fn with_cudarc(cudarc: Arc<cudarc::driver::CudaContext>) -> Result<Arc<CudaContext>, DriverError> {
         let (ordinal, device, raw) = (cudarc.ordinal(), cudarc.cu_device(), cudarc.cu_ctx());
         let mut ctx = CudaContext {
+            primary: cudarc.is_primary(),
             cudarc,
             ordinal,
             device,
             raw,
+            peer_access: Mutex::new(Vec::new()),
             name: String::new(),
             compute_capability: (0, 0),
             sm_count: 0,
@@ -142,9 +187,12 @@ impl CudaContext {
         Ok(ctx)
     }
 
-    /// Number of CUDA devices the driver sees.
+    /// Number of CUDA devices the driver sees (0 when it sees none).
     pub fn device_count() -> Result<usize, DriverError> {
-        init()?;
+        match init() {
+            Err(DriverError::Cuda { name, .. }) if name == "CUDA_ERROR_NO_DEVICE" => return Ok(0),
+            other => other?,
+        }
         let mut count = 0;
         // SAFETY: the driver is initialised.
         check(unsafe { sys::cuDeviceGetCount(&mut count) }, "cuDeviceGetCount")?;
@@ -154,6 +202,18 @@ impl CudaContext {
     /// The device ordinal this context was opened with.
     pub fn ordinal(&self) -> usize {
         self.ordinal
+    }
+
+    /// `true` for the device's primary context ([`new`](Self::new)), `false` for one of its own
+    /// ([`new_private`](Self::new_private)).
+    pub fn is_primary(&self) -> bool {
+        self.primary
+    }
+
+    /// `true` when `self` and `other` are handles of one driver context (two
+    /// [`new`](Self::new)s of one device are; [`new_private`](Self::new_private) never is).
+    pub fn same_context(&self, other: &CudaContext) -> bool {
+        self.raw == other.raw
     }
 
     /// The device's name, e.g. `NVIDIA H200`.
@@ -373,6 +433,52 @@ impl CudaContext {
     pub fn new_event(self: &Arc<Self>, flags: Option<sys::CUevent_flags>) -> Result<CudaEvent, DriverError> {
         CudaEvent::with_flags(self, flags.unwrap_or(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))
     }
+}
+
+/// A context of its own on `device`, owned by cudarc (destroyed when the last user is gone),
+/// leaving the calling thread's current context as it was.
+fn own_context(ordinal: usize, device: sys::CUdevice) -> Result<Arc<cudarc::driver::CudaContext>, DriverError> {
+    let raw = create_context(device)?;
+    let mut previous = std::ptr::null_mut();
+    // SAFETY: the driver is initialised.
+    check(unsafe { sys::cuCtxGetCurrent(&mut previous) }, "cuCtxGetCurrent")?;
+    // SAFETY: `raw` is a fresh context of `device`, handed over whole: cudarc destroys it.
+    let wrapped = unsafe { cudarc::driver::CudaContext::from_raw_context(ordinal, device, raw) };
+    // cudarc made it current; restore the caller's.
+    // SAFETY: `previous` was current on this thread a moment ago (or null: none).
+    let restored = check(unsafe { sys::cuCtxSetCurrent(previous) }, "cuCtxSetCurrent");
+    match wrapped {
+        Ok(ctx) => restored.map(|()| ctx),
+        Err(e) => {
+            // SAFETY: cudarc did not take the context; nothing else knows it.
+            let _ = unsafe { sys::cuCtxDestroy_v2(raw) };
+            Err(DriverError::from(e).context("creating a context of its own"))
+        }
+    }
+}
+
+/// A new context on `device`, leaving the calling thread's current context as it was:
+/// `cuCtxCreate` pushes the new one, so it is popped again.
+fn create_context(device: sys::CUdevice) -> Result<sys::CUcontext, DriverError> {
+    let mut raw = std::ptr::null_mut();
+    // cudarc panics on a symbol the driver lacks, and binds only `_v4` for CUDA 13 (drivers of
+    // CUDA 12.5 and newer export it).
+    if !crate::driver::has_symbol("cuCtxCreate_v4") {
+        return Err(DriverError::from_cuda(sys::CUresult::CUDA_ERROR_NOT_SUPPORTED, "cuCtxCreate_v4")
+            .context("creating a context of its own needs a driver for CUDA 12.5 or newer; update the NVIDIA driver"));
+    }
+    // SAFETY: `device` is valid; null creation parameters ask for a plain context.
+    let result = unsafe { sys::cuCtxCreate_v4(&mut raw, std::ptr::null_mut(), 0, device) };
+    check(result, "cuCtxCreate").map_err(|e| {
+        e.context(
+            "creating a context of its own (`CudaContext::new_private`); a GPU in exclusive-process \
+             compute mode allows only one",
+        )
+    })?;
+    let mut popped = std::ptr::null_mut();
+    // SAFETY: the context just created is the top of this thread's stack.
+    let _ = unsafe { sys::cuCtxPopCurrent_v2(&mut popped) };
+    Ok(raw)
 }
 
 impl std::fmt::Debug for CudaContext {

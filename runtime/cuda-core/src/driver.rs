@@ -40,10 +40,11 @@ fn driver_library() -> Option<&'static libloading::Library> {
         .as_ref()
 }
 
-/// Whether the loaded driver has entry point `name` (newer calls are missing from older drivers).
-pub(crate) fn has_entry_point(name: &str) -> bool {
+/// `true` when the loaded driver exports `name`. cudarc panics when asked for an entry point the
+/// driver lacks, so a call that only newer drivers have is checked here first.
+pub(crate) fn has_symbol(name: &str) -> bool {
     // SAFETY: only looks the symbol up; nothing is called.
-    driver_library().is_some_and(|lib| unsafe { lib.get::<unsafe extern "C" fn()>(name.as_bytes()) }.is_ok())
+    driver_library().is_some_and(|lib| unsafe { lib.get::<*const std::ffi::c_void>(name.as_bytes()) }.is_ok())
 }
 
 /// Loads and initialises the driver once per process; later calls return the first outcome.

@@ -203,6 +203,13 @@ pub enum DriverError {
         /// What is wrong and what to do.
         message: String,
     },
+    /// Work or memory on the wrong GPU: a buffer of another device given to a kernel, a copy
+    /// queued on a stream of a third context, peer access the devices do not allow, a range of
+    /// devices past those the driver reports. Says which devices and what to do.
+    Placement {
+        /// What is where, and the fix.
+        message: String,
+    },
 }
 
 impl DriverError {
@@ -260,6 +267,7 @@ impl DriverError {
             DriverError::Async { .. } => "async runtime error",
             DriverError::Interop { .. } => "interop error",
             DriverError::Graph { .. } => "CUDA graph error",
+            DriverError::Placement { .. } => "device placement error",
         }
     }
 
@@ -319,6 +327,7 @@ impl fmt::Display for DriverError {
             DriverError::Async { message } => write!(f, "cuda_async: {message}")?,
             DriverError::Interop { message } => f.write_str(message)?,
             DriverError::Graph { message } => write!(f, "CUDA graph: {message}")?,
+            DriverError::Placement { message } => f.write_str(message)?,
             DriverError::NotBuiltWithOxide => f.write_str(
                 "built without cargo oxide: device code was not compiled; run `cargo oxide build` \
                  (or `cargo oxide run`) instead of `cargo build`",

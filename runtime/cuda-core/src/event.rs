@@ -111,7 +111,7 @@ impl CudaEvent {
         }
         end.synchronize()?;
         // An old driver gives an error instead of cudarc's panic on a missing entry point.
-        if !crate::driver::has_entry_point("cuEventElapsedTime_v2") {
+        if !crate::driver::has_symbol("cuEventElapsedTime_v2") {
             return Err(DriverError::from_cuda(CUresult::CUDA_ERROR_NOT_SUPPORTED, "cuEventElapsedTime_v2")
                 .context("timing events (needs a driver for CUDA 12.8 or newer)"));
         }

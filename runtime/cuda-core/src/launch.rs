@@ -9,7 +9,7 @@ use cudarc::driver::sys;
 use oxide_contract::fast_launch::{Condition, LaunchValues, TWINS_ENV};
 use oxide_contract::manifest::{LaunchBounds, ParamKind};
 
-use crate::context::CudaStream;
+use crate::context::{CudaContext, CudaStream};
 use crate::driver::check;
 use crate::error::DriverError;
 use crate::graph::{self, NodeKind};
@@ -134,6 +134,12 @@ pub struct KernelParams<'a> {
     keep: Vec<&'a Arc<Allocation>>,
     /// How many slice arguments are memory a graph cannot keep alive (cudarc's, other libraries').
     foreign: usize,
+    /// The first buffer argument (its index and context), and the later ones of other contexts:
+    /// checked against the stream's context at launch (`check_placement`), so a buffer of
+    /// another GPU is refused with the fix rather than faulting in the kernel. Empty in the
+    /// usual launch, so it allocates nothing.
+    home: Option<(usize, &'a CudaContext)>,
+    strangers: Vec<(usize, &'a CudaContext)>,
     _borrows: PhantomData<&'a ()>,
 }
 
@@ -155,12 +161,54 @@ impl<'a> KernelParams<'a> {
             shapes: Vec::with_capacity(8),
             keep: Vec::new(),
             foreign: 0,
+            home: None,
+            strangers: Vec::new(),
             _borrows: PhantomData,
         }
     }
 
+    /// Remembers the context of the buffer about to be pushed as the next argument.
+    fn note_buffer(&mut self, ctx: &'a CudaContext) {
+        let index = self.shapes.len();
+        match self.home {
+            None => self.home = Some((index, ctx)),
+            Some((_, home)) if home.same_context(ctx) => {}
+            Some(_) => self.strangers.push((index, ctx)),
+        }
+    }
+
+    /// Refuses buffers that kernels on context `ctx` (the launch's) cannot reach: another
+    /// context's, unless peer access to it is enabled.
+    fn check_placement(&self, f: &Function, ctx: &CudaContext) -> Result<(), DriverError> {
+        for &(index, owner) in self.home.iter().chain(&self.strangers) {
+            if ctx.has_peer_access(owner) {
+                continue;
+            }
+            let argument = f
+                .info()
+                .and_then(|i| i.params.iter().filter(|p| p.kind != ParamKind::Zst).nth(index))
+                .map_or_else(|| format!("argument {index}"), |p| format!("argument {index} (`{}`)", p.name));
+            let (theirs, ours) = (owner.ordinal(), ctx.ordinal());
+            let fix = if theirs == ours {
+                "another context of the same GPU (`CudaContext::new_private`): copy it into a buffer of the \
+                 launch's context with `copy_peer_async`"
+                    .to_string()
+            } else {
+                format!(
+                    "device {theirs}: copy it to device {ours} with `copy_peer_async`, or, where \
+                     `can_access_peer` allows, call `enable_peer_access` on device {ours}'s context first"
+                )
+            };
+            return Err(DriverError::Placement {
+                message: format!("kernel `{}` runs on device {ours}, but {argument} is a buffer of {fix}", f.name()),
+            });
+        }
+        Ok(())
+    }
+
     /// A `&[T]` parameter: pushes the buffer's pointer and u64 length.
     pub fn push_slice<T>(&mut self, buf: &'a DeviceBuffer<T>) -> &mut Self {
+        self.note_buffer(buf.context());
         self.ptrs.extend(buf.param_slots());
         self.keep.push(buf.allocation());
         self.shapes.push(ArgShape::Slice);
@@ -169,6 +217,7 @@ impl<'a> KernelParams<'a> {
 
     /// A `&mut [T]` or `DisjointSlice<T>` parameter: pushes pointer and u64 length.
     pub fn push_slice_mut<T>(&mut self, buf: &'a mut DeviceBuffer<T>) -> &mut Self {
+        self.note_buffer(buf.context());
         self.ptrs.extend(buf.param_slots());
         self.keep.push(buf.allocation());
         self.shapes.push(ArgShape::Slice);
@@ -181,7 +230,10 @@ impl<'a> KernelParams<'a> {
         let ptr = if param.ptr == 0 { &EMPTY_SLICE } else { &param.ptr };
         self.ptrs.extend([(ptr as *const u64).cast_mut().cast(), (&param.len as *const u64).cast_mut().cast()]);
         match param.keep {
-            Some(mem) => self.keep.push(mem),
+            Some(mem) => {
+                self.note_buffer(mem.context());
+                self.keep.push(mem);
+            }
             None if param.foreign => self.foreign += 1,
             None => {}
         }
@@ -192,6 +244,7 @@ impl<'a> KernelParams<'a> {
     /// A `DisjointSlice<T, Runtime2DIndex>` parameter (an index space with a runtime row width):
     /// pushes pointer, u64 length and the u32 row width.
     pub fn push_slice_row_width<T>(&mut self, buf: &'a mut DeviceBuffer<T>, row_width: &'a u32) -> &mut Self {
+        self.note_buffer(buf.context());
         self.ptrs.extend(buf.param_slots());
         self.keep.push(buf.allocation());
         self.ptrs.push((row_width as *const u32).cast_mut().cast());
@@ -350,6 +403,7 @@ unsafe fn launch_packet(
 ) -> Result<(), DriverError> {
     params.check_against(f)?;
     check_stream(f, stream)?;
+    params.check_placement(f, f.context())?;
     f.context().bind_to_thread()?;
     let raw = stream.cu_stream();
     let capture = graph::before(raw, params.foreign > 0, &|| format!("launching kernel `{}`", f.name()))?;

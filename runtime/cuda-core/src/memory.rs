@@ -1,6 +1,7 @@
 //! Device memory: the `DeviceCopy` marker trait, `DeviceBuffer<T>` (an owned device allocation),
-//! `PinnedBuffer<T>` (page-locked host memory for copies that overlap kernels), and the raw driver
-//! memory calls (`memset_d8_async`, `memcpy_htod_async`, …).
+//! `PinnedBuffer<T>` (page-locked host memory for copies that overlap kernels), copies between
+//! contexts and GPUs (`copy_peer_async`, `peer.rs`), and the raw driver memory calls
+//! (`memset_d8_async`, `memcpy_htod_async`, …).
 //!
 //! ```no_run
 //! use cuda_core::{CudaContext, DeviceBuffer};
@@ -13,10 +14,12 @@
 
 mod cast;
 pub(crate) mod interop;
+mod peer;
 mod pinned;
 mod raw;
 
 pub use interop::{CudarcMut, CudarcRef, IntoCudarcError};
+pub use peer::{PeerPath, STAGING_CHUNK_BYTES, peer_path};
 pub use pinned::PinnedBuffer;
 
 pub use raw::{

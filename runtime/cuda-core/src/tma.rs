@@ -50,6 +50,13 @@ impl TmaElement {
 }
 
 /// How TMA lays a box out in shared memory (must match the kernel's descriptors).
+///
+/// Without a swizzle the box lands row after row. With one, the 16-byte chunks of each 128-byte
+/// line are permuted: chunk `c` of line `l` lands at chunk `c ^ (l % 8)` (128-byte swizzle; `% 4`
+/// and `% 2` for 64 and 32 bytes), so that a column of the tile is spread over the banks of
+/// shared memory instead of hitting one. [`TmaSwizzle::apply`] says where a byte lands, in a
+/// tile aligned to [`TmaSwizzle::alignment`] bytes; the same permutation is a `wgmma` matrix
+/// descriptor's layout type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TmaSwizzle {
     /// Row after row.
@@ -63,6 +70,43 @@ pub enum TmaSwizzle {
 }
 
 impl TmaSwizzle {
+    /// Where byte `offset` of the box (row-major, as in global memory) lands in a shared tile
+    /// aligned to [`TmaSwizzle::alignment`]: bits 4.. of the offset (the 16-byte chunk) XOR-ed with
+    /// bits 7.. (the 128-byte line), 3 bits for [`TmaSwizzle::B128`], 2 for `B64`, 1 for `B32`,
+    /// none for [`TmaSwizzle::None`]. A kernel reading a swizzled tile element by element uses it
+    /// (as CuTe's `Swizzle<3, 4, 3>` for 128 bytes); applying it twice gives `offset` back.
+    ///
+    /// ```
+    /// use cuda_core::tma::TmaSwizzle;
+    /// // f32 (row 3, column 5) of a box with 128-byte rows: byte 3 * 128 + 5 * 4 = 404, in
+    /// // chunk 1 of line 3, lands in chunk 1 ^ 3 = 2 of that line.
+    /// assert_eq!(TmaSwizzle::B128.apply(404), 3 * 128 + 2 * 16 + 4);
+    /// assert_eq!(TmaSwizzle::None.apply(404), 404);
+    /// ```
+    #[inline]
+    pub const fn apply(self, offset: usize) -> usize {
+        let bits = match self {
+            TmaSwizzle::None => 0,
+            TmaSwizzle::B32 => 1,
+            TmaSwizzle::B64 => 2,
+            TmaSwizzle::B128 => 3,
+        };
+        offset ^ (((offset >> 7) & ((1 << bits) - 1)) << 4)
+    }
+
+    /// The alignment (bytes) of a shared tile that TMA fills or reads with this swizzle: 128
+    /// (TMA's minimum) without one, else the span after which the permutation repeats (256, 512,
+    /// 1024), because the hardware swizzles by the address, not by the offset in the tile.
+    #[inline]
+    pub const fn alignment(self) -> usize {
+        match self {
+            TmaSwizzle::None => 128,
+            TmaSwizzle::B32 => 256,
+            TmaSwizzle::B64 => 512,
+            TmaSwizzle::B128 => 1024,
+        }
+    }
+
     /// The widest box row (bytes) this swizzle allows.
     fn span(self) -> u64 {
         match self {
@@ -191,6 +235,29 @@ mod tests {
             Err(DriverError::InvalidConfig { message }) => message,
             other => panic!("expected a refusal, got {other:?}"),
         }
+    }
+
+    /// The swizzles are CuTe's `Swizzle<B, 4, 3>` on byte offsets (B = 3, 2, 1): each a
+    /// permutation of its aligned span that keeps 16-byte chunks whole and is its own inverse.
+    #[test]
+    fn swizzles_permute_16_byte_chunks_within_their_span() {
+        for swz in [TmaSwizzle::None, TmaSwizzle::B32, TmaSwizzle::B64, TmaSwizzle::B128] {
+            let span = swz.alignment().max(1024);
+            let mut seen = vec![false; span];
+            for o in 0..span {
+                let to = swz.apply(o);
+                assert!(to < span && !seen[to], "{swz:?}: {o} -> {to}");
+                seen[to] = true;
+                assert_eq!(to % 16, o % 16, "{swz:?} splits a chunk");
+                assert_eq!(swz.apply(to), o, "{swz:?} is not its own inverse");
+            }
+        }
+        // 128 bytes: line l's chunk c goes to chunk c ^ (l % 8); 32 bytes: c ^ ((l % 2) at bit 0).
+        assert_eq!(TmaSwizzle::B128.apply(7 * 128 + 16), 7 * 128 + 6 * 16);
+        assert_eq!(TmaSwizzle::B128.apply(9 * 128), 9 * 128 + 16);
+        assert_eq!(TmaSwizzle::B64.apply(7 * 128 + 16), 7 * 128 + 2 * 16);
+        assert_eq!(TmaSwizzle::B32.apply(128 + 16), 128);
+        assert_eq!(TmaSwizzle::None.apply(7 * 128 + 16), 7 * 128 + 16);
     }
 
     #[test]

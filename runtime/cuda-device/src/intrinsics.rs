@@ -731,6 +731,10 @@ intrinsics! {
         bar: *mut u64,
         mask: u16
     );
+    /// `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [src], bytes,
+    /// [bar]`: `bytes` contiguous bytes (a multiple of 16) from global `src` to shared `dst`,
+    /// both 16-byte aligned, counted on the mbarrier at `bar` (no tensor map).
+    fn cp_async_bulk_g2s(dst: *mut u8, src: *const u8, bytes: u32, bar: *mut u64);
     /// `cp.async.bulk.commit_group`.
     fn cp_async_bulk_commit_group();
     /// `cp.async.bulk.wait_group.read 0`: the sources of every committed bulk store were read.

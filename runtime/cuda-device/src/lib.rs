@@ -31,7 +31,8 @@
 //! | [`wgmma`] | tensor cores per warpgroup (sm_90a): `wgmma.mma_async`, shared-memory matrix descriptors |
 //! | [`barrier`] | NVIDIA cuda-oxide's mbarrier names: a [`barrier::Barrier`] static and free functions over it |
 //! | [`mbarrier`] | shared-memory barriers with transaction counts, phase tracking, `fence.proxy.async`, `elect.sync`, `setmaxnreg` |
-//! | [`tma`] | tensor memory accelerator: 2D/3D tile loads (also multicast to a cluster) and stores with a host-encoded [`tma::TensorMap`], by value a grid-constant parameter (sm_90) |
+//! | [`tma`] | tensor memory accelerator: 2D/3D tile loads (also multicast to a cluster) and stores with a host-encoded [`tma::TensorMap`], by value a grid-constant parameter; bulk copies without a map (sm_90) |
+//! | async copies and tensor cores | [`async_copy`], [`mbarrier`], [`tma`], [`mma`], [`wgmma`] and [`cluster`] together: the guide's chapter "Tensor cores, TMA and async copies" |
 //! | [`f16x2`], [`bf16x2`], [`convert`], [`tcgen05`] | NVIDIA cuda-oxide's names for packed-half operations and conversions |
 //!
 //! Inline PTX: [`ptx_asm!`] ([`inline_ptx`] says how it reaches the PTX).

@@ -3,7 +3,8 @@
 //! (`cuda_core::tma::TensorMap::tiled_2d` / `tiled_3d`, through `cuTensorMapEncodeTiled`). Loads
 //! complete on an [`MBarrier`] (as transaction bytes: [`MBarrier::arrive_expect_tx`] first), and
 //! can be multicast to several blocks of a cluster ([`load_2d_multicast`]); stores are grouped
-//! with [`commit_group`].
+//! with [`commit_group`]. [`bulk_load`] is the same engine without a map: contiguous bytes
+//! into shared memory, counted on an mbarrier.
 //!
 //! The map reaches the kernel in one of two ways, both valid for TMA:
 //! - by value, `fn k(map: TensorMap, ..)`: a 64-byte aligned 128-byte `.param` that the kernel
@@ -16,7 +17,7 @@ use crate::barrier::Barrier;
 use crate::intrinsics;
 use crate::mbarrier::MBarrier;
 
-pub use cuda_core::tma::TensorMap;
+pub use cuda_core::tma::{TensorMap, TmaSwizzle};
 
 /// Starts loading the tile at element coordinates (`x` innermost, `y`) of `map` into `dst`,
 /// counting its bytes on `bar` (`cp.async.bulk.tensor.2d…mbarrier::complete_tx::bytes`).
@@ -93,6 +94,35 @@ pub unsafe fn load_3d_multicast(
     cta_mask: u16,
 ) {
     intrinsics::cp_async_bulk_tensor_3d_g2s_multicast(dst, map.cast(), x, y, z, bar.as_ptr(), cta_mask)
+}
+
+/// Starts copying the elements of `src` (global memory, contiguous) to `dst` in this block's
+/// shared memory with one bulk copy (`cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes`,
+/// sm_90): TMA without a tensor map. Its `size_of_val(src)` bytes are counted on `bar`, whose
+/// current phase must expect them ([`MBarrier::arrive_expect_tx`]); they are visible to a
+/// thread once it has seen that phase complete.
+///
+/// Traps when `src`'s or `dst`'s address, or the size, is not a multiple of 16 bytes (the
+/// hardware's rule; it would fault otherwise).
+///
+/// ```ignore
+/// if thread::threadIdx_x() == 0 {
+///     bar.arrive_expect_tx(1024);
+///     unsafe { tma::bulk_load(TILE.as_mut_ptr(), &x[base..base + 256], bar) }; // 256 f32
+/// }
+/// Phase::new(bar).wait();
+/// ```
+///
+/// # Safety
+/// `dst` points into this block's shared memory with room for `src.len()` elements; nothing
+/// reads or writes them until `bar`'s phase completes, and that phase expects these bytes.
+#[inline(always)]
+pub unsafe fn bulk_load<T: Copy>(dst: *mut T, src: &[T], bar: MBarrier) {
+    let bytes = core::mem::size_of_val(src);
+    if !(src.as_ptr() as usize | dst as usize | bytes).is_multiple_of(16) || bytes > u32::MAX as usize {
+        crate::trap()
+    }
+    intrinsics::cp_async_bulk_g2s(dst.cast(), src.as_ptr().cast(), bytes as u32, bar.as_ptr())
 }
 
 /// `cp.async.bulk.commit_group`: closes this thread's batch of bulk stores.

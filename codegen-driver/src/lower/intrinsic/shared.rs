@@ -7,7 +7,7 @@ use oxide_contract::attrs::LangItem;
 use oxide_contract::limits::DEFAULT_SHARED_MEMORY_PER_BLOCK;
 use rustc_codegen_ssa::traits::*;
 use rustc_hir::def_id::DefId;
-use rustc_middle::ty::{self, Instance};
+use rustc_middle::ty::{self, Instance, Unnormalized};
 
 use super::super::builder::Builder;
 use super::super::context::{CodegenCx, ptx_safe_name};
@@ -65,7 +65,10 @@ fn shared_global(
 /// (one per block, contents undefined at launch); `None` for every other static.
 pub fn shared_static<'tcx>(cx: &CodegenCx<'tcx>, def_id: DefId) -> Option<ir::Value> {
     let tcx = cx.tcx;
-    let ty = tcx.type_of(def_id).instantiate_identity().skip_normalization();
+    // Normalised, so that const arguments written as expressions (`{ SWIZZLE.alignment() }`)
+    // are values below: unevaluated, `ALIGN` would read as "none asked".
+    let declared = Unnormalized::new_wip(tcx.type_of(def_id).instantiate_identity().skip_normalization());
+    let ty = tcx.normalize_erasing_regions(ty::TypingEnv::fully_monomorphized(), declared);
     let ty::Adt(adt, _) = ty.kind() else { return None };
     if !matches!(super::super::attrs::lang_item(tcx, adt.did()), Some(LangItem::SharedArray | LangItem::SharedMemory)) {
         return None;
@@ -80,7 +83,12 @@ pub fn shared_static<'tcx>(cx: &CodegenCx<'tcx>, def_id: DefId) -> Option<ir::Va
     let bytes = cx.type_array(cx.type_i8(), layout.size.bytes());
     // `<T, N, ALIGN>` (both types): ALIGN = 0 means the element's own alignment.
     let asked = match ty.kind() {
-        ty::Adt(_, args) if args.len() > 2 => args.const_at(2).try_to_target_usize(tcx).unwrap_or(0),
+        ty::Adt(_, args) if args.len() > 2 => args.const_at(2).try_to_target_usize(tcx).unwrap_or_else(|| {
+            rustc_middle::bug!(
+                "cuda-oxide: the alignment of shared static `{}` is not a value",
+                tcx.def_path_str(def_id)
+            )
+        }),
         _ => 0,
     };
     let align = layout.align.abi.bytes().max(4).max(asked);

@@ -1,8 +1,9 @@
 //! Tensor memory accelerator (sm_90): `cp.async.bulk.tensor` 2D/3D tile loads into shared memory
 //! completing on an mbarrier (also multicast to the blocks of a cluster), 2D/3D tile stores from
-//! shared memory in bulk groups, their commit and
-//! waits, and `prefetch.tensormap`. The tensor map is a generic address (kernel parameter or
-//! global memory) of a 128-byte `CUtensorMap`.
+//! shared memory in bulk groups, their commit and waits, `prefetch.tensormap`, and the plain bulk
+//! copy (`cp.async.bulk`, no tensor map) of contiguous bytes into shared memory onto an mbarrier.
+//! The tensor map is a generic address (kernel parameter or global memory) of a 128-byte
+//! `CUtensorMap`.
 
 use rustc_codegen_ssa::traits::*;
 
@@ -49,6 +50,12 @@ pub fn build(bx: &mut Builder<'_, '_>, name: &str) -> bool {
             let (dst, bar) = (asm::shared_addr(bx, p[0]), asm::shared_addr(bx, p[5]));
             let text = "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [$0], [$1, {$2, $3, $4}], [$5], $6;";
             asm::call(bx, &[], text, "r,l,r,r,r,r,h", &[dst, p[1], p[2], p[3], p[4], bar, p[6]], mem);
+        }
+        "cp_async_bulk_g2s" => {
+            let (dst, src, bytes, bar) = (bx.get_param(0), bx.get_param(1), bx.get_param(2), bx.get_param(3));
+            let (dst, bar) = (asm::shared_addr(bx, dst), asm::shared_addr(bx, bar));
+            let text = "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1], $2, [$3];";
+            asm::call(bx, &[], text, "r,l,r,r", &[dst, src, bytes, bar], mem);
         }
         "cp_async_bulk_commit_group" => {
             asm::call(bx, &[], "cp.async.bulk.commit_group;", "", &[], mem);

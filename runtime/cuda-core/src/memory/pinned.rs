@@ -208,7 +208,7 @@ impl<T> PinnedBuffer<T> {
 
     /// Orders `stream` after the queued copies that write the buffer and returns the address
     /// for a copy that reads it; [`gpu_done`](Self::gpu_done) must follow once it is queued.
-    fn gpu_read(&self, stream: &CudaStream) -> Result<*const T, DriverError> {
+    pub(super) fn gpu_read(&self, stream: &CudaStream) -> Result<*const T, DriverError> {
         let mut in_flight = self.in_flight();
         in_flight.prune()?;
         for event in &in_flight.writes {
@@ -219,7 +219,7 @@ impl<T> PinnedBuffer<T> {
 
     /// Orders `stream` after every queued copy of the buffer and returns the address for a copy
     /// that writes it; [`gpu_done`](Self::gpu_done) must follow once it is queued.
-    fn gpu_write(&mut self, stream: &CudaStream) -> Result<*mut T, DriverError> {
+    pub(super) fn gpu_write(&mut self, stream: &CudaStream) -> Result<*mut T, DriverError> {
         let in_flight = self.in_flight.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner());
         in_flight.prune()?;
         for event in in_flight.reads.iter().chain(&in_flight.writes) {
@@ -231,7 +231,7 @@ impl<T> PinnedBuffer<T> {
     /// Remembers the copy just queued on `stream` (a write when `write`), so that host access
     /// and `Drop` wait for it. When no event can be recorded, waits for the stream instead, and
     /// when that fails too, marks the buffer as used by work it cannot wait for.
-    fn gpu_done(&self, stream: &CudaStream, write: bool) -> Result<(), DriverError> {
+    pub(super) fn gpu_done(&self, stream: &CudaStream, write: bool) -> Result<(), DriverError> {
         let recorded = CudaEvent::new_without_timing(stream.context()).and_then(|event| {
             event.record(stream)?;
             Ok(event)
