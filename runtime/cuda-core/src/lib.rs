@@ -53,9 +53,7 @@ pub use launch::{
     launch, launch_on, launch_options, launch_with, launch_with_options, twin_launches,
 };
 pub use launch_args::{KernelSlice, KernelSliceMut, LaunchStream, SliceParam};
-pub use memory::{
-    CudarcMut, CudarcRef, DeviceBuffer, DeviceCopy, IntoCudarcError, PeerPath, PinnedBuffer, peer_path,
-};
+pub use memory::{CudarcMut, CudarcRef, DeviceBuffer, DeviceCopy, IntoCudarcError, PeerPath, PinnedBuffer, peer_path};
 pub use module::{Function, Module};
 pub use module_file::{module_file_candidates, payload_kind_of};
 pub use registry::{EmbeddedKernels, ambiguous_kernel_name, embedded_manifests};
