@@ -225,7 +225,7 @@ impl CudaStream {
         }
         // SAFETY: the stream is live and its context current; the guard ends the capture.
         check(unsafe { sys::cuStreamBeginCapture_v2(self.raw(), mode.raw()) }, "cuStreamBeginCapture")?;
-        let mut guard = Ending { stream: self, id: None };
+        let mut guard = Ending { stream: self, id: None, ended: false };
         let (_, id) = capture_info(self.raw())?;
         captures().push(Capture { id, checked, nodes: Vec::new() });
         guard.id = Some(id);
@@ -249,12 +249,15 @@ impl CudaStream {
 /// Ends a capture, also when the closure panics (the stream would stay unusable otherwise).
 struct Ending<'s> {
     stream: &'s CudaStream,
+    /// The capture's record, once made.
     id: Option<u64>,
+    ended: bool,
 }
 
 impl Ending<'_> {
     /// Ends the capture: the graph (or why there is none) and the nodes recorded.
     fn end(mut self) -> (Result<sys::CUgraph, DriverError>, Vec<NodeRecord>) {
+        self.ended = true;
         let graph = end_capture(self.stream);
         let nodes = self.forget();
         (graph, nodes)
@@ -274,12 +277,12 @@ impl Ending<'_> {
 
 impl Drop for Ending<'_> {
     fn drop(&mut self) {
-        if self.id.is_some() {
+        if !self.ended {
             if let Ok(graph) = end_capture(self.stream) {
                 destroy(graph);
             }
-            self.forget();
         }
+        self.forget();
     }
 }
 
