@@ -277,10 +277,10 @@ impl Ending<'_> {
 
 impl Drop for Ending<'_> {
     fn drop(&mut self) {
-        if !self.ended {
-            if let Ok(graph) = end_capture(self.stream) {
-                destroy(graph);
-            }
+        if !self.ended
+            && let Ok(graph) = end_capture(self.stream)
+        {
+            destroy(graph);
         }
         self.forget();
     }
