@@ -15,10 +15,10 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT="${1:?usage: scripts/cuda-link-stubs.sh DIR}"
-TOOLS="$(ls -d "${CUDA_OXIDE_HOME:-$HOME/.cuda-oxide}"/cuda-*/nvidia/cu13 2>/dev/null | sort -V | tail -n 1)"
+TOOLS="$(ls -d "${CUDA_OXIDE_HOME:-$HOME/.cuda-oxide}"/cuda-*/nvidia/cu13 2>/dev/null | sort -V | tail -n 1 || true)"
 [ -n "$TOOLS" ] || { echo "error: no CUDA tools in ~/.cuda-oxide; run \`cargo oxide setup\`" >&2; exit 1; }
 [ -f "$TOOLS/lib/libcudart.so.13" ] || { echo "error: $TOOLS/lib/libcudart.so.13 is missing; run \`cargo oxide setup\` again" >&2; exit 1; }
-CCCL="$(ls -d "${CUDA_OXIDE_HOME:-$HOME/.cuda-oxide}"/cccl-*/nvidia/cu13/include/cccl 2>/dev/null | sort -V | tail -n 1)"
+CCCL="$(ls -d "${CUDA_OXIDE_HOME:-$HOME/.cuda-oxide}"/cccl-*/nvidia/cu13/include/cccl 2>/dev/null | sort -V | tail -n 1 || true)"
 [ -n "$CCCL" ] || { echo "error: no CCCL headers in ~/.cuda-oxide; run \`cargo oxide setup\`" >&2; exit 1; }
 CC="${CC:-cc}"
 

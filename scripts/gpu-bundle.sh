@@ -95,7 +95,7 @@ done
 # the source copied beside it, with the host's nvcc.
 mkdir -p "$OUT/cuda"
 cp "$ROOT/examples/graph-replay/cuda/graph_chain.cu" "$OUT/cuda/"
-nvcc="${NVCC:-$(command -v nvcc || ls "${CUDA_OXIDE_HOME:-$HOME/.cuda-oxide}"/cuda-*/nvidia/cu13/bin/nvcc 2>/dev/null | sort -V | tail -n 1)}"
+nvcc="${NVCC:-$(command -v nvcc || ls "${CUDA_OXIDE_HOME:-$HOME/.cuda-oxide}"/cuda-*/nvidia/cu13/bin/nvcc 2>/dev/null | sort -V | tail -n 1 || true)}"
 if [ -n "$nvcc" ] && [ -x "$nvcc" ]; then
     echo "==> examples/graph-replay/cuda/graph_chain.cu ($nvcc)" >&2
     "$nvcc" -O3 -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
