@@ -73,10 +73,34 @@ for dir in "$ROOT"/examples/*/; do
     arch="$ARCH"
     [ -f "$dir/oxide-arch" ] && arch="$(tr -d '[:space:]' < "$dir/oxide-arch")"
     echo "==> examples/$name (--arch $arch)" >&2
+    if [ -f "$dir/oxide-cuda-toolkit" ]; then
+        # Links the CUDA libraries (candle): a toolkit's CUDA_HOME, else link-time stand-ins.
+        cuda_home="${CUDA_HOME:-}"
+        if [ -z "$cuda_home" ] || [ ! -e "$cuda_home/lib64/libcublas.so" ]; then
+            cuda_home="$("$ROOT/scripts/cuda-link-stubs.sh" "$CARGO_TARGET_DIR/cuda-link-stubs")"
+        fi
+        CUDA_HOME="$cuda_home" NVCC="$cuda_home/bin/nvcc" CUDA_COMPUTE_CAP="${CUDA_COMPUTE_CAP:-90}" \
+            "$CARGO_OXIDE" oxide build --release --quiet --arch "$arch" --manifest-path "$dir/Cargo.toml"
+        add "$RELEASE/$name" "example-$name"
+        artifacts "${name//-/_}"
+        continue
+    fi
     "$CARGO_OXIDE" oxide build --release --quiet --arch "$arch" --manifest-path "$dir/Cargo.toml"
     add "$RELEASE/$name" "example-$name"
     artifacts "${name//-/_}"
 done
+
+# The CUDA C++ twin of examples/graph-replay (graph replay vs nvcc's), built here when an nvcc is
+# at hand (the managed CUDA tools have one); otherwise the example builds it on the GPU host from
+# the source copied beside it, with the host's nvcc.
+mkdir -p "$OUT/cuda"
+cp "$ROOT/examples/graph-replay/cuda/graph_chain.cu" "$OUT/cuda/"
+nvcc="${NVCC:-$(command -v nvcc || ls "${CUDA_OXIDE_HOME:-$HOME/.cuda-oxide}"/cuda-*/nvidia/cu13/bin/nvcc 2>/dev/null | sort -V | tail -n 1 || true)}"
+if [ -n "$nvcc" ] && [ -x "$nvcc" ]; then
+    echo "==> examples/graph-replay/cuda/graph_chain.cu ($nvcc)" >&2
+    "$nvcc" -O3 -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+        -o "$OUT/cuda/graph_chain" "$ROOT/examples/graph-replay/cuda/graph_chain.cu"
+fi
 
 # The guide's programs (every ```rust block with a `main`, docs/book): tests/tests/book.rs writes
 # them as one crate, whose binary runs each and prints PASS/FAIL per block. Clusters: sm_90; the
@@ -141,6 +165,22 @@ for template in vecadd lib async workspace; do
     add "$RELEASE/template-$template" "template-$template"
 done
 
+# The Python template: its extension module and its GPU check (against the GPU host's PyTorch),
+# run by run.sh through bin/template-python.
+echo "==> templates/python (cargo oxide new --template python)" >&2
+(cd "$tmp" && "$CARGO_OXIDE" oxide new template-python --template python)
+cp "$ROOT/Cargo.lock" "$tmp/template-python/Cargo.lock"
+"$CARGO_OXIDE" oxide build --release --quiet --arch "$ARCH" --manifest-path "$tmp/template-python/Cargo.toml"
+mkdir -p "$OUT/python"
+cp "$RELEASE/python/template_python.abi3.so" "$tmp/template-python/check_gpu.py" "$OUT/python/"
+if command -v strip >/dev/null; then strip --strip-unneeded "$OUT/python/template_python.abi3.so"; fi
+cat > "$OUT/bin/template-python" <<'PY'
+#!/usr/bin/env bash
+# The Python template's extension against PyTorch (gpu-bundle/python/check_gpu.py).
+cd "$(dirname "${BASH_SOURCE[0]}")/../python" && PYTHONPATH="$PWD" exec python3 check_gpu.py
+PY
+chmod +x "$OUT/bin/template-python"
+
 # Optional: an nvJitLink as new as the libNVVM that made the bundle's LTOIR, for a GPU host whose
 # own is older (the H200's driver 580 ships nvJitLink 13.0; our LTOIR is CUDA 13.5's). Set
 # GPU_BUNDLE_NVJITLINK=1 for the one `cargo oxide setup` installed, or to a libnvJitLink.so.13.
@@ -168,6 +208,8 @@ cat > "$OUT/run.sh" <<'RUN'
 # Each binary's own PASS/FAIL lines are kept in $LOGS (default logs/) and its checks listed;
 # a binary that runs longer than $TIMEOUT seconds (default 180) counts as failed (a hang).
 cd "$(dirname "${BASH_SOURCE[0]}")"
+# example-candle-op links the CUDA libraries (cuBLAS, cuRAND, the runtime): the toolkit's.
+export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64"
 # Sideloaded modules (load_kernel_module) are found here, not next to the binaries.
 export CUDA_OXIDE_ARTIFACT_DIR="$PWD/artifacts"
 # NCCL (named libnccl.so, for cuda-nccl's programs) and NVLink multicast off: nccl-env.sh.

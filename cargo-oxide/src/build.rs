@@ -26,6 +26,8 @@ pub struct Built {
     pub manifests: std::collections::BTreeMap<String, Manifest>,
     /// The `<crate>.ptx` files written for loading by file name (see [`crate::ptx_file`]).
     pub ptx_files: Vec<crate::ptx_file::PtxFile>,
+    /// Python extension modules placed under their import names (see [`crate::python`]).
+    pub python_modules: Vec<crate::python::PythonModule>,
 }
 
 /// Parses `--arch`; the error is one line with the known list and an example.
@@ -227,7 +229,8 @@ pub fn build(args: &BuildArgs) -> Result<Built> {
     let files: Vec<PathBuf> =
         artifacts.iter().flat_map(|a| a.filenames.iter().map(|f| f.clone().into_std_path_buf())).collect();
     let manifests = crate::artifacts::sync_if_changed(&files, &config.artifact_dir)?;
-    let mut built = Built { artifacts, manifests, ptx_files: Vec::new() };
+    let python_modules = crate::python::place_modules(&artifacts, &project.metadata)?;
+    let mut built = Built { artifacts, manifests, ptx_files: Vec::new(), python_modules };
     let beside_sources = crate::ptx_file::beside_sources(&project, args.ptx_beside_sources)?;
     let ptx_dir = naming::by_name_ptx_dir(&project.oxide_dir(), args.profile_name());
     let written = crate::ptx_file::write_all(&built, &config.artifact_dir, &ptx_dir, &beside_sources)?;

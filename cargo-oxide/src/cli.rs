@@ -174,8 +174,9 @@ pub struct NewArgs {
     /// Name of the project; also the directory it is created in.
     pub name: String,
     /// Template to start from: `vecadd` (one binary), `lib` (a library of kernels and a binary
-    /// using it), `async` (cuda-async and tokio set up), `workspace` (a kernels crate and an app).
-    #[arg(long, default_value = "vecadd", value_parser = ["vecadd", "lib", "async", "workspace"])]
+    /// using it), `async` (cuda-async and tokio set up), `workspace` (a kernels crate and an app),
+    /// `python` (a Python extension module launching kernels on PyTorch tensors).
+    #[arg(long, default_value = "vecadd", value_parser = ["vecadd", "lib", "async", "workspace", "python"])]
     pub template: String,
 }
 

@@ -18,6 +18,7 @@ pub mod profile;
 pub mod progress;
 pub mod project;
 pub mod ptx_file;
+pub mod python;
 pub mod setup;
 pub mod summary;
 pub mod tools;

@@ -48,6 +48,15 @@ pub const TEMPLATES: &[(&str, &str, Files)] = &[
             ("app/src/main.rs", "app/src/main.rs"),
         ),
     ),
+    (
+        "python",
+        "a Python extension module (pyo3, abi3) whose functions launch kernels on PyTorch tensors",
+        template_files!("python":
+            ("Cargo.toml", "Cargo.toml.in"),
+            ("src/lib.rs", "src/lib.rs"),
+            ("check_gpu.py", "check_gpu.py"),
+        ),
+    ),
 ];
 
 /// The cuda-oxide checkout this binary was built from; new projects take the runtime crates from it.
@@ -103,7 +112,15 @@ pub fn new_project(args: &NewArgs) -> Result<()> {
             .with_context(|| format!("could not write {}", path.display()))?;
     }
     eprintln!("{:>12} `{name}` from the {} template in {}", "Created", args.template, dir.display());
-    eprintln!("{:>12} cd {} && cargo oxide run --release   (needs an NVIDIA GPU to run)", "Next", dir.display());
+    if args.template == "python" {
+        eprintln!(
+            "{:>12} cd {} && cargo oxide build --release && PYTHONPATH=target/oxide/release/python python3 check_gpu.py   (needs PyTorch and an NVIDIA GPU to run)",
+            "Next",
+            dir.display()
+        );
+    } else {
+        eprintln!("{:>12} cd {} && cargo oxide run --release   (needs an NVIDIA GPU to run)", "Next", dir.display());
+    }
     Ok(())
 }
 

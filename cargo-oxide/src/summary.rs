@@ -72,6 +72,15 @@ pub fn print(built: &Built, config: &DeviceConfig) {
     for ptx in &built.ptx_files {
         eprintln!("{:>12} {} ({}, for loading by file name)", "PTX", ptx.path.display(), ptx.arch);
     }
+    for module in &built.python_modules {
+        eprintln!(
+            "{:>12} {} (`import {}` with PYTHONPATH={})",
+            "Python",
+            module.path.display(),
+            module.name,
+            module.dir().display()
+        );
+    }
 }
 
 #[cfg(test)]

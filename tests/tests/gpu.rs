@@ -304,3 +304,17 @@ fn pinned_pipeline() {
 fn tensor_ops() {
     build_and_run("tensor-ops");
 }
+
+/// Our kernels on cudarc's slices, views and streams; DeviceBuffer <-> CudaSlice without copies.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn interop_cudarc() {
+    build_and_run("interop-cudarc");
+}
+
+/// CUDA graphs: capture, replay, kernel and whole updates, memory kept alive, refusals.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn graphs() {
+    build_and_run("graphs");
+}

@@ -1,5 +1,7 @@
-//! `CudaContext` (a device's primary context, or one of its own) and `CudaStream`: safe RAII
-//! handles (events: `event.rs`; access to other contexts' memory: `peer.rs`).
+//! `CudaContext` (a device's primary context, or one of its own) and `CudaStream`: safe handles
+//! over cudarc's own, so a program that also uses cudarc shares one context and its streams
+//! (events: `event.rs`; access to other contexts' memory: `peer.rs`; cudarc's slices:
+//! `launch_args.rs`, `memory/interop.rs`).
 
 use std::ffi::{CStr, c_char};
 use std::sync::{Arc, Mutex, Weak};
@@ -17,12 +19,18 @@ use crate::resources::StackLimit;
 ///
 /// Every operation of this crate makes the context current on the calling thread first, so a
 /// context (and everything made from it) may be used from any thread.
+///
+/// It is a layer over cudarc's [`cudarc::driver::CudaContext`], which owns the driver context:
+/// [`cudarc`](Self::cudarc) gives it to code that uses cudarc, and
+/// [`from_cudarc`](Self::from_cudarc) makes one of ours from cudarc's.
 pub struct CudaContext {
+    /// The driver context's owner: it retains the primary context and releases it on drop (or
+    /// destroys a context of its own).
+    cudarc: Arc<cudarc::driver::CudaContext>,
     ordinal: usize,
     device: sys::CUdevice,
     raw: sys::CUcontext,
-    /// The device's primary context (retained, released in Drop), else one this value created
-    /// (destroyed in Drop).
+    /// The device's primary context, else one of its own (`cudarc` releases or destroys it).
     primary: bool,
     /// The contexts whose memory kernels of this one may access (`peer.rs`). Weak: access ends
     /// with the peer, and a strong reference would keep two peers alive forever.
@@ -40,6 +48,11 @@ pub struct CudaContext {
     /// The per-thread stack size (`crate::resources`).
     stack_limit: StackLimit,
 }
+
+/// Our context of each cudarc context, so that wrapping cudarc's objects again and again (a
+/// candle op per call) finds the same one, with its loaded modules.
+type Known = Vec<(Weak<cudarc::driver::CudaContext>, Weak<CudaContext>)>;
+static KNOWN: Mutex<Known> = Mutex::new(Vec::new());
 
 // SAFETY: a CUcontext may be used from any thread (we bind it before each use), and the
 // other fields are plain data.
@@ -90,15 +103,62 @@ impl CudaContext {
         if ordinal >= count {
             return Err(DriverError::NoDevice { ordinal, count });
         }
-        let mut device = 0;
-        // SAFETY: the driver is initialised and `ordinal < count`.
-        check(unsafe { sys::cuDeviceGet(&mut device, ordinal as i32) }, "cuDeviceGet")?;
-        let raw = if primary { retain_primary(device)? } else { create_context(device)? };
+        let cudarc = if primary {
+            // cudarc retains the device's primary context (and releases it when the last user is gone).
+            cudarc::driver::CudaContext::new(ordinal)
+                .map_err(|e| DriverError::from(e).context(format!("opening device {ordinal}")))?
+        } else {
+            let mut device = 0;
+            // SAFETY: the driver is initialised and `ordinal < count`.
+            check(unsafe { sys::cuDeviceGet(&mut device, ordinal as i32) }, "cuDeviceGet")?;
+            own_context(ordinal, device)?
+        };
+        CudaContext::with_cudarc(cudarc)
+    }
+
+    /// Ours for a context cudarc opened (`cudarc::driver::CudaContext::new`, or one wrapping a
+    /// context of another library): the same driver context, so memory, streams and modules are
+    /// shared between the two. While ours lives, asking again gives the same one (with the
+    /// modules it loaded), so calling this per operation is cheap.
+    ///
+    /// ```no_run
+    /// let theirs = cuda_core::cudarc::driver::CudaContext::new(0).unwrap();
+    /// let ours = cuda_core::CudaContext::from_cudarc(&theirs)?;
+    /// assert_eq!(ours.cu_ctx(), theirs.cu_ctx());
+    /// # Ok::<(), cuda_core::DriverError>(())
+    /// ```
+    pub fn from_cudarc(ctx: &Arc<cudarc::driver::CudaContext>) -> Result<Arc<CudaContext>, DriverError> {
+        init()?;
+        let mut known = KNOWN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        known.retain(|(_, ours)| ours.strong_count() > 0);
+        let found = known.iter().find(|(theirs, _)| std::ptr::eq(theirs.as_ptr(), Arc::as_ptr(ctx)));
+        if let Some(ours) = found.and_then(|(_, ours)| ours.upgrade()) {
+            return Ok(ours);
+        }
+        drop(known);
+        CudaContext::with_cudarc(Arc::clone(ctx))
+    }
+
+    /// cudarc's context under this one, for calling cudarc (or a library built on it) with it.
+    ///
+    /// ```no_run
+    /// let ctx = cuda_core::CudaContext::new(0)?;
+    /// let stream = ctx.cudarc().default_stream();
+    /// let zeros = stream.alloc_zeros::<f32>(1024).unwrap(); // a cudarc CudaSlice on our device
+    /// # Ok::<(), cuda_core::DriverError>(())
+    /// ```
+    pub fn cudarc(&self) -> &Arc<cudarc::driver::CudaContext> {
+        &self.cudarc
+    }
+
+    fn with_cudarc(cudarc: Arc<cudarc::driver::CudaContext>) -> Result<Arc<CudaContext>, DriverError> {
+        let (ordinal, device, raw) = (cudarc.ordinal(), cudarc.cu_device(), cudarc.cu_ctx());
         let mut ctx = CudaContext {
+            primary: cudarc.is_primary(),
+            cudarc,
             ordinal,
             device,
             raw,
-            primary,
             peer_access: Mutex::new(Vec::new()),
             name: String::new(),
             compute_capability: (0, 0),
@@ -121,7 +181,10 @@ impl CudaContext {
         // SAFETY: `device` is valid.
         check(unsafe { sys::cuDeviceTotalMem_v2(&mut bytes, device) }, "cuDeviceTotalMem")?;
         ctx.total_memory = bytes;
-        Ok(Arc::new(ctx))
+        let ctx = Arc::new(ctx);
+        let mut known = KNOWN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        known.push((Arc::downgrade(&ctx.cudarc), Arc::downgrade(&ctx)));
+        Ok(ctx)
     }
 
     /// Number of CUDA devices the driver sees (0 when it sees none).
@@ -288,17 +351,66 @@ impl CudaContext {
 
     /// The device's default (legacy NULL) stream.
     pub fn default_stream(self: &Arc<Self>) -> Arc<CudaStream> {
-        Arc::new(CudaStream { ctx: Arc::clone(self), raw: std::ptr::null_mut() })
+        Arc::new(CudaStream { ctx: Arc::clone(self), cudarc: self.cudarc.default_stream() })
+    }
+
+    /// Ours for a stream of cudarc on this context (candle's, say): the same driver stream,
+    /// kept alive by the `Arc` it holds. Errors when the stream belongs to another context.
+    ///
+    /// ```no_run
+    /// let ctx = cuda_core::CudaContext::new(0)?;
+    /// let theirs = ctx.cudarc().new_stream().unwrap();
+    /// let ours = ctx.wrap_cudarc_stream(theirs.clone())?;
+    /// assert_eq!(ours.raw(), theirs.cu_stream());
+    /// # Ok::<(), cuda_core::DriverError>(())
+    /// ```
+    pub fn wrap_cudarc_stream(
+        self: &Arc<Self>,
+        stream: Arc<cudarc::driver::CudaStream>,
+    ) -> Result<Arc<CudaStream>, DriverError> {
+        if stream.context().cu_ctx() != self.raw {
+            return Err(DriverError::Interop {
+                message: format!(
+                    "the cudarc stream belongs to another CUDA context (device {}) than this one (device {}); \
+                     wrap it with CudaStream::from_cudarc, or use a context made from the stream's \
+                     (CudaContext::from_cudarc(stream.context()))",
+                    stream.context().ordinal(),
+                    self.ordinal
+                ),
+            });
+        }
+        Ok(Arc::new(CudaStream { ctx: Arc::clone(self), cudarc: stream }))
+    }
+
+    /// Ours for a stream another library owns (PyTorch's current stream, a C++ library's),
+    /// by its raw handle. Dropping the result does not destroy the stream.
+    ///
+    /// ```no_run
+    /// let ctx = cuda_core::CudaContext::new(0)?;
+    /// let raw: cuda_core::sys::CUstream = std::ptr::null_mut(); // e.g. torch.cuda.current_stream().cuda_stream
+    /// // SAFETY: the legacy default stream is valid for as long as the context.
+    /// let stream = unsafe { ctx.wrap_borrowed_stream(raw) };
+    /// stream.synchronize()?;
+    /// # Ok::<(), cuda_core::DriverError>(())
+    /// ```
+    ///
+    /// # Safety
+    /// `raw` must be a stream of this context (or the legacy default stream, null, or the
+    /// per-thread default stream, `0x2`), and its owner must keep it alive for as long as the
+    /// result, or anything holding the result, is used.
+    pub unsafe fn wrap_borrowed_stream(self: &Arc<Self>, raw: sys::CUstream) -> Arc<CudaStream> {
+        // SAFETY: forwarded to the caller.
+        let cudarc = unsafe { self.cudarc.wrap_borrowed_stream(raw) };
+        Arc::new(CudaStream { ctx: Arc::clone(self), cudarc })
     }
 
     /// A new stream that does not synchronise with the default stream.
+    ///
+    /// It is made by cudarc (which destroys it once neither side uses it), so
+    /// [`CudaStream::cudarc`] hands it to cudarc without a second handle.
     pub fn new_stream(self: &Arc<Self>) -> Result<Arc<CudaStream>, DriverError> {
-        self.bind_to_thread()?;
-        let mut raw = std::ptr::null_mut();
-        let flags = sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32;
-        // SAFETY: the context is current; the stream is destroyed in Drop.
-        check(unsafe { sys::cuStreamCreate(&mut raw, flags) }, "cuStreamCreate")?;
-        Ok(Arc::new(CudaStream { ctx: Arc::clone(self), raw }))
+        let cudarc = self.cudarc.new_stream().map_err(|e| DriverError::from(e).context("creating a stream"))?;
+        Ok(Arc::new(CudaStream { ctx: Arc::clone(self), cudarc }))
     }
 
     /// Blocks until all work on the device has finished; reports errors of earlier launches.
@@ -323,30 +435,30 @@ impl CudaContext {
     }
 }
 
-impl Drop for CudaContext {
-    fn drop(&mut self) {
-        if self.primary {
-            // SAFETY: balances the retain in `open`; errors cannot be reported from Drop.
-            let _ = unsafe { sys::cuDevicePrimaryCtxRelease_v2(self.device) };
-        } else {
-            // SAFETY: created in `open` and destroyed once: every stream, buffer and module of
-            // it holds an `Arc` of this value, so none is left. (Destroying a context that is
-            // current on this thread is allowed; the thread then has none.)
-            let _ = unsafe { sys::cuCtxDestroy_v2(self.raw) };
+/// A context of its own on `device`, owned by cudarc (destroyed when the last user is gone),
+/// leaving the calling thread's current context as it was.
+fn own_context(ordinal: usize, device: sys::CUdevice) -> Result<Arc<cudarc::driver::CudaContext>, DriverError> {
+    let raw = create_context(device)?;
+    let mut previous = std::ptr::null_mut();
+    // SAFETY: the driver is initialised.
+    check(unsafe { sys::cuCtxGetCurrent(&mut previous) }, "cuCtxGetCurrent")?;
+    // SAFETY: `raw` is a fresh context of `device`, handed over whole: cudarc destroys it.
+    let wrapped = unsafe { cudarc::driver::CudaContext::from_raw_context(ordinal, device, raw) };
+    // cudarc made it current; restore the caller's.
+    // SAFETY: `previous` was current on this thread a moment ago (or null: none).
+    let restored = check(unsafe { sys::cuCtxSetCurrent(previous) }, "cuCtxSetCurrent");
+    match wrapped {
+        Ok(ctx) => restored.map(|()| ctx),
+        Err(e) => {
+            // SAFETY: cudarc did not take the context; nothing else knows it.
+            let _ = unsafe { sys::cuCtxDestroy_v2(raw) };
+            Err(DriverError::from(e).context("creating a context of its own"))
         }
     }
 }
 
-/// The device's primary context, retained (released in `CudaContext`'s Drop).
-fn retain_primary(device: sys::CUdevice) -> Result<sys::CUcontext, DriverError> {
-    let mut raw = std::ptr::null_mut();
-    // SAFETY: `device` is valid; the retain is balanced by the release in Drop.
-    check(unsafe { sys::cuDevicePrimaryCtxRetain(&mut raw, device) }, "cuDevicePrimaryCtxRetain")?;
-    Ok(raw)
-}
-
-/// A new context on `device` (destroyed in `CudaContext`'s Drop), leaving the calling thread's
-/// current context as it was: `cuCtxCreate` pushes the new one, so it is popped again.
+/// A new context on `device`, leaving the calling thread's current context as it was:
+/// `cuCtxCreate` pushes the new one, so it is popped again.
 fn create_context(device: sys::CUdevice) -> Result<sys::CUcontext, DriverError> {
     let mut raw = std::ptr::null_mut();
     // cudarc panics on a symbol the driver lacks, and binds only `_v4` for CUDA 13 (drivers of
@@ -397,9 +509,13 @@ fn device_attribute(device: sys::CUdevice, attr: Attr) -> Result<u32, DriverErro
 }
 
 /// A queue of device work. Work on one stream runs in order; work on different streams may overlap.
+///
+/// A layer over cudarc's [`cudarc::driver::CudaStream`], which owns the driver stream:
+/// [`cudarc`](Self::cudarc) hands it to cudarc code, [`CudaStream::from_cudarc`] wraps one of
+/// cudarc's (candle's, say), and every launch method also takes cudarc's stream itself.
 pub struct CudaStream {
     ctx: Arc<CudaContext>,
-    raw: sys::CUstream,
+    cudarc: Arc<cudarc::driver::CudaStream>,
 }
 
 // SAFETY: a CUstream may be used from any thread once its context is bound (we bind first).
@@ -407,6 +523,20 @@ unsafe impl Send for CudaStream {}
 unsafe impl Sync for CudaStream {}
 
 impl CudaStream {
+    /// Ours for a stream of cudarc (candle's `CudaDevice::cuda_stream()`, say), with a context of
+    /// ours made for the stream's ([`CudaContext::from_cudarc`]). Where one program wraps many
+    /// streams of one context, make the context once and use [`CudaContext::wrap_cudarc_stream`].
+    ///
+    /// ```no_run
+    /// let theirs = cuda_core::cudarc::driver::CudaContext::new(0).unwrap().new_stream().unwrap();
+    /// let ours = cuda_core::CudaStream::from_cudarc(theirs)?;
+    /// ours.synchronize()?;
+    /// # Ok::<(), cuda_core::DriverError>(())
+    /// ```
+    pub fn from_cudarc(stream: Arc<cudarc::driver::CudaStream>) -> Result<Arc<CudaStream>, DriverError> {
+        CudaContext::from_cudarc(stream.context())?.wrap_cudarc_stream(stream)
+    }
+
     /// The context this stream belongs to.
     pub fn context(&self) -> &Arc<CudaContext> {
         &self.ctx
@@ -414,14 +544,27 @@ impl CudaStream {
 
     /// `true` for [`CudaContext::default_stream`].
     pub fn is_default(&self) -> bool {
-        self.raw.is_null()
+        self.raw().is_null()
+    }
+
+    /// cudarc's stream under this one, for calling cudarc (or a library built on it) on it.
+    ///
+    /// ```no_run
+    /// let ctx = cuda_core::CudaContext::new(0)?;
+    /// let stream = ctx.new_stream()?;
+    /// let zeros = stream.cudarc().alloc_zeros::<f32>(1024).unwrap(); // queued on our stream
+    /// let back = cuda_core::DeviceBuffer::from_cudarc(zeros); // ours now, no copy
+    /// # Ok::<(), cuda_core::DriverError>(())
+    /// ```
+    pub fn cudarc(&self) -> &Arc<cudarc::driver::CudaStream> {
+        &self.cudarc
     }
 
     /// Blocks until all work queued on this stream has finished; reports errors of its launches.
     pub fn synchronize(&self) -> Result<(), DriverError> {
         self.ctx.bind_to_thread()?;
         // SAFETY: the stream belongs to the bound context.
-        check(unsafe { sys::cuStreamSynchronize(self.raw) }, "cuStreamSynchronize")
+        check(unsafe { sys::cuStreamSynchronize(self.raw()) }, "cuStreamSynchronize")
     }
 
     /// Makes work queued on this stream after now wait until `event` has completed (it may
@@ -430,12 +573,12 @@ impl CudaStream {
         self.ctx.bind_to_thread()?;
         // SAFETY: both handles are live; waiting captures the event's current state, so it may
         // be destroyed right after.
-        check(unsafe { sys::cuStreamWaitEvent(self.raw, event.raw(), 0) }, "cuStreamWaitEvent")
+        check(unsafe { sys::cuStreamWaitEvent(self.raw(), event.raw(), 0) }, "cuStreamWaitEvent")
     }
 
     /// The raw `CUstream`, for calling the driver directly.
     pub fn raw(&self) -> sys::CUstream {
-        self.raw
+        self.cudarc.cu_stream()
     }
 
     /// The raw `CUstream` (NVIDIA's name for [`raw`](Self::raw)); null for the default stream.
@@ -450,7 +593,7 @@ impl CudaStream {
     /// # Ok::<(), cuda_core::DriverError>(())
     /// ```
     pub fn cu_stream(&self) -> sys::CUstream {
-        self.raw
+        self.raw()
     }
 
     /// A new event with `flags` (`None`: without timing, as NVIDIA's and cudarc's), recorded at
@@ -497,15 +640,6 @@ impl CudaStream {
 impl AsRef<CudaStream> for CudaStream {
     fn as_ref(&self) -> &CudaStream {
         self
-    }
-}
-
-impl Drop for CudaStream {
-    fn drop(&mut self) {
-        if !self.raw.is_null() && self.ctx.bind_to_thread().is_ok() {
-            // SAFETY: we created this stream; queued work still completes after destroy.
-            let _ = unsafe { sys::cuStreamDestroy_v2(self.raw) };
-        }
     }
 }
 

@@ -17,7 +17,6 @@ use std::marker::PhantomData;
 use oxide_contract::launch_contract::{Axis, ContractViolation};
 use oxide_contract::limits::{MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_THREADS_PER_BLOCK};
 
-use crate::context::CudaStream;
 use crate::error::DriverError;
 use crate::launch::LaunchConfig;
 use crate::module::Function;
@@ -740,7 +739,8 @@ impl<C: KernelLaunchContract + ?Sized> PreparedLaunch<C> {
     }
 
     /// Checks that `stream` is on the device the kernel was prepared for.
-    pub fn validate_stream(&self, stream: &CudaStream) -> Result<(), LaunchContractError> {
+    pub fn validate_stream<S: crate::LaunchStream + ?Sized>(&self, stream: &S) -> Result<(), LaunchContractError> {
+        let stream = stream.cudarc_stream();
         let (function_device, stream_device) = (self.function.context().ordinal(), stream.context().ordinal());
         if function_device != stream_device {
             return Err(LaunchContractError::ContextMismatch {

@@ -12,46 +12,40 @@ const MIN_DRIVER_VERSION: i32 = 12000;
 
 /// `true` when `libcuda` can be loaded. cudarc panics on first use without it, so every path
 /// into the driver goes through `init`, which checks this first.
+///
+/// Our own check rather than cudarc's `is_culib_present`, which exists only where cudarc loads
+/// the driver at run time: linked with candle, cudarc links `libcuda` instead (its
+/// `dynamic-linking`; we ask only for its `fallback-dynamic-loading`), and a program that runs at
+/// all then has it. cudarc's loader tries these same names among others.
 pub fn is_driver_present() -> bool {
-    static PRESENT: OnceLock<bool> = OnceLock::new();
-    *PRESENT.get_or_init(|| {
-        pin_versioned_driver();
-        // SAFETY: only tries to dlopen the library names; no driver call is made.
-        unsafe { sys::is_culib_present() }
-    })
+    driver_library().is_some()
 }
 
-/// Opens `libcuda.so.1` and keeps it loaded for the whole process. cudarc asks for the
-/// unversioned `libcuda.so` first; the dynamic loader then hands it this same library (same
-/// file), but cuda-gdb only enables kernel debugging for a driver loaded under its versioned
-/// name: without this, breakpoints in kernels were never hit. Elsewhere it changes nothing.
-fn pin_versioned_driver() {
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: loading the driver runs only its initialisers, as cudarc's own loading does.
-        if let Ok(lib) = unsafe { libloading::Library::new("libcuda.so.1") } {
-            std::mem::forget(lib);
-        }
-    }
+/// The driver's library names, versioned first: cuda-gdb only enables kernel debugging for a
+/// driver loaded under its versioned name (cudarc asks for the unversioned one first, which the
+/// dynamic loader then resolves to this same, already loaded, library).
+#[cfg(unix)]
+const DRIVER_NAMES: &[&str] = &["libcuda.so.1", "libcuda.so"];
+#[cfg(windows)]
+const DRIVER_NAMES: &[&str] = &["nvcuda.dll"];
+
+/// The driver library, loaded once and kept for the whole process.
+fn driver_library() -> Option<&'static libloading::Library> {
+    static LIBRARY: OnceLock<Option<libloading::Library>> = OnceLock::new();
+    LIBRARY
+        .get_or_init(|| {
+            // SAFETY: loading the driver runs only its initialisers, as cudarc's own loading does.
+            DRIVER_NAMES.iter().find_map(|name| unsafe { libloading::Library::new(*name) }.ok())
+        })
+        .as_ref()
 }
 
 /// `true` when the loaded driver exports `name`. cudarc panics when asked for an entry point the
 /// driver lacks, so a call that only newer drivers have is checked here first.
 pub(crate) fn has_symbol(name: &str) -> bool {
-    if !is_driver_present() {
-        return false;
-    }
-    // SAFETY: the driver is already loaded (`is_driver_present`), so this only takes another
-    // reference to it; the symbol is looked up, never called.
-    unsafe { libloading::Library::new(DRIVER_SONAME) }
-        .is_ok_and(|lib| unsafe { lib.get::<*const std::ffi::c_void>(name.as_bytes()) }.is_ok())
+    // SAFETY: only looks the symbol up; nothing is called.
+    driver_library().is_some_and(|lib| unsafe { lib.get::<*const std::ffi::c_void>(name.as_bytes()) }.is_ok())
 }
-
-/// The driver library's (versioned) name.
-#[cfg(not(windows))]
-const DRIVER_SONAME: &str = "libcuda.so.1";
-#[cfg(windows)]
-const DRIVER_SONAME: &str = "nvcuda.dll";
 
 /// Loads and initialises the driver once per process; later calls return the first outcome.
 pub(crate) fn init() -> Result<(), DriverError> {

@@ -191,6 +191,18 @@ pub enum DriverError {
         /// What was misused.
         message: String,
     },
+    /// An object of another library (cudarc, candle, a Python array) that cannot be used as
+    /// asked, e.g. a stream of another context; says what to do instead.
+    Interop {
+        /// What is wrong and what to do.
+        message: String,
+    },
+    /// Misuse of CUDA graphs (`crate::graph`), e.g. capturing the legacy default stream or work
+    /// the graph cannot keep alive; says what to do instead.
+    Graph {
+        /// What is wrong and what to do.
+        message: String,
+    },
     /// Work or memory on the wrong GPU: a buffer of another device given to a kernel, a copy
     /// queued on a stream of a third context, peer access the devices do not allow, a range of
     /// devices past those the driver reports. Says which devices and what to do.
@@ -253,6 +265,8 @@ impl DriverError {
             DriverError::NotBuiltWithOxide => "built without cargo oxide",
             DriverError::KernelNotLinked { .. } => "kernel not in this binary",
             DriverError::Async { .. } => "async runtime error",
+            DriverError::Interop { .. } => "interop error",
+            DriverError::Graph { .. } => "CUDA graph error",
             DriverError::Placement { .. } => "device placement error",
         }
     }
@@ -311,6 +325,8 @@ impl fmt::Display for DriverError {
             }
             DriverError::Bundle { message } | DriverError::Artifact { message } => f.write_str(message)?,
             DriverError::Async { message } => write!(f, "cuda_async: {message}")?,
+            DriverError::Interop { message } => f.write_str(message)?,
+            DriverError::Graph { message } => write!(f, "CUDA graph: {message}")?,
             DriverError::Placement { message } => f.write_str(message)?,
             DriverError::NotBuiltWithOxide => f.write_str(
                 "built without cargo oxide: device code was not compiled; run `cargo oxide build` \

@@ -110,9 +110,8 @@ impl CudaEvent {
             }
         }
         end.synchronize()?;
-        // SAFETY: only looks the symbol up, so an old driver gives an error instead of a panic.
-        let present = unsafe { sys::culib().get::<unsafe extern "C" fn()>(b"cuEventElapsedTime_v2") }.is_ok();
-        if !present {
+        // An old driver gives an error instead of cudarc's panic on a missing entry point.
+        if !crate::driver::has_symbol("cuEventElapsedTime_v2") {
             return Err(DriverError::from_cuda(CUresult::CUDA_ERROR_NOT_SUPPORTED, "cuEventElapsedTime_v2")
                 .context("timing events (needs a driver for CUDA 12.8 or newer)"));
         }

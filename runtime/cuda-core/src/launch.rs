@@ -2,8 +2,8 @@
 
 use std::ffi::c_void;
 use std::marker::PhantomData;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use cudarc::driver::sys;
 use oxide_contract::fast_launch::{Condition, LaunchValues, TWINS_ENV};
@@ -12,7 +12,9 @@ use oxide_contract::manifest::{LaunchBounds, ParamKind};
 use crate::context::{CudaContext, CudaStream};
 use crate::driver::check;
 use crate::error::DriverError;
-use crate::memory::DeviceBuffer;
+use crate::graph::{self, NodeKind};
+use crate::launch_args::{LaunchStream, SliceParam};
+use crate::memory::{Allocation, DeviceBuffer};
 use crate::module::Function;
 use crate::resources;
 
@@ -128,6 +130,10 @@ enum ArgShape {
 pub struct KernelParams<'a> {
     ptrs: Vec<*mut c_void>,
     shapes: Vec<ArgShape>,
+    /// The memory of our buffers among the arguments, which a graph capturing the launch keeps.
+    keep: Vec<&'a Arc<Allocation>>,
+    /// How many slice arguments are memory a graph cannot keep alive (cudarc's, other libraries').
+    foreign: usize,
     /// The first buffer argument (its index and context), and the later ones of other contexts:
     /// checked against the stream's context at launch (`check_placement`), so a buffer of
     /// another GPU is refused with the fix rather than faulting in the kernel. Empty in the
@@ -136,6 +142,10 @@ pub struct KernelParams<'a> {
     strangers: Vec<(usize, &'a CudaContext)>,
     _borrows: PhantomData<&'a ()>,
 }
+
+/// Where an empty slice points: a dangling non-null address (the kernel's slice pointers are
+/// `nonnull`).
+static EMPTY_SLICE: u64 = oxide_contract::abi::EMPTY_SLICE_ADDRESS;
 
 impl Default for KernelParams<'_> {
     fn default() -> Self {
@@ -149,6 +159,8 @@ impl<'a> KernelParams<'a> {
         KernelParams {
             ptrs: Vec::with_capacity(8),
             shapes: Vec::with_capacity(8),
+            keep: Vec::new(),
+            foreign: 0,
             home: None,
             strangers: Vec::new(),
             _borrows: PhantomData,
@@ -165,10 +177,9 @@ impl<'a> KernelParams<'a> {
         }
     }
 
-    /// Refuses buffers that kernels on `stream`'s context cannot reach: another context's,
-    /// unless peer access to it is enabled.
-    fn check_placement(&self, f: &Function, stream: &CudaStream) -> Result<(), DriverError> {
-        let ctx = stream.context();
+    /// Refuses buffers that kernels on context `ctx` (the launch's) cannot reach: another
+    /// context's, unless peer access to it is enabled.
+    fn check_placement(&self, f: &Function, ctx: &CudaContext) -> Result<(), DriverError> {
         for &(index, owner) in self.home.iter().chain(&self.strangers) {
             if ctx.has_peer_access(owner) {
                 continue;
@@ -199,6 +210,7 @@ impl<'a> KernelParams<'a> {
     pub fn push_slice<T>(&mut self, buf: &'a DeviceBuffer<T>) -> &mut Self {
         self.note_buffer(buf.context());
         self.ptrs.extend(buf.param_slots());
+        self.keep.push(buf.allocation());
         self.shapes.push(ArgShape::Slice);
         self
     }
@@ -207,6 +219,24 @@ impl<'a> KernelParams<'a> {
     pub fn push_slice_mut<T>(&mut self, buf: &'a mut DeviceBuffer<T>) -> &mut Self {
         self.note_buffer(buf.context());
         self.ptrs.extend(buf.param_slots());
+        self.keep.push(buf.allocation());
+        self.shapes.push(ArgShape::Slice);
+        self
+    }
+
+    /// A slice parameter given as a [`SliceParam`] (what [`crate::KernelSlice`] and
+    /// [`crate::KernelSliceMut`] make of our buffers and cudarc's slices): pointer and u64 length.
+    pub fn push_slice_param(&mut self, param: &'a SliceParam<'_>) -> &mut Self {
+        let ptr = if param.ptr == 0 { &EMPTY_SLICE } else { &param.ptr };
+        self.ptrs.extend([(ptr as *const u64).cast_mut().cast(), (&param.len as *const u64).cast_mut().cast()]);
+        match param.keep {
+            Some(mem) => {
+                self.note_buffer(mem.context());
+                self.keep.push(mem);
+            }
+            None if param.foreign => self.foreign += 1,
+            None => {}
+        }
         self.shapes.push(ArgShape::Slice);
         self
     }
@@ -216,6 +246,7 @@ impl<'a> KernelParams<'a> {
     pub fn push_slice_row_width<T>(&mut self, buf: &'a mut DeviceBuffer<T>, row_width: &'a u32) -> &mut Self {
         self.note_buffer(buf.context());
         self.ptrs.extend(buf.param_slots());
+        self.keep.push(buf.allocation());
         self.ptrs.push((row_width as *const u32).cast_mut().cast());
         self.shapes.push(ArgShape::RowWidthSlice);
         self
@@ -339,10 +370,68 @@ pub unsafe fn launch_with_options(
     options: LaunchOptions,
     params: &mut KernelParams<'_>,
 ) -> Result<(), DriverError> {
+    // SAFETY: forwarded to the caller.
+    unsafe { launch_packet(f, stream.cudarc(), config, options, params) }
+}
+
+/// [`launch_with_options`] on any [`LaunchStream`]: ours or cudarc's (what the generated launch
+/// methods call).
+///
+/// # Safety
+/// As [`launch_with`].
+pub unsafe fn launch_on<S: LaunchStream + ?Sized>(
+    f: &Function,
+    stream: &S,
+    config: &LaunchConfig,
+    options: LaunchOptions,
+    params: &mut KernelParams<'_>,
+) -> Result<(), DriverError> {
+    // SAFETY: forwarded to the caller.
+    unsafe { launch_packet(f, stream.cudarc_stream(), config, options, params) }
+}
+
+/// Checks the packet, launches, and records the launch in a graph capturing the stream.
+///
+/// # Safety
+/// As [`launch_with`].
+unsafe fn launch_packet(
+    f: &Function,
+    stream: &cudarc::driver::CudaStream,
+    config: &LaunchConfig,
+    options: LaunchOptions,
+    params: &mut KernelParams<'_>,
+) -> Result<(), DriverError> {
     params.check_against(f)?;
-    params.check_placement(f, stream)?;
+    check_stream(f, stream)?;
+    params.check_placement(f, f.context())?;
+    f.context().bind_to_thread()?;
+    let raw = stream.cu_stream();
+    let capture = graph::before(raw, params.foreign > 0, &|| format!("launching kernel `{}`", f.name()))?;
     // SAFETY: forwarded to the caller; the packet's pointers are borrowed for its lifetime.
-    unsafe { launch_options(f, stream, config, options, &mut params.ptrs) }
+    unsafe { launch_raw(f, raw, config, options, &mut params.ptrs)? };
+    if let Some(capture) = capture {
+        graph::after(raw, capture, NodeKind::Kernel { name: f.name().to_string() }, &params.keep);
+    }
+    Ok(())
+}
+
+/// The kernel and the stream must be of one context.
+fn check_stream(f: &Function, stream: &cudarc::driver::CudaStream) -> Result<(), DriverError> {
+    let theirs = stream.context();
+    if theirs.cu_ctx() != f.context().cu_ctx() {
+        return Err(DriverError::invalid_config(format!(
+            "kernel `{}` was loaded on device {}, but the stream belongs to {}; launch it on a stream of the \
+             context it was loaded on",
+            f.name(),
+            f.context().ordinal(),
+            if theirs.ordinal() == f.context().ordinal() {
+                format!("another context of device {}", theirs.ordinal())
+            } else {
+                format!("device {}", theirs.ordinal())
+            }
+        )));
+    }
+    Ok(())
 }
 
 /// Enqueues kernel `f` on `stream`: `cuLaunchKernel`, or `cuLaunchKernelEx` with a cluster
@@ -352,7 +441,9 @@ pub unsafe fn launch_with_options(
 /// # Safety
 /// `params` must hold one pointer per PTX parameter of the kernel, in order, each pointing to a
 /// live value of that parameter's type (contract §4), and the kernel must only access memory
-/// it is given.
+/// it is given. When the stream is being captured into a graph ([`crate::graph`]), that memory
+/// must stay allocated while the graph or an instance of it may run (this raw launch does not
+/// tell the graph which memory it uses; the generated methods and [`launch_with`] do).
 pub unsafe fn launch(
     f: &Function,
     stream: &CudaStream,
@@ -376,16 +467,25 @@ pub unsafe fn launch_options(
     options: LaunchOptions,
     params: &mut [*mut c_void],
 ) -> Result<(), DriverError> {
+    check_stream(f, stream.cudarc())?;
+    // SAFETY: forwarded to the caller.
+    unsafe { launch_raw(f, stream.raw(), config, options, params) }
+}
+
+/// The launch itself, on a stream of `f`'s context.
+///
+/// # Safety
+/// As [`launch`].
+unsafe fn launch_raw(
+    f: &Function,
+    stream: sys::CUstream,
+    config: &LaunchConfig,
+    options: LaunchOptions,
+    params: &mut [*mut c_void],
+) -> Result<(), DriverError> {
     config.validate()?;
     let entry = f.name();
-    let ctx = stream.context();
-    if !std::sync::Arc::ptr_eq(ctx, f.context()) && ctx.ordinal() != f.context().ordinal() {
-        return Err(DriverError::invalid_config(format!(
-            "kernel `{entry}` was loaded on device {}, but the stream belongs to device {}",
-            f.context().ordinal(),
-            ctx.ordinal()
-        )));
-    }
+    let ctx = f.context();
     let info = f.info();
     if let Some(bounds) = info.and_then(|i| i.launch_bounds.as_ref()) {
         config.check_launch_bounds(entry, bounds)?;
@@ -472,7 +572,7 @@ pub unsafe fn launch_options(
                 by,
                 bz,
                 config.shared_mem_bytes,
-                stream.raw(),
+                stream,
                 params_ptr,
                 std::ptr::null_mut(),
             )
@@ -481,7 +581,7 @@ pub unsafe fn launch_options(
             .map(|()| count_twin(twin.is_some()))
             .map_err(|e| resources::explain(f, config, e.context(what())));
     }
-    let launch_config = launch_config_ex(config, stream.raw(), &mut attrs[..num_attrs]);
+    let launch_config = launch_config_ex(config, stream, &mut attrs[..num_attrs]);
     // SAFETY: as above; `attrs` outlives the call.
     let r = unsafe { sys::cuLaunchKernelEx(&launch_config, f.raw(), params_ptr, std::ptr::null_mut()) };
     check(r, "cuLaunchKernelEx")

@@ -21,7 +21,9 @@ mod driver;
 pub mod embedded;
 pub mod error;
 mod event;
+pub mod graph;
 mod launch;
+mod launch_args;
 pub mod memory;
 mod module;
 mod module_file;
@@ -45,11 +47,13 @@ pub use cuda_macros::DeviceCopy;
 pub use driver::is_driver_present;
 pub use error::{DriverError, Hint, IntoResult, ResultCode, hint_for};
 pub use event::CudaEvent;
+pub use graph::{CaptureMode, Graph, GraphExec};
 pub use launch::{
     KernelParams, LaunchConfig, LaunchOptions, MAX_CLUSTER_SIZE, MAX_PORTABLE_CLUSTER_SIZE, MAX_THREADS_PER_BLOCK,
-    launch, launch_options, launch_with, launch_with_options, twin_launches,
+    launch, launch_on, launch_options, launch_with, launch_with_options, twin_launches,
 };
-pub use memory::{DeviceBuffer, DeviceCopy, PeerPath, PinnedBuffer, peer_path};
+pub use launch_args::{KernelSlice, KernelSliceMut, LaunchStream, SliceParam};
+pub use memory::{CudarcMut, CudarcRef, DeviceBuffer, DeviceCopy, IntoCudarcError, PeerPath, PinnedBuffer, peer_path};
 pub use module::{Function, Module};
 pub use module_file::{module_file_candidates, payload_kind_of};
 pub use registry::{EmbeddedKernels, ambiguous_kernel_name, embedded_manifests};
@@ -94,6 +98,10 @@ pub fn init(flags: std::ffi::c_uint) -> Result<(), DriverError> {
     }
     Ok(())
 }
+
+/// The cudarc this runtime is built on (its driver layer), so code that mixes the two names the
+/// same crate: `cuda_core::cudarc::driver::CudaSlice` is candle's `CudaSlice` too.
+pub use cudarc;
 
 /// The shared formats (manifest, bundle layout, entry names), re-exported for generated code
 /// and for tools that inspect manifests.

@@ -13,10 +13,12 @@
 //! ```
 
 mod cast;
+pub(crate) mod interop;
 mod peer;
 mod pinned;
 mod raw;
 
+pub use interop::{CudarcMut, CudarcRef, IntoCudarcError};
 pub use peer::{PeerPath, STAGING_CHUNK_BYTES, peer_path};
 pub use pinned::PinnedBuffer;
 
@@ -34,6 +36,7 @@ use cudarc::driver::sys;
 use crate::context::{CudaContext, CudaStream};
 use crate::driver::check;
 use crate::error::DriverError;
+use crate::graph;
 
 /// Plain data that may be copied to and from device memory byte for byte.
 ///
@@ -84,13 +87,73 @@ device_copy_tuple!(A, B, C, D, E, F, G, H);
 /// `len` elements of `T` in device memory, freed on drop.
 ///
 /// A kernel parameter `&[T]` takes `&DeviceBuffer<T>`; `&mut [T]` and `DisjointSlice<T>` take
-/// `&mut DeviceBuffer<T>`.
+/// `&mut DeviceBuffer<T>` (or cudarc's slices: `crate::interop`).
+///
+/// The memory is freed when the buffer is dropped, or, when a CUDA graph still uses it
+/// ([`crate::graph`]), when the last such graph is dropped.
 pub struct DeviceBuffer<T> {
     // `ptr` and `len` are u64 fields so a launch can pass their addresses as kernel parameters.
     ptr: u64,
     len: u64,
-    ctx: Arc<CudaContext>,
+    mem: Arc<Allocation>,
     _elem: PhantomData<T>,
+}
+
+/// The memory of a [`DeviceBuffer`], shared with the CUDA graphs whose work uses it, so that it
+/// outlives them (`crate::graph`); freed when the last holder is gone.
+pub(crate) struct Allocation {
+    ptr: u64,
+    ctx: Arc<CudaContext>,
+    owner: Owner,
+}
+
+/// Who frees an [`Allocation`].
+pub(crate) enum Owner {
+    /// `cuMemAlloc` memory of ours: `cuMemFree`.
+    Driver,
+    /// A cudarc `CudaSlice` adopted without a copy (`DeviceBuffer::from_cudarc`): dropped.
+    Cudarc(Box<dyn interop::ForeignSlice>),
+    /// Nothing: an empty buffer, or memory given away (`into_raw_parts`, `into_cudarc`).
+    Nobody,
+}
+
+impl Allocation {
+    pub(crate) fn new(ptr: u64, ctx: Arc<CudaContext>, owner: Owner) -> Arc<Allocation> {
+        let owner = if ptr == 0 { Owner::Nobody } else { owner };
+        Arc::new(Allocation { ptr, ctx, owner })
+    }
+
+    /// Takes the memory out of a sole holder's hands: nobody frees it afterwards.
+    pub(crate) fn disown(mut self: Arc<Allocation>) -> Result<Owner, Arc<Allocation>> {
+        match Arc::get_mut(&mut self) {
+            Some(alloc) => Ok(std::mem::replace(&mut alloc.owner, Owner::Nobody)),
+            None => Err(self),
+        }
+    }
+
+    pub(crate) fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+}
+
+impl Drop for Allocation {
+    fn drop(&mut self) {
+        match std::mem::replace(&mut self.owner, Owner::Nobody) {
+            Owner::Nobody => {}
+            Owner::Driver => {
+                if self.ctx.bind_to_thread().is_ok() {
+                    // SAFETY: we allocated this memory; cuMemFree waits for work that still uses it.
+                    let _ = unsafe { sys::cuMemFree_v2(self.ptr) };
+                }
+            }
+            Owner::Cudarc(slice) => {
+                // cudarc frees in the order of the slice's own stream, which knows nothing of
+                // launches of ours on other streams: wait for the device first, as cuMemFree does.
+                let _ = self.ctx.synchronize();
+                drop(slice);
+            }
+        }
+    }
 }
 
 // SAFETY: device memory is reachable from any thread; `T: DeviceCopy` holds no host state.
@@ -114,7 +177,12 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
             check(unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes) }, "cuMemAlloc")
                 .map_err(|e| e.context(format!("allocating {bytes} bytes of device memory")))?;
         }
-        Ok(DeviceBuffer { ptr, len: len as u64, ctx: Arc::clone(ctx), _elem: PhantomData })
+        Ok(DeviceBuffer {
+            ptr,
+            len: len as u64,
+            mem: Allocation::new(ptr, Arc::clone(ctx), Owner::Driver),
+            _elem: PhantomData,
+        })
     }
 
     /// A buffer holding a copy of `data`. The copy is queued on `stream`; `data` may be reused
@@ -127,21 +195,43 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
 
     /// A buffer of `len` zero bytes, cleared on `stream`.
     pub fn zeroed(stream: &CudaStream, len: usize) -> Result<DeviceBuffer<T>, DriverError> {
-        let buf = DeviceBuffer::alloc(stream.context(), len)?;
-        let bytes = byte_len::<T>(len)?;
-        if bytes > 0 {
-            // SAFETY: the allocation holds `bytes` bytes; the context was bound by alloc.
-            check(unsafe { sys::cuMemsetD8Async(buf.ptr, 0, bytes, stream.raw()) }, "cuMemsetD8Async")?;
-        }
+        let mut buf = DeviceBuffer::alloc(stream.context(), len)?;
+        buf.set_zero(stream)?;
         Ok(buf)
+    }
+
+    /// Sets every byte of the buffer to zero, queued on `stream` (a memset; in a CUDA graph
+    /// capture, a memset node, e.g. to clear an accumulator before each replay).
+    ///
+    /// ```no_run
+    /// # let ctx = cuda_core::CudaContext::new(0)?; let stream = ctx.default_stream();
+    /// let mut counts = cuda_core::DeviceBuffer::from_host(&stream, &[5u32; 64])?;
+    /// counts.set_zero(&stream)?;
+    /// assert_eq!(counts.to_host_vec(&stream)?, [0; 64]);
+    /// # Ok::<(), cuda_core::DriverError>(())
+    /// ```
+    pub fn set_zero(&mut self, stream: &CudaStream) -> Result<(), DriverError> {
+        let bytes = byte_len::<T>(self.len())?;
+        if bytes == 0 {
+            return Ok(());
+        }
+        self.mem.ctx.bind_to_thread()?;
+        let capture = graph::before(stream.raw(), false, &|| "DeviceBuffer::set_zero".into())?;
+        // SAFETY: the allocation holds `bytes` bytes; `&mut self` excludes other host use.
+        check(unsafe { sys::cuMemsetD8Async(self.ptr, 0, bytes, stream.raw()) }, "cuMemsetD8Async")?;
+        if let Some(capture) = capture {
+            graph::after(stream.raw(), capture, graph::NodeKind::Memset, &[&self.mem]);
+        }
+        Ok(())
     }
 
     /// Copies `data` (exactly [`len`](Self::len) elements) into the buffer, queued on `stream`.
     pub fn copy_from_host(&mut self, stream: &CudaStream, data: &[T]) -> Result<(), DriverError> {
         self.check_len("copy_from_host", data.len())?;
         let bytes = byte_len::<T>(data.len())?;
+        graph::refuse(stream.raw(), "DeviceBuffer::copy_from_host (a copy from host memory)")?;
         if bytes > 0 {
-            self.ctx.bind_to_thread()?;
+            self.mem.ctx.bind_to_thread()?;
             // SAFETY: lengths agree; pageable source memory is staged before the call returns.
             check(
                 unsafe { sys::cuMemcpyHtoDAsync_v2(self.ptr, data.as_ptr().cast(), bytes, stream.raw()) },
@@ -155,8 +245,9 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     pub fn copy_to_host(&self, stream: &CudaStream, out: &mut [T]) -> Result<(), DriverError> {
         self.check_len("copy_to_host", out.len())?;
         let bytes = byte_len::<T>(out.len())?;
+        graph::refuse(stream.raw(), "DeviceBuffer::copy_to_host (a copy to host memory)")?;
         if bytes > 0 {
-            self.ctx.bind_to_thread()?;
+            self.mem.ctx.bind_to_thread()?;
             // SAFETY: lengths agree; we synchronise before `out` can be touched again.
             check(
                 unsafe { sys::cuMemcpyDtoHAsync_v2(out.as_mut_ptr().cast(), self.ptr, bytes, stream.raw()) },
@@ -171,8 +262,9 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         let len = self.len();
         let mut out: Vec<T> = Vec::with_capacity(len);
         let bytes = byte_len::<T>(len)?;
+        graph::refuse(stream.raw(), "DeviceBuffer::to_host_vec (a copy to host memory)")?;
         if bytes > 0 {
-            self.ctx.bind_to_thread()?;
+            self.mem.ctx.bind_to_thread()?;
             // SAFETY: the Vec has room for `len` elements; the stream is synchronised below
             // before the length is set.
             check(
@@ -191,9 +283,13 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         self.check_len("copy_from", other.len())?;
         let bytes = byte_len::<T>(other.len())?;
         if bytes > 0 {
-            self.ctx.bind_to_thread()?;
+            self.mem.ctx.bind_to_thread()?;
+            let capture = graph::before(stream.raw(), false, &|| "DeviceBuffer::copy_from".into())?;
             // SAFETY: both allocations hold `bytes` bytes and cannot overlap (`&mut self`).
             check(unsafe { sys::cuMemcpyDtoDAsync_v2(self.ptr, other.ptr, bytes, stream.raw()) }, "cuMemcpyDtoDAsync")?;
+            if let Some(capture) = capture {
+                graph::after(stream.raw(), capture, graph::NodeKind::Memcpy, &[&self.mem, &other.mem]);
+            }
         }
         Ok(())
     }
@@ -226,7 +322,12 @@ impl<T> DeviceBuffer<T> {
 
     /// The context the memory belongs to.
     pub fn context(&self) -> &Arc<CudaContext> {
-        &self.ctx
+        &self.mem.ctx
+    }
+
+    /// The memory's holder, for CUDA graphs that keep it alive (`crate::graph`).
+    pub(crate) fn allocation(&self) -> &Arc<Allocation> {
+        &self.mem
     }
 
     /// Addresses of the device pointer and the u64 length: the two launch parameters of a slice.
@@ -236,15 +337,6 @@ impl<T> DeviceBuffer<T> {
         static EMPTY: u64 = oxide_contract::abi::EMPTY_SLICE_ADDRESS;
         let ptr = if self.ptr == 0 { &EMPTY } else { &self.ptr };
         [(ptr as *const u64).cast_mut().cast(), (&self.len as *const u64).cast_mut().cast()]
-    }
-}
-
-impl<T> Drop for DeviceBuffer<T> {
-    fn drop(&mut self) {
-        if self.ptr != 0 && self.ctx.bind_to_thread().is_ok() {
-            // SAFETY: we allocated this memory; cuMemFree waits for work that still uses it.
-            let _ = unsafe { sys::cuMemFree_v2(self.ptr) };
-        }
     }
 }
 

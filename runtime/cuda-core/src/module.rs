@@ -198,6 +198,7 @@ impl Module {
         value: &T,
     ) -> Result<(), DriverError> {
         let ptr = self.sized_global::<T>(name)?;
+        crate::graph::refuse(stream.raw(), &format!("write_global of `{name}` (a copy from host memory)"))?;
         // SAFETY: the global has exactly `size_of::<T>()` bytes; pageable memory is staged.
         check(
             unsafe { sys::cuMemcpyHtoDAsync_v2(ptr, (value as *const T).cast(), size_of::<T>(), stream.raw()) },
@@ -209,6 +210,7 @@ impl Module {
     pub fn read_global<T: crate::DeviceCopy>(&self, stream: &crate::CudaStream, name: &str) -> Result<T, DriverError> {
         let ptr = self.sized_global::<T>(name)?;
         let mut out = std::mem::MaybeUninit::<T>::uninit();
+        crate::graph::refuse(stream.raw(), &format!("read_global of `{name}` (a copy to host memory)"))?;
         // SAFETY: sizes agree; the stream is synchronised before `out` is read.
         check(
             unsafe { sys::cuMemcpyDtoHAsync_v2(out.as_mut_ptr().cast(), ptr, size_of::<T>(), stream.raw()) },

@@ -169,8 +169,9 @@ pub mod __private {
     pub use cuda_core::{
         BlockRequirement, CudaContext, CudaStream, DeviceBuffer, DeviceCopy, DriverError,
         DynamicSharedMemoryRequirement, EmbeddedKernels, Function, KernelLaunchConfig, KernelLaunchContract,
-        KernelParams, LaunchConfig, LaunchConfig1D, LaunchConfig2D, LaunchConfig3D, LaunchContractError,
-        LaunchContractSpec, LaunchOptions, LoadedBundle, Module, PreparedLaunch, launch_with, launch_with_options,
+        KernelParams, KernelSlice, KernelSliceMut, LaunchConfig, LaunchConfig1D, LaunchConfig2D, LaunchConfig3D,
+        LaunchContractError, LaunchContractSpec, LaunchOptions, LaunchStream, LoadedBundle, Module, PreparedLaunch,
+        launch_on, launch_with, launch_with_options,
     };
 
     /// The last segment of a kernel path as `stringify!` spells it (`kernels :: map :: < f32 >`

@@ -190,10 +190,11 @@ impl<'k> LaunchSig<'k> {
             (ParamKind::Slice(e) | ParamKind::SliceMut(e) | ParamKind::Disjoint(e), Flavor::AsyncOwned) => {
                 quote!(#name: #rt::DeviceBuffer<#e>)
             }
-            (ParamKind::Slice(e), Flavor::Sync) => quote!(#name: &#rt::DeviceBuffer<#e>),
+            // Our `DeviceBuffer` or cudarc's slices and views (`cuda_core::KernelSlice`).
+            (ParamKind::Slice(e), Flavor::Sync) => quote!(#name: &impl #rt::KernelSlice<#e>),
             (ParamKind::Slice(e), Flavor::Async) => quote!(#name: &#lifetime #rt::DeviceBuffer<#e>),
             (ParamKind::SliceMut(e) | ParamKind::Disjoint(e), Flavor::Sync) => {
-                quote!(#name: &mut #rt::DeviceBuffer<#e>)
+                quote!(#name: &mut impl #rt::KernelSliceMut<#e>)
             }
             (ParamKind::SliceMut(e) | ParamKind::Disjoint(e), Flavor::Async) => {
                 quote!(#name: &#lifetime mut #rt::DeviceBuffer<#e>)
@@ -217,13 +218,36 @@ impl<'k> LaunchSig<'k> {
             },
             (ParamKind::Value, Flavor::Sync) => quote!(__params.push_value(&#name);),
             (ParamKind::Value, _) => quote!(__params.push_value(#name.get());),
-            (_, Flavor::Sync) if mutable => quote!(__params.push_slice_mut(#name);),
-            (_, Flavor::Sync) => quote!(__params.push_slice(#name);),
+            (_, Flavor::Sync) => {
+                let param = slice_param_name(name);
+                quote!(__params.push_slice_param(&#param);)
+            }
             (_, Flavor::Async) if mutable => quote!(__params.push_slice_mut(&mut *#name);),
             (_, Flavor::Async) => quote!(__params.push_slice(#name);),
             (_, Flavor::AsyncOwned) if mutable => quote!(__params.push_slice_mut(&mut #name);),
             (_, Flavor::AsyncOwned) => quote!(__params.push_slice(&#name);),
         }
+    }
+
+    /// For the stream method: the statements that turn each slice argument into its
+    /// `SliceParam` for the launch stream `__on`, which must outlive the packet.
+    fn slice_params(&self) -> Vec<TokenStream> {
+        let rt = rt();
+        self.k
+            .params
+            .iter()
+            .filter_map(|p| {
+                let name = &p.name;
+                let param = slice_param_name(name);
+                match &p.kind {
+                    ParamKind::Slice(e) => Some(quote!(let #param = #rt::KernelSlice::<#e>::slice_param(#name, __on);)),
+                    ParamKind::SliceMut(e) | ParamKind::Disjoint(e) => {
+                        Some(quote!(let #param = #rt::KernelSliceMut::<#e>::slice_param_mut(#name, __on);))
+                    }
+                    ParamKind::Value | ParamKind::RowWidth(_) => None,
+                }
+            })
+            .collect()
     }
 
     /// Binds `__function`: a `Module` field for a plain kernel, a lookup by key for an instance of
@@ -285,6 +309,23 @@ impl<'k> LaunchSig<'k> {
     fn launch_packet(&self, pushes: &[TokenStream], function: TokenStream, stream: TokenStream) -> TokenStream {
         let rt = rt();
         let options = self.launch_options();
+        if self.flavor == Flavor::Sync {
+            // On any `LaunchStream`; slices through `KernelSlice(Mut)`, their params declared
+            // before the packet that points into them.
+            let slice_params = self.slice_params();
+            return quote! {{
+                let __on = #rt::LaunchStream::cudarc_stream(#stream);
+                let _ = __on;
+                #(#slice_params)*
+                let mut __params = #rt::KernelParams::new();
+                #(#pushes)*
+                // SAFETY: the packet follows the kernel's signature by construction (contract §4)
+                // and is checked against the kernel's manifest entry (and its launch contract) as
+                // well; the slices are borrowed until the launch is queued, and stream-ordered
+                // frees (ours wait for the device; cudarc's record the use) keep them until it ran.
+                unsafe { #rt::launch_on(#function, #stream, &config, #options, &mut __params) }
+            }};
+        }
         quote! {{
             let mut __params = #rt::KernelParams::new();
             #(#pushes)*
@@ -317,7 +358,7 @@ impl<'k> LaunchSig<'k> {
             #[allow(clippy::too_many_arguments, clippy::multiple_bound_locations, unused_mut)]
             pub #unsafety fn #name #generics_decl(
                 &self,
-                stream: &#rt::CudaStream,
+                stream: &(impl #rt::LaunchStream + ?Sized),
                 config: #rt::LaunchConfig,
                 #(#args),*
             ) -> ::core::result::Result<(), #rt::DriverError> #where_clause {
@@ -517,7 +558,7 @@ impl<'k> LaunchSig<'k> {
             #[allow(clippy::too_many_arguments, clippy::multiple_bound_locations, unused_mut)]
             pub #unsafety fn #ident #generics_decl(
                 &self,
-                stream: &#rt::CudaStream,
+                stream: &(impl #rt::LaunchStream + ?Sized),
                 prepared: &#rt::PreparedLaunch<#marker>,
                 #(#args),*
             ) -> ::core::result::Result<(), #rt::LaunchContractError> #where_clause {
@@ -560,6 +601,11 @@ impl<'k> LaunchSig<'k> {
             _ => (quote!((#(#tys),*)), quote!((#(#names),*))),
         }
     }
+}
+
+/// The local holding slice argument `name`'s `SliceParam` in a stream method.
+fn slice_param_name(name: &syn::Ident) -> syn::Ident {
+    format_ident!("__oxide_slice_{}", name)
 }
 
 /// `T` of a parameter type spelled `Uniform<T>` (any path ending so, e.g. `cuda_device::Uniform<u32>`).

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use cudarc::driver::sys::CUdeviceptr;
 
-use super::DeviceBuffer;
+use super::{Allocation, DeviceBuffer, Owner};
 use crate::context::CudaContext;
 
 impl<T> DeviceBuffer<T> {
@@ -62,7 +62,7 @@ impl<T> DeviceBuffer<T> {
             "DeviceBuffer::from_raw_parts: {len} elements of {} bytes overflow usize",
             size_of::<T>()
         );
-        DeviceBuffer { ptr, len: len as u64, ctx, _elem: PhantomData }
+        DeviceBuffer { ptr, len: len as u64, mem: Allocation::new(ptr, ctx, Owner::Driver), _elem: PhantomData }
     }
 
     /// Gives up ownership: the device address, the length, and the context. The memory is no
@@ -77,12 +77,34 @@ impl<T> DeviceBuffer<T> {
     /// let again = unsafe { cuda_core::DeviceBuffer::<u8>::from_raw_parts(ptr, len, ctx) };
     /// # Ok::<(), cuda_core::DriverError>(())
     /// ```
+    ///
+    /// # Panics
+    /// When a live CUDA graph still uses the buffer ([`crate::graph`]): the graph keeps the
+    /// memory, so it cannot be given away; drop the graph (and its instances) first.
     pub fn into_raw_parts(self) -> (CUdeviceptr, usize, Arc<CudaContext>) {
+        let (ptr, len) = (self.ptr, self.len());
+        let mem = self.into_allocation();
+        let ctx = Arc::clone(mem.context());
+        match mem.disown() {
+            // cudarc's slice lets go of its memory without freeing it (`leak`).
+            Ok(Owner::Cudarc(slice)) => {
+                slice.leak();
+            }
+            Ok(Owner::Driver | Owner::Nobody) => {}
+            Err(_) => panic!(
+                "DeviceBuffer::into_raw_parts: a live CUDA graph still uses this buffer, so its memory \
+                 cannot be given away; drop the graph and its GraphExecs first"
+            ),
+        }
+        (ptr, len, ctx)
+    }
+
+    /// The buffer's memory holder, the buffer itself forgotten.
+    pub(crate) fn into_allocation(self) -> Arc<Allocation> {
         let this = ManuallyDrop::new(self);
         // SAFETY: `this` is never dropped or used again, so moving the Arc out does not
         // duplicate it.
-        let ctx = unsafe { std::ptr::read(&this.ctx) };
-        (this.ptr, this.len(), ctx)
+        unsafe { std::ptr::read(&this.mem) }
     }
 
     /// The same memory as elements of `A`, which must have the same size and alignment as `T`
@@ -105,8 +127,8 @@ impl<T> DeviceBuffer<T> {
             assert!(size_of::<A>() == size_of::<T>(), "cast_elem needs an element type of the same size");
             assert!(align_of::<A>() == align_of::<T>(), "cast_elem needs an element type of the same alignment");
         }
-        let (ptr, len, ctx) = self.into_raw_parts();
-        DeviceBuffer { ptr, len: len as u64, ctx, _elem: PhantomData }
+        let (ptr, len) = (self.ptr, self.len);
+        DeviceBuffer { ptr, len, mem: self.into_allocation(), _elem: PhantomData }
     }
 
     /// The same bytes as elements of `A`, with the length recomputed (e.g. `4n` floats as `n`
@@ -128,8 +150,8 @@ impl<T> DeviceBuffer<T> {
         let Some(len) = chunk_len::<A>(self.num_bytes(), self.ptr) else {
             return Err(self);
         };
-        let (ptr, _, ctx) = self.into_raw_parts();
-        Ok(DeviceBuffer { ptr, len: len as u64, ctx, _elem: PhantomData })
+        let ptr = self.ptr;
+        Ok(DeviceBuffer { ptr, len: len as u64, mem: self.into_allocation(), _elem: PhantomData })
     }
 
     /// Whether [`cast_chunks`](Self::cast_chunks) to `A` would succeed (without giving up the buffer).

@@ -175,6 +175,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
                 }
                 if bytes > 0 {
                     stream.context().bind_to_thread()?;
+                    let capture = crate::graph::before(stream.raw(), false, &|| "copy_peer_async".into())?;
                     // SAFETY: both allocations hold `bytes` bytes, belong to the contexts named,
                     // and cannot overlap (`&mut self`); the stream is live.
                     check(
@@ -197,6 +198,10 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
                             self.context().ordinal()
                         ))
                     })?;
+                    if let Some(capture) = capture {
+                        let keep = [self.allocation(), src.allocation()];
+                        crate::graph::after(stream.raw(), capture, crate::graph::NodeKind::Memcpy, &keep);
+                    }
                 }
             }
         }
@@ -221,6 +226,8 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         if bytes == 0 {
             return Ok(());
         }
+        // Through pinned host memory, in chunks on two streams: not a graph's work.
+        crate::graph::refuse(stream.raw(), "copy_peer_staged_async (a copy through pinned host memory)")?;
         let far = if near_dst { src.context() } else { self.context() }.new_stream()?;
         let (down, up): (&CudaStream, &CudaStream) = if near_dst { (&far, stream) } else { (stream, &far) };
         // The far stream starts after the work queued on `stream` so far.

@@ -309,9 +309,10 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         if bytes == 0 {
             return Ok(());
         }
+        crate::graph::refuse(stream.raw(), "DeviceBuffer::copy_from_pinned (a copy from pinned host memory)")?;
         let host = src.gpu_read(stream)?;
         // After the ordering, which may touch events of another context (another device's copies).
-        self.ctx.bind_to_thread()?;
+        self.context().bind_to_thread()?;
         // SAFETY: both sides hold `bytes` bytes; the pinned memory stays allocated and unchanged
         // until the copy has run (`gpu_done` makes every host access and `Drop` wait for it).
         check(unsafe { sys::cuMemcpyHtoDAsync_v2(self.ptr, host.cast(), bytes, stream.raw()) }, "cuMemcpyHtoDAsync")?;
@@ -340,9 +341,10 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         if bytes == 0 {
             return Ok(());
         }
+        crate::graph::refuse(stream.raw(), "DeviceBuffer::copy_to_pinned (a copy to pinned host memory)")?;
         let host = dst.gpu_write(stream)?;
         // After the ordering, which may touch events of another context (another device's copies).
-        self.ctx.bind_to_thread()?;
+        self.context().bind_to_thread()?;
         // SAFETY: both sides hold `bytes` bytes; nothing reads or frees the pinned memory until
         // the copy has run (`gpu_done` makes every host access and `Drop` wait for it), and the
         // bytes a device buffer of `T: DeviceCopy` holds are valid `T`s.
