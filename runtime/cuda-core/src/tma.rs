@@ -31,6 +31,9 @@ pub enum TmaElement {
     F16,
     /// 32-bit float.
     F32,
+    /// Any 1-byte element: `u8`, `i8`, and the fp8 types (`cuda_device::fp8::{E4M3, E5M2}`):
+    /// TMA moves bytes; the kernel's instructions give them their type.
+    U8,
 }
 
 impl TmaElement {
@@ -38,6 +41,7 @@ impl TmaElement {
         match self {
             TmaElement::Bf16 | TmaElement::F16 => 2,
             TmaElement::F32 => 4,
+            TmaElement::U8 => 1,
         }
     }
     fn sys(self) -> sys::CUtensorMapDataType {
@@ -45,6 +49,7 @@ impl TmaElement {
             TmaElement::Bf16 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
             TmaElement::F16 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
             TmaElement::F32 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+            TmaElement::U8 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
         }
     }
 }

@@ -94,6 +94,7 @@ pub mod debug;
 mod disjoint;
 pub mod dotprod;
 pub mod float;
+pub mod fp8;
 pub mod grid;
 pub mod half;
 pub mod inline_ptx;
