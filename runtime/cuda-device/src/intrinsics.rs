@@ -782,3 +782,36 @@ pub fn wgmma_m64k16_f32<const NACC: usize, const F16: u32, const TRANS_B: u32>(
 ) {
     device_only("wgmma_m64k16_f32")
 }
+
+/// `wgmma.mma_async.sync.aligned.m64n<2 NACC>k16.f32.<bf16|f16>` (sm_90a) with A from registers
+/// (`a0..a3`, this thread's four packed pairs of the 64×16 A tile) and B from a shared-memory
+/// descriptor: as [`wgmma_m64k16_f32`] otherwise.
+#[inline(never)]
+#[cfg_attr(cuda_oxide, oxide::intrinsic)]
+#[allow(unused_variables, clippy::too_many_arguments)]
+pub fn wgmma_m64k16_f32_rs<const NACC: usize, const F16: u32, const TRANS_B: u32>(
+    acc: *mut f32,
+    a0: u32,
+    a1: u32,
+    a2: u32,
+    a3: u32,
+    desc_b: u64,
+    scale_d: u32,
+) {
+    device_only("wgmma_m64k16_f32_rs")
+}
+
+/// `wgmma.mma_async.sync.aligned.m64n<2 NACC>k32.f32.<e4m3|e5m2>.<e4m3|e5m2>` (sm_90a) with A
+/// and B K-major from shared-memory descriptors (fp8 has no transposed form). `A_E5M2`,
+/// `B_E5M2`: 0 e4m3, 1 e5m2.
+#[inline(never)]
+#[cfg_attr(cuda_oxide, oxide::intrinsic)]
+#[allow(unused_variables)]
+pub fn wgmma_m64k32_f32_fp8<const NACC: usize, const A_E5M2: u32, const B_E5M2: u32>(
+    acc: *mut f32,
+    desc_a: u64,
+    desc_b: u64,
+    scale_d: u32,
+) {
+    device_only("wgmma_m64k32_f32_fp8")
+}
