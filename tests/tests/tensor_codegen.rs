@@ -1,7 +1,7 @@
 //! Golden PTX checks of the tensor-core API (issue 14, no GPU needed): one crate built with
 //! `cargo oxide build --release --arch sm_90a` — `mma.sync` for bf16/f16/tf32, `ldmatrix` and
 //! `stmatrix` (x1/x2/x4, `.trans`), mbarriers, `elect.sync`, `setmaxnreg`, `wgmma.mma_async` with
-//! its fence/commit/wait, TMA tile copies (2D, 3D, cluster multicast, grid-constant maps) and the
+//! its fence/commit/wait and every form (B N-major, A from registers, fp8), TMA tile copies (2D, 3D, cluster multicast, grid-constant maps) and the
 //! plain bulk copy onto an mbarrier — each PTX accepted by `ptxas`, and for `examples/gemm-mma`
 //! (sm_80 and sm_90) the instructions its algorithm is made of.
 use std::sync::OnceLock;
@@ -144,6 +144,47 @@ mod kernels {
             tma::wait_group();
         }
         out[t as usize] = acc.d[0];
+    }
+
+    /// The other wgmma forms: B N-major (bf16 m64n128, f16 m64n64), A from registers (bf16 from
+    /// an accumulator's columns, f16 from loaded values; B K- and N-major), fp8 (e4m3 m64n128k32,
+    /// e5m2 m64n64k32), and the accumulator's `scale` and `fill`.
+    #[kernel]
+    pub fn wgmma_forms(vals: &[u32], out: &mut [f32]) {
+        static A: SharedMemory<bf16, { 64 * 64 }, 1024> = SharedMemory::UNINIT;
+        static B: SharedMemory<bf16, { 64 * 128 }, 1024> = SharedMemory::UNINIT;
+        let t = thread::threadIdx_x();
+        let mut s = wgmma::Accumulator::<32>::ZERO;
+        let mut o = wgmma::Accumulator::<64>::ZERO;
+        let mut q = wgmma::Accumulator::<32>::ZERO;
+        q.fill(vals[0] as f32);
+        unsafe {
+            wgmma::fence();
+            let da = wgmma::descriptor_k_major_128b(A.as_mut_ptr(), 16);
+            let dmn = wgmma::descriptor_mn_major_128b(B.as_mut_ptr(), 16, 64);
+            wgmma::mma_bf16_mn_b(&mut o, da, dmn, false);
+            wgmma::mma_f16_mn_b(&mut s, da, dmn, false);
+            wgmma::commit_group();
+            wgmma::wait_group::<0, 32>(&mut s);
+        }
+        s.scale(0.125);
+        let p = wgmma::FragA::<bf16>::from_accumulator(&s, 1);
+        let h = wgmma::FragA::<f16>::from_fn(t, |r, k| f16::from_bits(vals[r * 16 + k] as u16));
+        unsafe {
+            wgmma::fence();
+            let dk = wgmma::descriptor_k_major_128b(B.as_mut_ptr(), 0);
+            let dmn = wgmma::descriptor_mn_major_128b(B.as_mut_ptr(), 0, 64);
+            wgmma::mma_rs(&mut q, &p, dk, true);
+            wgmma::mma_rs_mn_b(&mut o, &p, dmn, true);
+            wgmma::mma_rs(&mut q, &h, dk, true);
+            let d8 = wgmma::descriptor_k_major_128b_8bit(A.as_mut_ptr(), 32);
+            wgmma::mma_e4m3(&mut o, d8, d8, true);
+            wgmma::mma_e5m2(&mut q, d8, d8, true);
+            wgmma::commit_group();
+            wgmma::wait_group::<0, 64>(&mut o);
+            wgmma::wait_group::<0, 32>(&mut q);
+        }
+        out[t as usize] = o.d[0] + o.d[63] + q.d[5] + s.d[3];
     }
 
     /// A 3D box through a grid-constant map: loaded, then stored one box further along x.
@@ -355,6 +396,51 @@ fn wgmma_tma_and_setmaxnreg() {
         ],
     );
     assert_eq!(entry(&text, "regs_and_wgmma").matches("wgmma.mma_async").count(), 4, "one wgmma per k step");
+}
+
+/// The `wgmma.mma_async` lines of `.entry kernel`, as `ptxas` will read them.
+fn wgmma_lines(ptx: &str, kernel: &str) -> Vec<String> {
+    entry(ptx, kernel)
+        .lines()
+        .filter_map(|l| l.find("wgmma.mma_async").map(|at| l[at..].trim_end().to_string()))
+        .collect()
+}
+
+/// Each form of `wgmma.mma_async` with its operands: the accumulators `{%r…}` (LLVM keeps f32
+/// in `%r` registers too), A as a descriptor `%rd…` or as four registers `{%r…}`, B's
+/// descriptor, then scale-d, the two scales and the transpose immediates (A's only with A a
+/// descriptor; none for fp8).
+#[test]
+fn wgmma_forms_b_n_major_a_in_registers_and_fp8() {
+    let text = ptx();
+    let lines = wgmma_lines(&text, "wgmma_forms");
+    let has = |what: &str, shape: &str, a_regs: bool, tail: &str| {
+        let found = lines.iter().any(|l| {
+            let Some(rest) = l.strip_prefix(&format!("wgmma.mma_async.sync.aligned.{shape} {{%r")) else {
+                return false;
+            };
+            let a = rest.split_once("}, ").map(|(_, a)| a).unwrap_or("");
+            a.starts_with(if a_regs { "{%r" } else { "%rd" }) && l.ends_with(tail)
+        });
+        assert!(found, "no {what} (`{shape}`, A in registers: {a_regs}, ending `{tail}`) in:\n{}", lines.join("\n"));
+    };
+    has("SS bf16, B N-major", "m64n128k16.f32.bf16.bf16", false, ", p, 1, 1, 0, 1; }");
+    has("SS f16, B N-major", "m64n64k16.f32.f16.f16", false, ", p, 1, 1, 0, 1; }");
+    has("RS bf16, B K-major", "m64n64k16.f32.bf16.bf16", true, ", p, 1, 1, 0; }");
+    has("RS bf16, B N-major", "m64n128k16.f32.bf16.bf16", true, ", p, 1, 1, 1; }");
+    has("RS f16, B K-major", "m64n64k16.f32.f16.f16", true, ", p, 1, 1, 0; }");
+    has("SS e4m3", "m64n128k32.f32.e4m3.e4m3", false, ", p, 1, 1; }");
+    has("SS e5m2", "m64n64k32.f32.e5m2.e5m2", false, ", p, 1, 1; }");
+    assert_eq!(lines.len(), 7, "one line per call:\n{}", lines.join("\n"));
+    // The RS form's A operand is exactly four 32-bit registers.
+    for l in lines.iter().filter(|l| l.contains("}, {%r")) {
+        let a = l.split("}, {").nth(1).and_then(|a| a.split('}').next()).unwrap_or("");
+        assert_eq!(a.split(", ").filter(|r| r.starts_with("%r") && !r.starts_with("%rd")).count(), 4, "{l}");
+    }
+    let body = entry(&text, "wgmma_forms");
+    assert!(!body.contains(".local"), "accumulators or fragments spilled to local memory:\n{body}");
+    // ptxas accepts every form (the whole crate, this kernel included).
+    built().assert_ptxas();
 }
 
 /// `examples/gemm-mma`: the tensor-core GEMM is made of `mma.sync`, `ldmatrix` and `cp.async`,

@@ -3,7 +3,11 @@
 //! fragments built through the documented layouts; `ldmatrix` x4 (plain and `.trans`) and a
 //! `stmatrix` round trip; an mbarrier's phases and `elect.sync`; and one 64×64×64 bf16 product
 //! with TMA loads (128-byte swizzle) into shared memory, an mbarrier, and four
-//! `wgmma.mma_async` m64n64k16 on shared-memory descriptors (sm_90a). Then TMA on its own: a 3D
+//! `wgmma.mma_async` m64n64k16 on shared-memory descriptors (sm_90a); the other wgmma forms: an
+//! attention-shaped chain `S = Q·Kᵀ` (SS) → `P = bf16(S / 4)` from the accumulator into A
+//! fragments → `P·C` and `P·V` in the RS form with B K-major and N-major, a 64×128×64 product
+//! with B N-major (two TMA boxes, the descriptor's leading offset between them), and an fp8
+//! e4m3 64×64×128 product (`m64n64k32`, TMA of bytes). Then TMA on its own: a 3D
 //! box copy global → shared → global through two maps passed by value (grid-constant
 //! parameters), with partial boxes at every edge (zero fill on load, clipped on store), checked
 //! against CPU slices; and a multicast load in 2-block clusters, where each block fetches half of
@@ -13,6 +17,7 @@
 
 use cuda_core::tma::{TensorMap, TmaElement, TmaSwizzle};
 use cuda_core::{DeviceBuffer, LaunchConfig};
+use cuda_device::fp8::E4M3;
 use cuda_device::half::bf16;
 use cuda_device::mbarrier::{self, MBarrier, Phase};
 use cuda_device::mma::{self, Accumulator, FragA, FragB, Tf32};
@@ -268,6 +273,152 @@ mod kernels {
             d[r * 64 + c] = acc.d[i];
         }
     }
+
+    /// Thread 0 loads the 64×64 bf16 tiles of `maps` (128-byte swizzle) into `tiles` and waits
+    /// with the others.
+    fn load_tiles<const N: usize>(maps: &[TensorMap], tiles: [*mut bf16; N], bar: MBarrier) {
+        if thread::threadIdx_x() == 0 {
+            bar.arrive_expect_tx((N * 64 * 64 * 2) as u32);
+            for i in 0..N {
+                unsafe { tma::load_2d(tiles[i].cast(), &maps[i], 0, 0, bar) };
+            }
+        }
+        Phase::new(bar).wait();
+    }
+
+    /// Attention's two products in one warpgroup: S = Q·Kᵀ (64×64, SS form, `maps[0]` Q, `maps[1]`
+    /// K as 64 rows of 64 k), P = bf16(S / 4) taken from the accumulator 16 columns at a time as
+    /// A fragments, then in the RS form `o_k` = P·Cᵀ (`maps[2]`: C as 64 n rows of 64 k,
+    /// K-major) and `o_mn` = P·V (`maps[3]`: V as 64 k rows of 64 n, N-major, as attention
+    /// stores V).
+    #[kernel]
+    pub fn wgmma_rs_chain(maps: &[TensorMap], o_k: &mut [f32], o_mn: &mut [f32]) {
+        static Q: SharedMemory<bf16, { 64 * 64 }, 1024> = SharedMemory::UNINIT;
+        static K: SharedMemory<bf16, { 64 * 64 }, 1024> = SharedMemory::UNINIT;
+        static C: SharedMemory<bf16, { 64 * 64 }, 1024> = SharedMemory::UNINIT;
+        static V: SharedMemory<bf16, { 64 * 64 }, 1024> = SharedMemory::UNINIT;
+        static BAR: SharedMemory<u64, 1, 8> = SharedMemory::UNINIT;
+        let t = thread::threadIdx_x();
+        let bar = unsafe { MBarrier::new(BAR.as_mut_ptr()) };
+        if t == 0 {
+            unsafe { bar.init(1) };
+            mbarrier::fence_init();
+        }
+        sync_threads();
+        load_tiles(maps, [Q.as_mut_ptr(), K.as_mut_ptr(), C.as_mut_ptr(), V.as_mut_ptr()], bar);
+        let mut s = wgmma::Accumulator::<32>::ZERO;
+        let mut ok = wgmma::Accumulator::<32>::ZERO;
+        let mut omn = wgmma::Accumulator::<32>::ZERO;
+        unsafe {
+            wgmma::fence();
+            for k in 0..4u32 {
+                let dq = wgmma::descriptor_k_major_128b(Q.as_mut_ptr(), k * 16);
+                let dk = wgmma::descriptor_k_major_128b(K.as_mut_ptr(), k * 16);
+                wgmma::mma_bf16(&mut s, dq, dk, k > 0);
+            }
+            wgmma::commit_group();
+            wgmma::wait_group::<0, 32>(&mut s);
+        }
+        s.scale(0.25);
+        let p = [0, 1, 2, 3].map(|j| wgmma::FragA::<bf16>::from_accumulator(&s, j));
+        unsafe {
+            wgmma::fence();
+            for j in 0..4u32 {
+                let dc = wgmma::descriptor_k_major_128b(C.as_mut_ptr(), j * 16);
+                wgmma::mma_rs(&mut ok, &p[j as usize], dc, j > 0);
+                let dv = wgmma::descriptor_mn_major_128b(V.as_mut_ptr(), j * 16, 64);
+                wgmma::mma_rs_mn_b(&mut omn, &p[j as usize], dv, j > 0);
+            }
+            wgmma::commit_group();
+            wgmma::wait_group::<0, 32>(&mut ok);
+            wgmma::wait_group::<0, 32>(&mut omn);
+        }
+        for i in 0..32 {
+            let (r, c) = wgmma::Accumulator::<32>::coord(t, i);
+            o_k[r * 64 + c] = ok.d[i];
+            o_mn[r * 64 + c] = omn.d[i];
+        }
+    }
+
+    /// D (64×128) = A (64×64, K-major, `maps[0]`) · B (64 k rows of 128 n, N-major, `maps[1]`
+    /// with 64×64 boxes): B's two boxes land one after the other, 8 KiB apart — the N-major
+    /// descriptor's leading byte offset — and each `m64n128k16` reads both.
+    #[kernel]
+    pub fn wgmma_mn_b(maps: &[TensorMap], d: &mut [f32]) {
+        static A: SharedMemory<bf16, { 64 * 64 }, 1024> = SharedMemory::UNINIT;
+        static B: SharedMemory<bf16, { 64 * 128 }, 1024> = SharedMemory::UNINIT;
+        static BAR: SharedMemory<u64, 1, 8> = SharedMemory::UNINIT;
+        let t = thread::threadIdx_x();
+        let bar = unsafe { MBarrier::new(BAR.as_mut_ptr()) };
+        if t == 0 {
+            unsafe { bar.init(1) };
+            mbarrier::fence_init();
+        }
+        sync_threads();
+        if t == 0 {
+            bar.arrive_expect_tx(3 * 64 * 64 * 2);
+            unsafe {
+                tma::load_2d(A.as_mut_ptr().cast(), &maps[0], 0, 0, bar);
+                tma::load_2d(B.as_mut_ptr().cast(), &maps[1], 0, 0, bar);
+                tma::load_2d(B.as_mut_ptr().add(64 * 64).cast(), &maps[1], 64, 0, bar);
+            }
+        }
+        Phase::new(bar).wait();
+        let mut acc = wgmma::Accumulator::<64>::ZERO;
+        unsafe {
+            wgmma::fence();
+            for k in 0..4u32 {
+                let da = wgmma::descriptor_k_major_128b(A.as_mut_ptr(), k * 16);
+                let db = wgmma::descriptor_mn_major_128b(B.as_mut_ptr(), k * 16, 64);
+                wgmma::mma_bf16_mn_b(&mut acc, da, db, k > 0);
+            }
+            wgmma::commit_group();
+            wgmma::wait_group::<0, 64>(&mut acc);
+        }
+        for i in 0..64 {
+            let (r, c) = wgmma::Accumulator::<64>::coord(t, i);
+            d[r * 128 + c] = acc.d[i];
+        }
+    }
+
+    /// D (64×64 f32) = A (64×128 e4m3, K-major, `maps[0]`) · B (64 n rows of 128 k, `maps[1]`):
+    /// TMA of bytes with the 128-byte swizzle, four `m64n64k32` steps along K.
+    #[kernel]
+    pub fn wgmma_fp8(maps: &[TensorMap], d: &mut [f32]) {
+        static A: SharedMemory<E4M3, { 64 * 128 }, 1024> = SharedMemory::UNINIT;
+        static B: SharedMemory<E4M3, { 64 * 128 }, 1024> = SharedMemory::UNINIT;
+        static BAR: SharedMemory<u64, 1, 8> = SharedMemory::UNINIT;
+        let t = thread::threadIdx_x();
+        let bar = unsafe { MBarrier::new(BAR.as_mut_ptr()) };
+        if t == 0 {
+            unsafe { bar.init(1) };
+            mbarrier::fence_init();
+        }
+        sync_threads();
+        if t == 0 {
+            bar.arrive_expect_tx(2 * 64 * 128);
+            unsafe {
+                tma::load_2d(A.as_mut_ptr().cast(), &maps[0], 0, 0, bar);
+                tma::load_2d(B.as_mut_ptr().cast(), &maps[1], 0, 0, bar);
+            }
+        }
+        Phase::new(bar).wait();
+        let mut acc = wgmma::Accumulator::<32>::ZERO;
+        unsafe {
+            wgmma::fence();
+            for k in 0..4u32 {
+                let da = wgmma::descriptor_k_major_128b_8bit(A.as_mut_ptr(), k * 32);
+                let db = wgmma::descriptor_k_major_128b_8bit(B.as_mut_ptr(), k * 32);
+                wgmma::mma_e4m3(&mut acc, da, db, k > 0);
+            }
+            wgmma::commit_group();
+            wgmma::wait_group::<0, 32>(&mut acc);
+        }
+        for i in 0..32 {
+            let (r, c) = wgmma::Accumulator::<32>::coord(t, i);
+            d[r * 64 + c] = acc.d[i];
+        }
+    }
 }
 
 fn cfg(threads: u32) -> LaunchConfig {
@@ -401,6 +552,83 @@ fn main() {
         let want: Vec<f32> =
             (0..64 * 64).map(|e| (0..64).map(|k| a[(e / 64) * 64 + k] * b[(e % 64) * 64 + k]).sum::<f32>()).collect();
         close("wgmma_tile", &ck(dd.to_host_vec(&s), "copy d back")?, &want)
+    });
+
+    // Integers in -1..=1 (and quarters after the scale): every product and sum below, S and P
+    // included, is exact in f32 and bf16, so the GPU must match bit for bit.
+    report.check("wgmma_rs_chain_from_accumulator", || {
+        let tiles: Vec<Vec<f32>> =
+            (0..4).map(|_| (0..64 * 64).map(|_| ((rng.next_u32() % 3) as i32 - 1) as f32).collect()).collect();
+        let (q, k, c, v) = (&tiles[0], &tiles[1], &tiles[2], &tiles[3]);
+        let bufs = tiles
+            .iter()
+            .map(|x| DeviceBuffer::from_host(&s, &x.iter().map(|&x| bf16::from_f32(x)).collect::<Vec<_>>()))
+            .collect::<Result<Vec<_>, _>>();
+        let bufs = ck(bufs, "copy the tiles")?;
+        let maps = bufs
+            .iter()
+            .map(|b| TensorMap::tiled_2d(b.as_device_ptr(), TmaElement::Bf16, 64, 64, 64, 64, TmaSwizzle::B128))
+            .collect::<Result<Vec<_>, _>>();
+        let md = ck(DeviceBuffer::from_host(&s, &ck(maps, "encode the maps")?), "copy maps")?;
+        let mut okd = ck(DeviceBuffer::from_host(&s, &vec![f32::NAN; 64 * 64]), "poison o_k")?;
+        let mut omd = ck(DeviceBuffer::from_host(&s, &vec![f32::NAN; 64 * 64]), "poison o_mn")?;
+        ck(m.wgmma_rs_chain(&s, cfg(128), &md, &mut okd, &mut omd), "launch wgmma_rs_chain")?;
+        let p: Vec<f32> = (0..64 * 64)
+            .map(|e| {
+                let s = (0..64).map(|x| q[(e / 64) * 64 + x] * k[(e % 64) * 64 + x]).sum::<f32>();
+                bf16::from_f32(s * 0.25).to_f32()
+            })
+            .collect();
+        let want_k: Vec<f32> =
+            (0..64 * 64).map(|e| (0..64).map(|j| p[(e / 64) * 64 + j] * c[(e % 64) * 64 + j]).sum::<f32>()).collect();
+        let want_mn: Vec<f32> =
+            (0..64 * 64).map(|e| (0..64).map(|j| p[(e / 64) * 64 + j] * v[j * 64 + e % 64]).sum::<f32>()).collect();
+        close("P·Cᵀ (RS, B K-major)", &ck(okd.to_host_vec(&s), "copy o_k back")?, &want_k)?;
+        close("P·V (RS, B N-major)", &ck(omd.to_host_vec(&s), "copy o_mn back")?, &want_mn)
+    });
+
+    report.check("tma_wgmma_m64n128k64_bf16_b_n_major", || {
+        let a: Vec<f32> = (0..64 * 64).map(|_| small(&mut rng)).collect();
+        let b: Vec<f32> = (0..64 * 128).map(|_| small(&mut rng)).collect();
+        let (ab, bb): (Vec<bf16>, Vec<bf16>) =
+            (a.iter().map(|&x| bf16::from_f32(x)).collect(), b.iter().map(|&x| bf16::from_f32(x)).collect());
+        let (ad, bd) =
+            (ck(DeviceBuffer::from_host(&s, &ab), "copy a")?, ck(DeviceBuffer::from_host(&s, &bb), "copy b")?);
+        let a_map = TensorMap::tiled_2d(ad.as_device_ptr(), TmaElement::Bf16, 64, 64, 64, 64, TmaSwizzle::B128);
+        // B: 64 rows (k) of 128 columns (n), N contiguous; boxes of 64 k rows × 64 n.
+        let b_map = TensorMap::tiled_2d(bd.as_device_ptr(), TmaElement::Bf16, 64, 128, 64, 64, TmaSwizzle::B128);
+        let maps = [ck(a_map, "encode A's map")?, ck(b_map, "encode B's map")?];
+        let md = ck(DeviceBuffer::from_host(&s, &maps), "copy maps")?;
+        let mut dd = ck(DeviceBuffer::from_host(&s, &vec![f32::NAN; 64 * 128]), "poison d")?;
+        ck(m.wgmma_mn_b(&s, cfg(128), &md, &mut dd), "launch wgmma_mn_b")?;
+        let want: Vec<f32> =
+            (0..64 * 128).map(|e| (0..64).map(|k| a[(e / 128) * 64 + k] * b[k * 128 + e % 128]).sum::<f32>()).collect();
+        close("wgmma_mn_b", &ck(dd.to_host_vec(&s), "copy d back")?, &want)
+    });
+
+    // Halves in -2..=2 (exact in e4m3): products are quarters, sums of 128 below 2^9, exact in
+    // any accumulator keeping 11 significant bits.
+    report.check("tma_wgmma_m64n64k128_e4m3", || {
+        let a: Vec<f32> = (0..64 * 128).map(|_| ((rng.next_u32() % 9) as i32 - 4) as f32 / 2.0).collect();
+        let b: Vec<f32> = (0..64 * 128).map(|_| ((rng.next_u32() % 9) as i32 - 4) as f32 / 2.0).collect();
+        let (a8, b8): (Vec<E4M3>, Vec<E4M3>) =
+            (a.iter().map(|&x| E4M3::from_f32(x)).collect(), b.iter().map(|&x| E4M3::from_f32(x)).collect());
+        if let Some(i) = (0..a.len()).find(|&i| a8[i].to_f32() != a[i] || b8[i].to_f32() != b[i]) {
+            return Err(format!("input {i} is not exact in e4m3: {} {}", a[i], b[i]));
+        }
+        let (ad, bd) =
+            (ck(DeviceBuffer::from_host(&s, &a8), "copy a")?, ck(DeviceBuffer::from_host(&s, &b8), "copy b")?);
+        let map = |buf: &DeviceBuffer<E4M3>| {
+            TensorMap::tiled_2d(buf.as_device_ptr(), TmaElement::U8, 64, 128, 64, 128, TmaSwizzle::B128)
+        };
+        let maps = [ck(map(&ad), "encode A's map")?, ck(map(&bd), "encode B's map")?];
+        let md = ck(DeviceBuffer::from_host(&s, &maps), "copy maps")?;
+        let mut dd = ck(DeviceBuffer::from_host(&s, &vec![f32::NAN; 64 * 64]), "poison d")?;
+        ck(m.wgmma_fp8(&s, cfg(128), &md, &mut dd), "launch wgmma_fp8")?;
+        let want: Vec<f32> = (0..64 * 64)
+            .map(|e| (0..128).map(|k| a[(e / 64) * 128 + k] * b[(e % 64) * 128 + k]).sum::<f32>())
+            .collect();
+        close("wgmma_fp8", &ck(dd.to_host_vec(&s), "copy d back")?, &want)
     });
 
     report.check("tma_3d_box_copy_grid_constant_maps", || {
