@@ -9,12 +9,24 @@
 #   - lib64/libcudart.so, bin/, nvvm/, include/: the managed CUDA tools' (`cargo oxide setup`),
 #     the headers together with CCCL's (libcu++'s <nv/target> and <cuda/...>, which the CUDA
 #     headers include).
-# Usage: scripts/cuda-link-stubs.sh DIR   then build with CUDA_HOME=DIR (and NVCC=DIR/bin/nvcc).
+#   - with --ptx-isa X.Y, DIR/ptx-isa/nvcc: nvcc that marks the PTX it writes (`--ptx`) as ISA X.Y.
+#     candle loads its kernels as PTX, which the driver JIT-compiles, and a driver reads only the
+#     ISA versions of its CUDA release or older (driver 580 = CUDA 13.0: ISA 9.0); the managed nvcc
+#     may be newer than the GPU host's driver (13.5 writes 9.5). candle's kernels use no newer
+#     instruction; one that did would fail to load with the JIT's error, not run differently.
+# Usage: scripts/cuda-link-stubs.sh DIR [--ptx-isa X.Y]   then build with CUDA_HOME=DIR and
+# NVCC=DIR/bin/nvcc (DIR/ptx-isa/nvcc with --ptx-isa).
 # A machine with the CUDA toolkit needs none of this: build with its CUDA_HOME.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-OUT="${1:?usage: scripts/cuda-link-stubs.sh DIR}"
+OUT="${1:?usage: scripts/cuda-link-stubs.sh DIR [--ptx-isa X.Y]}"
+PTX_ISA=""
+if [ $# -ge 2 ]; then
+    [ "$2" = "--ptx-isa" ] && [[ "${3:-}" =~ ^[0-9]+\.[0-9]+$ ]] \
+        || { echo "error: expected \`--ptx-isa X.Y\` (such as 9.0) after DIR, got: ${*:2}" >&2; exit 1; }
+    PTX_ISA="$3"
+fi
 TOOLS="$(ls -d "${CUDA_OXIDE_HOME:-$HOME/.cuda-oxide}"/cuda-*/nvidia/cu13 2>/dev/null | sort -V | tail -n 1 || true)"
 [ -n "$TOOLS" ] || { echo "error: no CUDA tools in ~/.cuda-oxide; run \`cargo oxide setup\`" >&2; exit 1; }
 [ -f "$TOOLS/lib/libcudart.so.13" ] || { echo "error: $TOOLS/lib/libcudart.so.13 is missing; run \`cargo oxide setup\` again" >&2; exit 1; }
@@ -51,6 +63,38 @@ stub() { # stub <cudarc module> <library name> <soname>
     ln -sf "$3" "$OUT/lib64/$2.so"
     rm -f "$c"
 }
+if [ -n "$PTX_ISA" ]; then
+    # nvcc writes `--ptx` output as <--output-directory or .>/<source stem>.ptx, or to `-o FILE`.
+    mkdir -p "$OUT/ptx-isa"
+    cat > "$OUT/ptx-isa/nvcc" <<WRAPPER
+#!/usr/bin/env bash
+# nvcc whose PTX says \`.version $PTX_ISA\` (scripts/cuda-link-stubs.sh --ptx-isa).
+set -euo pipefail
+"$OUT/bin/nvcc" "\$@"
+ptx=0; dir=.; out=""; sources=()
+while [ \$# -gt 0 ]; do
+    case "\$1" in
+        --ptx|-ptx) ptx=1 ;;
+        --output-directory|-odir) dir="\$2"; shift ;;
+        --output-directory=*) dir="\${1#*=}" ;;
+        -o|--output-file) out="\$2"; shift ;;
+        *.cu) sources+=("\$1") ;;
+    esac
+    shift
+done
+[ "\$ptx" = 1 ] || exit 0
+files=()
+if [ -n "\$out" ]; then files=("\$out"); else
+    for src in "\${sources[@]}"; do b="\$(basename "\$src")"; files+=("\$dir/\${b%.cu}.ptx"); done
+fi
+for f in "\${files[@]}"; do
+    [ -f "\$f" ] && sed -i -E '0,/^\.version [0-9]+\.[0-9]+/s//.version $PTX_ISA/' "\$f"
+done
+exit 0
+WRAPPER
+    chmod +x "$OUT/ptx-isa/nvcc"
+fi
+
 stub driver libcuda libcuda.so.1
 stub cublas libcublas libcublas.so.13
 stub cublaslt libcublasLt libcublasLt.so.13

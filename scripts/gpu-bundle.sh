@@ -76,10 +76,23 @@ for dir in "$ROOT"/examples/*/; do
     if [ -f "$dir/oxide-cuda-toolkit" ]; then
         # Links the CUDA libraries (candle): a toolkit's CUDA_HOME, else link-time stand-ins.
         cuda_home="${CUDA_HOME:-}"
+        nvcc="$cuda_home/bin/nvcc"
         if [ -z "$cuda_home" ] || [ ! -e "$cuda_home/lib64/libcublas.so" ]; then
-            cuda_home="$("$ROOT/scripts/cuda-link-stubs.sh" "$CARGO_TARGET_DIR/cuda-link-stubs")"
+            # The managed nvcc may be newer than the GPU host's driver, which JIT-compiles candle's
+            # PTX: mark it with the ISA of the host's CUDA (driver 580 = CUDA 13.0: 9.0).
+            cuda_home="$("$ROOT/scripts/cuda-link-stubs.sh" "$CARGO_TARGET_DIR/cuda-link-stubs" --ptx-isa "${GPU_HOST_PTX_ISA:-9.0}")"
+            nvcc="$cuda_home/ptx-isa/nvcc"
+            # candle's build script reruns on no change of nvcc and keeps its PTX: PTX of another
+            # ISA goes with the package's build.
+            for ptx in "$CARGO_TARGET_DIR"/oxide/release/build/candle-kernels-*/out/*.ptx; do
+                if [ -f "$ptx" ] && ! grep -qx ".version ${GPU_HOST_PTX_ISA:-9.0}" "$ptx"; then
+                    # What `cargo clean -p candle-kernels` removes (it refuses a target dir cargo did not make).
+                    rm -rf "$CARGO_TARGET_DIR"/oxide/release/{build,.fingerprint}/candle-kernels-*
+                    break
+                fi
+            done
         fi
-        CUDA_HOME="$cuda_home" NVCC="$cuda_home/bin/nvcc" CUDA_COMPUTE_CAP="${CUDA_COMPUTE_CAP:-90}" \
+        CUDA_HOME="$cuda_home" NVCC="$nvcc" CUDA_COMPUTE_CAP="${CUDA_COMPUTE_CAP:-90}" \
             "$CARGO_OXIDE" oxide build --release --quiet --arch "$arch" --manifest-path "$dir/Cargo.toml"
         add "$RELEASE/$name" "example-$name"
         artifacts "${name//-/_}"
