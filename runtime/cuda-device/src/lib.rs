@@ -32,6 +32,7 @@
 //! | [`barrier`] | NVIDIA cuda-oxide's mbarrier names: a [`barrier::Barrier`] static and free functions over it |
 //! | [`mbarrier`] | shared-memory barriers with transaction counts, phase tracking, `fence.proxy.async`, `elect.sync`, `setmaxnreg` |
 //! | [`tma`] | tensor memory accelerator: 2D/3D tile loads (also multicast to a cluster) and stores with a host-encoded [`tma::TensorMap`], by value a grid-constant parameter; bulk copies without a map (sm_90) |
+//! | [`tile`] | Hopper kernel building blocks: swizzled shared tiles for TMA/`wgmma`, an mbarrier load pipeline, warp specialisation, a persistent tile scheduler, epilogues, accumulator row operations (`examples/gemm`) |
 //! | async copies and tensor cores | [`async_copy`], [`mbarrier`], [`tma`], [`mma`], [`wgmma`] and [`cluster`] together: the guide's chapter "Tensor cores, TMA and async copies" |
 //! | [`f16x2`], [`bf16x2`], [`convert`], [`tcgen05`] | NVIDIA cuda-oxide's names for packed-half operations and conversions |
 //!
@@ -107,6 +108,7 @@ pub mod shared;
 pub mod swizzle;
 pub mod sync;
 pub mod thread;
+pub mod tile;
 pub mod tma;
 pub mod uniform;
 pub mod vector;

@@ -1,0 +1,34 @@
+//! Tiles for Hopper kernels (TMA sm_90, `wgmma`/`setmaxnreg` sm_90a): the pieces a
+//! warp-specialised, pipelined, persistent GEMM or attention kernel is made of, over the raw
+//! operations of [`crate::tma`], [`crate::mbarrier`], [`crate::wgmma`] and [`crate::cluster`].
+//!
+//! | piece | what |
+//! |---|---|
+//! | [`SmemTile`] | a `ROWS × COLS` tile of `T` in shared memory, 128-byte swizzled as TMA writes it: TMA load (onto an mbarrier, or multicast to a cluster) and store, `wgmma` descriptors at a K offset, swizzled element access |
+//! | [`Pipeline`] | `STAGES` buffers behind `full`/`empty` mbarriers: [`Producer::acquire`] (wait for a free stage, expect its bytes), [`Consumer::wait`] / [`Consumer::release`] (also to every block of a cluster), phases and parities kept inside |
+//! | [`warpgroup`] | warpgroup index and leader, `setmaxnreg` for producer and consumer warpgroups, named barriers over a warpgroup |
+//! | [`TileScheduler`] | persistent grids: each block (or cluster) walks the output tiles in a grouped raster order |
+//! | [`epilogue`] | f32 accumulator → scale / bias / activation ([`Linear`], or any closure) → bf16 → masked direct stores, or staged in shared memory and stored by TMA |
+//! | [`RowOps`] | row max / row sum of a `wgmma` accumulator (quad shuffles), row scaling, `exp2`: the steps of an online softmax |
+//!
+//! `examples/gemm` is a whole GEMM on these (bf16, 128 × 256 tiles, 4 stages, 2 consumer
+//! warpgroups, persistent, optionally 2-block clusters multicasting B); the guide's chapter
+//! "Tensor cores, TMA and async copies" explains the underlying operations.
+//!
+//! Everything whose correctness the types cannot show — that a pointer is shared memory, that a
+//! map's box matches a tile, that a whole warpgroup is present, that a phase expects the bytes —
+//! is an `unsafe fn` whose `# Safety` section says what the caller promises. Layout and index
+//! arithmetic (offsets, descriptors, schedules) is plain and tested on the host.
+
+pub mod epilogue;
+pub mod pipeline;
+pub mod rows;
+pub mod scheduler;
+pub mod smem;
+pub mod warpgroup;
+
+pub use epilogue::{Activation, Bf16Out, EpilogueOp, Gelu, Identity, Linear, NoAct, Relu};
+pub use pipeline::{Consumer, Fill, Pipeline, Producer, Stage};
+pub use rows::RowOps;
+pub use scheduler::{Tile, TileGrid, TileScheduler};
+pub use smem::SmemTile;
