@@ -140,7 +140,7 @@ cp "$ROOT"/bench/cuda/*.cu "$OUT/bench/cuda/"
 mkdir -p "$OUT/bench/src"
 cp "$ROOT/bench/src/kernels.rs" "$OUT/bench/src/"
 # The bf16 GEMMs are the examples' kernels (their library crates), under their own paths.
-for ex in gemm-mma gemm-wgmma-tma; do
+for ex in gemm-mma gemm-wgmma-tma gemm; do
     mkdir -p "$OUT/bench/examples/$ex/src"
     cp "$ROOT/examples/$ex/src/lib.rs" "$OUT/bench/examples/$ex/src/"
 done

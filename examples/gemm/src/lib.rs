@@ -1,0 +1,440 @@
+//! bf16 GEMM on Hopper, written on `cuda_device::tile`: `C = act(alpha · A·B + bias)`, A
+//! row-major (M × K), B column-major (stored N × K, K contiguous: the "TN" layout), f32
+//! accumulation, bf16 C (row-major). Any M, N, K that are multiples of 16: TMA reads zeros past
+//! the edges and the epilogue stores only inside C. Build for `sm_90a`.
+//!
+//! The design of CUTLASS's and cuBLAS's Hopper kernels:
+//! - a block of 384 threads computes 128 × 256 tiles of C; warpgroup 0 is the producer (one
+//!   thread issues TMA, `setmaxnreg` down to 40 registers), warpgroups 1 and 2 are consumers
+//!   (232 registers each), each with a 64 × 256 f32 accumulator (128 registers per thread);
+//! - a 4-stage ring of 64-deep K slices (A 128 × 64 and B 256 × 64, 48 KiB a stage) behind
+//!   `full`/`empty` mbarriers (`tile::Pipeline`);
+//! - each consumer issues the 4 `wgmma` m64n256k16 of k tile `s`, then `wgmma.wait_group 1`:
+//!   the MMAs of `s` overlap the completion of `s - 1`, whose stage it then releases;
+//! - persistent: one block per SM walks the tiles in a grouped order (16 tile rows deep) for L2
+//!   reuse (`tile::TileScheduler`);
+//! - `gemm_cluster`: blocks in clusters of 2 take vertically adjacent tiles and share B: each
+//!   loads one half of the B slice and multicasts it to both, halving B's L2 traffic;
+//! - epilogue: direct masked `Bf16x2` stores (`gemm`, `gemm_cluster`), or staged in shared
+//!   memory and stored by TMA (`gemm_tma_store`).
+//!
+//! Other layouts: A column-major or B row-major (MN-major operands) need `wgmma`'s transposed
+//! descriptors, which are being added to `cuda_device::wgmma` separately — TODO once they land.
+//!
+//! The kernels are this library's, so that `bench/` times the very kernels `main.rs` verifies;
+//! [`Gemm`] is the host side both use.
+use std::cell::Cell;
+use std::sync::Arc;
+
+use cuda_core::tma::{TensorMap, TmaElement, TmaSwizzle};
+use cuda_core::{CudaContext, CudaStream, DeviceBuffer, DriverError, LaunchConfig};
+use cuda_device::half::{Bf16x2, bf16};
+use cuda_device::tile::epilogue::{self, Bf16Out, EpilogueOp, Linear};
+use cuda_device::tile::{Consumer, NoAct, Pipeline, SmemTile, Stage, TileGrid, TileScheduler, warpgroup};
+use cuda_device::wgmma::{self, Accumulator};
+use cuda_device::{DynamicSharedArray, cluster, cluster_launch, cuda_module, kernel, launch_bounds, sync_threads};
+use cuda_device::{thread, tma};
+
+/// Block tile rows (two consumer warpgroups of 64).
+pub const BM: usize = 128;
+/// Block tile columns (one m64n256 `wgmma` per K step and warpgroup).
+pub const BN: usize = 256;
+/// K slice per pipeline stage.
+pub const BK: usize = 64;
+/// Pipeline depth.
+pub const STAGES: usize = 4;
+/// Tile rows per group of the persistent raster order.
+pub const GROUP_M: u32 = 16;
+
+/// How `m × n` is cut into tiles and walked, by clusters of `cluster_m` blocks.
+pub const fn tile_grid(m: u32, n: u32, cluster_m: u32) -> TileGrid {
+    TileGrid { m, n, bm: BM as u32, bn: BN as u32, group_m: GROUP_M, cluster_m }
+}
+
+/// A stage's slice of A: 128 rows × 64 k.
+pub type ATile = SmemTile<bf16, BM, BK>;
+/// A stage's slice of B: 256 columns of C × 64 k.
+pub type BTile = SmemTile<bf16, BN, BK>;
+/// What one TMA box of A or B fills: 128 rows × 64 k (B takes two).
+pub type Slab = SmemTile<bf16, 128, BK>;
+/// A staging chunk of the TMA-store epilogue: 64 rows × 64 columns of C.
+pub type CChunk = SmemTile<bf16, 64, 64>;
+
+const STAGE_BYTES: usize = ATile::BYTES + BTile::BYTES;
+const RING_BYTES: usize = STAGES * STAGE_BYTES;
+/// Dynamic shared memory of `gemm` and `gemm_cluster`: the ring, then the barriers.
+pub const SMEM_BYTES: usize = RING_BYTES + Pipeline::<STAGES>::BARRIER_BYTES;
+/// Where `gemm_tma_store`'s staging chunks start: after the barriers, 1024-byte aligned.
+const STAGING: usize = SMEM_BYTES.next_multiple_of(1024);
+/// Dynamic shared memory of `gemm_tma_store`: also two staging chunks per consumer warpgroup.
+pub const SMEM_BYTES_TMA_STORE: usize = STAGING + 4 * CChunk::BYTES;
+
+/// Where a consumer warpgroup's finished 64 × 256 accumulator goes.
+trait Store {
+    /// Stores `acc` (rows `row`.., columns `col`..) through `op`; `half` is the warpgroup's
+    /// row half of the block tile.
+    fn store(&self, acc: &Accumulator<128>, row: usize, col: usize, half: usize, op: &impl EpilogueOp);
+    /// Before the block exits.
+    fn finish(&self);
+}
+
+/// Masked `Bf16x2` stores straight from the registers.
+struct Direct<'a>(Bf16Out<'a>);
+
+impl Store for Direct<'_> {
+    #[inline(always)]
+    fn store(&self, acc: &Accumulator<128>, row: usize, col: usize, _half: usize, op: &impl EpilogueOp) {
+        epilogue::store_accumulator(acc, &self.0, row, col, op);
+    }
+    fn finish(&self) {}
+}
+
+/// Staged in shared memory (two 64 × 64 chunks per warpgroup, after the ring), stored by TMA.
+struct ViaTma<'a> {
+    map: &'a TensorMap,
+    staging: *mut u8,
+}
+
+impl Store for ViaTma<'_> {
+    #[inline(always)]
+    fn store(&self, acc: &Accumulator<128>, row: usize, col: usize, half: usize, op: &impl EpilogueOp) {
+        // SAFETY: the launch gives SMEM_BYTES_TMA_STORE; warpgroup `half` alone uses chunks
+        // 2 half and 2 half + 1 (8 KiB each from STAGING, so 1024-byte aligned) and named
+        // barrier 1 + half.
+        unsafe {
+            let buf = |i: usize| CChunk::from_ptr(self.staging.add((2 * half + i) * CChunk::BYTES));
+            epilogue::store_accumulator_tma(acc, [buf(0), buf(1)], self.map, row, col, 1 + half as u32, op);
+        }
+    }
+    fn finish(&self) {
+        if warpgroup::is_leader() {
+            tma::wait_group(); // the staging chunks outlive the last stores' reads
+        }
+    }
+}
+
+/// The kernel body: `CLUSTER` blocks per cluster along M (1 or 2), results through `out`.
+#[inline(always)]
+fn gemm_tn<const CLUSTER: u32>(
+    a_map: &TensorMap,
+    b_map: &TensorMap,
+    k: u32,
+    tiles: TileScheduler,
+    op: &Linear<'_>,
+    out: &impl Store,
+) {
+    let smem = DynamicSharedArray::<u8, 1024>::get_raw();
+    // SAFETY (all three): the launch gives at least SMEM_BYTES of 1024-aligned dynamic shared
+    // memory; stage s's A and B tiles and the barriers are disjoint ranges of it, each used only
+    // as what it is named here.
+    let a_tile = |s: usize| unsafe { ATile::from_ptr(smem.add(s * STAGE_BYTES)) };
+    let b_tile = |s: usize| unsafe { BTile::from_ptr(smem.add(s * STAGE_BYTES + ATile::BYTES)) };
+    let pipe = unsafe { Pipeline::<STAGES>::new(smem.add(RING_BYTES).cast()) };
+    if thread::threadIdx_x() == 0 {
+        // SAFETY: one thread, first; the block (cluster) barrier below publishes it. `full`
+        // counts the producer's arrival, `empty` both consumer warpgroups of every block whose
+        // B half lands in this block.
+        unsafe { pipe.init(1, 2 * CLUSTER) };
+        // SAFETY: grid-constant maps.
+        unsafe {
+            tma::prefetch(a_map);
+            tma::prefetch(b_map);
+        }
+    }
+    if CLUSTER > 1 {
+        cluster::sync()
+    } else {
+        sync_threads()
+    }
+    let k_tiles = k.div_ceil(BK as u32);
+    let wg = warpgroup::index();
+    if wg == 0 {
+        // SAFETY: the whole warpgroup, in the producer branch.
+        unsafe { warpgroup::producer_registers::<40>() };
+        if warpgroup::is_leader() {
+            let rank = if CLUSTER > 1 { cluster::block_rank() } else { 0 };
+            let mut producer = pipe.producer();
+            for tile in tiles {
+                for kt in 0..k_tiles {
+                    let fill = producer.acquire(STAGE_BYTES as u32);
+                    let (x, bar, s) = ((kt as usize * BK) as i32, fill.barrier(), fill.index());
+                    let (row, col) = (tile.row as i32, tile.col as i32);
+                    // SAFETY: the maps' boxes are `Slab`'s (64 × 128, 128-byte swizzle); stage s is
+                    // free in every block it is written in (acquire waited for the releases of
+                    // all of them) and its `full` phase expects STAGE_BYTES in each.
+                    unsafe {
+                        a_tile(s).load(a_map, x, row, bar);
+                        if CLUSTER == 1 {
+                            b_tile(s).rows::<128>(0).load(b_map, x, col, bar);
+                            b_tile(s).rows::<128>(1).load(b_map, x, col + 128, bar);
+                        } else {
+                            // This block's half of the slice, into both blocks of the cluster.
+                            let half = b_tile(s).rows::<128>(rank as usize);
+                            half.load_multicast(b_map, x, col + 128 * rank as i32, bar, 0b11);
+                        }
+                    }
+                }
+            }
+            // The other block's consumers still arrive here: wait for them before exiting.
+            producer.drain();
+        }
+    } else {
+        // SAFETY: the whole warpgroup, in the consumer branch; 40 × 128 + 232 × 256 ≤ 65536.
+        unsafe { warpgroup::consumer_registers::<232>() };
+        let half = (wg - 1) as usize; // rows 64 half .. 64 half + 64 of the block tile
+        let leader = warpgroup::is_leader();
+        let mut consumer = pipe.consumer();
+        let release = |consumer: &Consumer<STAGES>, stage: Stage| {
+            if leader {
+                if CLUSTER == 1 {
+                    consumer.release(stage)
+                } else {
+                    // SAFETY: both blocks initialised their barriers before the cluster barrier
+                    // and drain them before exiting.
+                    unsafe { consumer.release_cluster(stage, 0b11) }
+                }
+            }
+        };
+        let mut acc = Accumulator::<128>::ZERO;
+        for tile in tiles {
+            let mut reading: Option<Stage> = None;
+            for kt in 0..k_tiles {
+                let stage = consumer.wait();
+                let (a, b) = (a_tile(stage.index()).rows::<64>(half), b_tile(stage.index()));
+                // SAFETY: the warpgroup runs this together; the stage was written by TMA (the
+                // async proxy, which wgmma reads through) and is not released before the wait
+                // below says its MMAs are done; `acc` is only touched by wgmma until then.
+                unsafe {
+                    wgmma::fence();
+                    cuda_device::unroll!(for kk in 0..BK / 16 {
+                        let (da, db) = (a.descriptor(16 * kk), b.descriptor(16 * kk));
+                        wgmma::mma_bf16(&mut acc, da, db, kt > 0 || kk > 0); // first: acc = A·B
+                    });
+                    wgmma::commit_group();
+                    wgmma::wait_group::<1, 128>(&mut acc); // k tile kt - 1's MMAs are done
+                }
+                if let Some(done) = reading {
+                    release(&consumer, done);
+                }
+                reading = Some(stage);
+            }
+            // SAFETY: as above.
+            unsafe { wgmma::wait_group::<0, 128>(&mut acc) };
+            if let Some(done) = reading {
+                release(&consumer, done);
+            }
+            // A closure: its type is this instance's own, so the epilogue has one caller and
+            // is inlined (tile::epilogue's docs say why that matters).
+            let op = |v: f32, row: usize, col: usize| op.apply(v, row, col);
+            out.store(&acc, tile.row as usize + 64 * half, tile.col as usize, half, &op);
+        }
+        out.finish();
+    }
+    // Neither block of a cluster leaves while the other may still use its shared memory.
+    if CLUSTER > 1 {
+        cluster::sync();
+    }
+}
+
+#[cuda_module]
+pub mod kernels {
+    use super::*;
+
+    /// `C = alpha · A·B + bias` (bias per column; empty for none) with direct stores; grid:
+    /// at most one block per SM ([`Gemm::config`]), 384 threads, [`SMEM_BYTES`].
+    #[kernel]
+    #[launch_bounds(384, 1)]
+    #[allow(clippy::too_many_arguments)] // the launch's arguments
+    pub fn gemm(a: TensorMap, b: TensorMap, c: &mut [Bf16x2], m: u32, n: u32, k: u32, alpha: f32, bias: &[f32]) {
+        let Some(out) = Bf16Out::new(c, m as usize, n as usize) else { cuda_device::trap() };
+        let tiles = TileScheduler::for_block(tile_grid(m, n, 1));
+        gemm_tn::<1>(&a, &b, k, tiles, &Linear { alpha, bias, act: NoAct }, &Direct(out));
+    }
+
+    /// [`gemm`] in clusters of 2 blocks sharing B through TMA multicast.
+    #[kernel]
+    #[launch_bounds(384, 1)]
+    #[cluster_launch(2, 1, 1)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn gemm_cluster(
+        a: TensorMap,
+        b: TensorMap,
+        c: &mut [Bf16x2],
+        m: u32,
+        n: u32,
+        k: u32,
+        alpha: f32,
+        bias: &[f32],
+    ) {
+        let Some(out) = Bf16Out::new(c, m as usize, n as usize) else { cuda_device::trap() };
+        let tiles = TileScheduler::for_block(tile_grid(m, n, 2));
+        gemm_tn::<2>(&a, &b, k, tiles, &Linear { alpha, bias, act: NoAct }, &Direct(out));
+    }
+
+    /// [`gemm`] with the epilogue through shared memory and TMA stores (`c_map`: C with boxes
+    /// of 64 × 64, 128-byte swizzle); [`SMEM_BYTES_TMA_STORE`].
+    #[kernel]
+    #[launch_bounds(384, 1)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn gemm_tma_store(
+        a: TensorMap,
+        b: TensorMap,
+        c_map: TensorMap,
+        m: u32,
+        n: u32,
+        k: u32,
+        alpha: f32,
+        bias: &[f32],
+    ) {
+        let tiles = TileScheduler::for_block(tile_grid(m, n, 1));
+        let staging = DynamicSharedArray::<u8, 1024>::offset(STAGING);
+        let out = ViaTma { map: &c_map, staging };
+        gemm_tn::<1>(&a, &b, k, tiles, &Linear { alpha, bias, act: NoAct }, &out);
+    }
+}
+
+/// Which kernel of [`kernels`] a launch uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Variant {
+    /// `gemm`: one block per SM, direct stores.
+    Plain,
+    /// `gemm_cluster`: clusters of 2 multicasting B.
+    Cluster,
+    /// `gemm_tma_store`: the epilogue through shared memory and TMA.
+    TmaStore,
+}
+
+impl Variant {
+    /// Every variant.
+    pub const ALL: [Variant; 3] = [Variant::Plain, Variant::Cluster, Variant::TmaStore];
+
+    /// The kernel's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Plain => "gemm",
+            Variant::Cluster => "gemm_cluster",
+            Variant::TmaStore => "gemm_tma_store",
+        }
+    }
+
+    fn cluster(self) -> u32 {
+        if self == Variant::Cluster { 2 } else { 1 }
+    }
+}
+
+/// The operands of one GEMM on the device, with their tensor maps.
+pub struct Operands<'a> {
+    /// A, M × K row-major.
+    pub a: &'a DeviceBuffer<bf16>,
+    /// B, K × N column-major (stored N × K).
+    pub b: &'a DeviceBuffer<bf16>,
+    /// Per-column bias (N values), or empty.
+    pub bias: &'a DeviceBuffer<f32>,
+    /// M, N, K: multiples of 16.
+    pub m: usize,
+    /// N.
+    pub n: usize,
+    /// K.
+    pub k: usize,
+    a_map: TensorMap,
+    b_map: TensorMap,
+}
+
+/// The map of a row-major `rows × cols` bf16 matrix at `base`, in boxes of `box_rows` ×
+/// `box_cols`, 128-byte swizzled (what [`SmemTile`] loads and stores).
+pub fn bf16_map(base: u64, rows: usize, cols: usize, box_rows: u32, box_cols: u32) -> Result<TensorMap, DriverError> {
+    TensorMap::tiled_2d(base, TmaElement::Bf16, rows as u64, cols as u64, box_rows, box_cols, TmaSwizzle::B128)
+}
+
+impl<'a> Operands<'a> {
+    /// A (`m × k`), B (`n × k`, i.e. K × N column-major), bias (`n` or empty) and their maps.
+    pub fn new(
+        a: &'a DeviceBuffer<bf16>,
+        b: &'a DeviceBuffer<bf16>,
+        bias: &'a DeviceBuffer<f32>,
+        m: usize,
+        n: usize,
+        k: usize,
+    ) -> Result<Operands<'a>, Box<dyn std::error::Error>> {
+        if [m, n, k].iter().any(|d| *d == 0 || d % 16 != 0) || a.len() < m * k || b.len() < n * k {
+            return Err(format!(
+                "gemm: M, N, K ({m}, {n}, {k}) must be positive multiples of 16, A hold M × K, B N × K"
+            )
+            .into());
+        }
+        let a_map = bf16_map(a.as_device_ptr(), m, k, Slab::BOX_ROWS, Slab::BOX_COLS)?;
+        let b_map = bf16_map(b.as_device_ptr(), n, k, Slab::BOX_ROWS, Slab::BOX_COLS)?;
+        Ok(Operands { a, b, bias, m, n, k, a_map, b_map })
+    }
+}
+
+/// The host side: the loaded kernels, and the persistent grid each gets.
+pub struct Gemm {
+    module: kernels::Module,
+    sms: u32,
+    /// Clusters of `gemm_cluster` resident at once, once known (after its first launch).
+    clusters: Cell<Option<u32>>,
+}
+
+impl Gemm {
+    /// Loads the kernels (built for sm_90a; an H100 or H200 runs them).
+    pub fn new(ctx: &Arc<CudaContext>) -> Result<Gemm, DriverError> {
+        Ok(Gemm { module: kernels::load(ctx)?, sms: ctx.sm_count(), clusters: Cell::new(None) })
+    }
+
+    /// The launch of `variant` for an `m × n` output: one block per SM (or as many clusters
+    /// as fit), never more than there are tiles.
+    pub fn config(&self, variant: Variant, m: usize, n: usize) -> LaunchConfig {
+        let cluster = variant.cluster();
+        let units = tile_grid(m as u32, n as u32, cluster).units();
+        let resident = match variant {
+            Variant::Cluster => self.clusters.get().unwrap_or(self.sms / 2),
+            _ => self.sms,
+        };
+        let smem = if variant == Variant::TmaStore { SMEM_BYTES_TMA_STORE } else { SMEM_BYTES };
+        LaunchConfig {
+            grid_dim: (units.min(resident).max(1) * cluster, 1, 1),
+            block_dim: (384, 1, 1),
+            shared_mem_bytes: smem as u32,
+        }
+    }
+
+    /// Enqueues `c = alpha · a·b + bias` on `stream` with `variant`. `c` holds M × N bf16 (as
+    /// pairs).
+    pub fn run(
+        &self,
+        stream: &CudaStream,
+        variant: Variant,
+        ops: &Operands<'_>,
+        c: &mut DeviceBuffer<Bf16x2>,
+        alpha: f32,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        if c.len() * 2 < ops.m * ops.n {
+            return Err("gemm: C holds fewer than M × N values".into());
+        }
+        let (m, n, k) = (ops.m as u32, ops.n as u32, ops.k as u32);
+        let cfg = self.config(variant, ops.m, ops.n);
+        let (a, b) = (ops.a_map, ops.b_map);
+        match variant {
+            Variant::Plain => Ok(self.module.gemm(stream, cfg, a, b, c, m, n, k, alpha, ops.bias)?),
+            Variant::Cluster => {
+                self.module.gemm_cluster(stream, cfg, a, b, c, m, n, k, alpha, ops.bias)?;
+                if self.clusters.get().is_none() {
+                    // The launch set the function's shared-memory limit: now the driver can say
+                    // how many clusters fit at once (fewer than SMs / 2 when a GPC has an odd
+                    // number of SMs free).
+                    let f = self.module.kernels().function_named("gemm_cluster")?;
+                    let fit = cuda_core::cooperative::residency(&f, &cfg, Some((2, 1, 1)))?;
+                    if let cuda_core::cooperative::Basis::Clusters { clusters, .. } = fit.basis {
+                        self.clusters.set(Some(clusters.max(1)));
+                    }
+                }
+                Ok(())
+            }
+            Variant::TmaStore => {
+                let c_map = bf16_map(c.as_device_ptr(), ops.m, ops.n, 64, 64)?;
+                Ok(self.module.gemm_tma_store(stream, cfg, a, b, c_map, m, n, k, alpha, ops.bias)?)
+            }
+        }
+    }
+}

@@ -1,0 +1,270 @@
+//! Runs the GEMMs of `gemm::kernels` (build for `sm_90a`; an H100 or H200 runs them): checks
+//! every variant on ragged and square shapes against float64 sums on the CPU (every entry of the
+//! small shapes, sampled entries of the large ones) and against cuBLAS (`cublasGemmEx`, bf16,
+//! TN), then times them and cuBLAS at 4096³ and 8192³.
+//!
+//! `gemm [--quick] [--reps N] [--only KERNEL] [--size N]`: `--quick` skips 8192³, `--only` runs
+//! one kernel (`gemm`, `gemm_cluster`, `gemm_tma_store`), `--size` only N³ (a profiler's run). Prints PASS/FAIL per check and a table; exits
+//! non-zero when a check fails or a CUDA call errs.
+use std::error::Error;
+
+use cuda_core::{CudaContext, CudaEvent, CudaStream, DeviceBuffer};
+use cuda_device::half::{Bf16x2, bf16};
+use gemm::{Gemm, Operands, Variant};
+
+mod cublas;
+
+/// xorshift64: reproducible inputs without a dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    /// Uniform in [-1, 1), rounded to bf16.
+    fn bf16(&mut self) -> bf16 {
+        bf16::from_f32((self.next() >> 40) as f32 / (1u64 << 23) as f32 - 1.0)
+    }
+}
+
+/// One problem on the host and the device.
+struct Problem {
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: f32,
+    a: Vec<bf16>,
+    b: Vec<bf16>,
+    bias: Vec<f32>,
+    ad: DeviceBuffer<bf16>,
+    bd: DeviceBuffer<bf16>,
+    biasd: DeviceBuffer<f32>,
+}
+
+impl Problem {
+    fn new(
+        stream: &CudaStream,
+        rng: &mut Rng,
+        (m, n, k): (usize, usize, usize),
+        alpha: f32,
+        with_bias: bool,
+    ) -> Result<Problem, Box<dyn Error>> {
+        let a: Vec<bf16> = (0..m * k).map(|_| rng.bf16()).collect();
+        let b: Vec<bf16> = (0..n * k).map(|_| rng.bf16()).collect();
+        let bias: Vec<f32> = if with_bias { (0..n).map(|_| rng.bf16().to_f32()).collect() } else { Vec::new() };
+        let (ad, bd, biasd) = (
+            DeviceBuffer::from_host(stream, &a)?,
+            DeviceBuffer::from_host(stream, &b)?,
+            DeviceBuffer::from_host(stream, &bias)?,
+        );
+        Ok(Problem { m, n, k, alpha, a, b, bias, ad, bd, biasd })
+    }
+
+    /// C[i][j] in float64 from the bf16 inputs, and the scale its error is measured against:
+    /// |alpha| · Σ|products| + |bias|.
+    fn reference(&self, i: usize, j: usize) -> (f64, f64) {
+        let (mut sum, mut abs) = (0f64, 0f64);
+        for p in 0..self.k {
+            let t = self.a[i * self.k + p].to_f32() as f64 * self.b[j * self.k + p].to_f32() as f64;
+            sum += t;
+            abs += t.abs();
+        }
+        let bias = self.bias.get(j).map_or(0.0, |&b| b as f64);
+        (self.alpha as f64 * sum + bias, (self.alpha as f64).abs() * abs + bias.abs() + 1e-6)
+    }
+}
+
+/// Value `idx` of a row-major bf16 matrix held as pairs.
+fn at(c: &[Bf16x2], idx: usize) -> f64 {
+    let (lo, hi) = c[idx / 2].to_f32();
+    (if idx.is_multiple_of(2) { lo } else { hi }) as f64
+}
+
+/// Checks `c` against float64 sums: every entry when `all`, else 2048 sampled ones. The error
+/// allowed is 2^-8 of the scale (bf16 rounding of C is at most 2^-9 of it; f32 accumulation
+/// adds about √K · 2^-24).
+fn check_reference(p: &Problem, c: &[Bf16x2], all: bool, rng: &mut Rng) -> Result<f64, String> {
+    let entries: Vec<usize> = if all {
+        (0..p.m * p.n).collect()
+    } else {
+        (0..2048).map(|_| (rng.next() % (p.m * p.n) as u64) as usize).collect()
+    };
+    let mut worst = 0f64;
+    for idx in entries {
+        let (i, j) = (idx / p.n, idx % p.n);
+        let (want, scale) = p.reference(i, j);
+        let got = at(c, idx);
+        let err = (got - want).abs() / scale;
+        if err.is_nan() || err > 2f64.powi(-8) {
+            return Err(format!("C[{i}][{j}] = {got}, want {want} (error {err:.2e} of the scale {scale:.3e})"));
+        }
+        worst = worst.max(err);
+    }
+    Ok(worst)
+}
+
+/// ‖ours − cuBLAS‖ / ‖cuBLAS‖ over every entry (NaN if any entry of ours is NaN).
+fn distance(ours: &[Bf16x2], theirs: &[Bf16x2], len: usize) -> f64 {
+    let (mut d, mut s) = (0f64, 0f64);
+    for idx in 0..len {
+        let (x, y) = (at(ours, idx), at(theirs, idx));
+        d += (x - y) * (x - y);
+        s += y * y;
+    }
+    (d / s.max(1e-30)).sqrt()
+}
+
+/// Median milliseconds of `reps` launches of `run`, each between two events, after 3 warm-ups.
+fn time(
+    ctx: &std::sync::Arc<CudaContext>,
+    stream: &CudaStream,
+    reps: usize,
+    mut run: impl FnMut() -> Result<(), Box<dyn Error>>,
+) -> Result<f64, Box<dyn Error>> {
+    for _ in 0..3 {
+        run()?;
+    }
+    let events: Vec<(CudaEvent, CudaEvent)> = (0..reps)
+        .map(|_| Ok((CudaEvent::new(ctx)?, CudaEvent::new(ctx)?)))
+        .collect::<Result<_, cuda_core::DriverError>>()?;
+    for (start, stop) in &events {
+        start.record(stream)?;
+        run()?;
+        stop.record(stream)?;
+    }
+    stream.synchronize()?;
+    let mut ms: Vec<f64> = events.iter().map(|(a, b)| a.elapsed_ms(b).map(f64::from)).collect::<Result<_, _>>()?;
+    ms.sort_by(f64::total_cmp);
+    Ok(ms[ms.len() / 2])
+}
+
+fn main() {
+    if let Err(e) = run() {
+        println!("FAIL gemm: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), Box<dyn Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1));
+    let reps = value("--reps").map_or(Ok(20), |s| s.parse())?;
+    let variants: Vec<Variant> =
+        Variant::ALL.into_iter().filter(|v| value("--only").is_none_or(|o| o == v.name())).collect();
+    if variants.is_empty() {
+        return Err("--only: expected gemm, gemm_cluster or gemm_tma_store".into());
+    }
+    let ctx = CudaContext::new(0)?;
+    let stream = ctx.default_stream();
+    let gemm = Gemm::new(&ctx).map_err(|e| format!("load the kernels (an sm_90 GPU, built for sm_90a): {e}"))?;
+    let blas = cublas::Cublas::new(&stream);
+    if let Err(e) = &blas {
+        println!("(cuBLAS not available: {e}; its comparisons are skipped)");
+    }
+    let seed =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64) | 1;
+    println!("gemm on {} ({} SMs), seed {seed:#x}", ctx.name(), ctx.sm_count());
+    let mut rng = Rng(seed);
+    let nan = Bf16x2::from_f32(f32::NAN, f32::NAN);
+    let mut failed = 0;
+
+    // Correctness: ragged shapes (every entry), then the timed sizes (sampled entries + cuBLAS).
+    let mut shapes = vec![
+        ((16, 16, 16), 1.0, false, true),
+        ((272, 528, 208), 0.5, true, true),
+        ((1040, 784, 1088), -1.0, true, false),
+    ];
+    let mut sizes: Vec<usize> = if quick { vec![4096] } else { vec![4096, 8192] };
+    if let Some(size) = value("--size") {
+        shapes.clear();
+        sizes = vec![size.parse()?];
+    }
+    shapes.extend(sizes.iter().map(|&d| ((d, d, d), 1.0, false, false)));
+    let mut table = Vec::new();
+    for (shape, alpha, with_bias, all) in shapes {
+        let p = Problem::new(&stream, &mut rng, shape, alpha, with_bias)?;
+        let ops = Operands::new(&p.ad, &p.bd, &p.biasd, p.m, p.n, p.k)?;
+        let (m, n, k) = shape;
+        let mut c = DeviceBuffer::from_host(&stream, &vec![nan; m * n / 2])?;
+        let want = match &blas {
+            Ok(h) if alpha == 1.0 && !with_bias => {
+                let cb = DeviceBuffer::from_host(&stream, &vec![nan; m * n / 2])?;
+                h.gemm_bf16_tn(m, n, k, p.ad.as_device_ptr(), p.bd.as_device_ptr(), cb.as_device_ptr())?;
+                Some(cb.to_host_vec(&stream)?)
+            }
+            _ => None,
+        };
+        for &variant in &variants {
+            c.copy_from_host(&stream, &vec![nan; m * n / 2])?;
+            gemm.run(&stream, variant, &ops, &mut c, alpha)?;
+            let got = c.to_host_vec(&stream)?;
+            let what =
+                format!("{} {m}x{n}x{k} (alpha {alpha}{})", variant.name(), if with_bias { ", bias" } else { "" });
+            let verdict = check_reference(&p, &got, all, &mut rng).and_then(|worst| match &want {
+                Some(w) => {
+                    let d = distance(&got, w, m * n);
+                    if d.is_nan() || d > 2f64.powi(-8) {
+                        Err(format!("‖C − cuBLAS‖/‖cuBLAS‖ = {d:.2e}"))
+                    } else {
+                        Ok((worst, Some(d)))
+                    }
+                }
+                None => Ok((worst, None)),
+            });
+            match verdict {
+                Ok((worst, d)) => println!(
+                    "PASS {what}: {} entries, worst error {worst:.1e} of the scale{}",
+                    if all { "all" } else { "2048 sampled" },
+                    d.map_or(String::new(), |d| format!(", {d:.1e} from cuBLAS"))
+                ),
+                Err(e) => {
+                    println!("FAIL {what}: {e}");
+                    failed += 1;
+                }
+            }
+        }
+        if m < 4096 || failed > 0 {
+            continue;
+        }
+        // Timing: only checked kernels, at the square sizes.
+        let flops = 2.0 * (m * n * k) as f64;
+        let mut row = vec![format!("{m}^3")];
+        let blas_ms = match &blas {
+            Ok(h) => {
+                let ptr = c.as_device_ptr();
+                Some(time(&ctx, &stream, reps, || {
+                    Ok(h.gemm_bf16_tn(m, n, k, p.ad.as_device_ptr(), p.bd.as_device_ptr(), ptr)?)
+                })?)
+            }
+            Err(_) => None,
+        };
+        for &variant in &variants {
+            let cfg = gemm.config(variant, m, n);
+            println!(
+                "  {} launch: {} blocks of 384 threads, {} B of shared memory",
+                variant.name(),
+                cfg.grid_dim.0,
+                cfg.shared_mem_bytes
+            );
+            let ms = time(&ctx, &stream, reps, || gemm.run(&stream, variant, &ops, &mut c, 1.0))?;
+            let pct = blas_ms.map_or(String::new(), |b| format!(" {:>4.0}%", 100.0 * b / ms));
+            row.push(format!("{:>7.3} ms {:>5.0} TF{pct}", ms, flops / ms / 1e9));
+        }
+        row.push(blas_ms.map_or("-".into(), |b| format!("{b:.3} ms {:.0} TF", flops / b / 1e9)));
+        table.push(row);
+    }
+    let names: Vec<String> = variants.iter().map(|v| format!("{:^24}", v.name())).collect();
+    println!("\nsize    | {} | cuBLAS", names.join(" | "));
+    for row in &table {
+        println!("{}", row.join(" | "));
+    }
+    println!("(median of {reps} launches each; % = cuBLAS time / ours)");
+    if failed > 0 {
+        return Err(format!("{failed} checks failed").into());
+    }
+    Ok(())
+}
