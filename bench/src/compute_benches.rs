@@ -175,6 +175,26 @@ pub fn gemm_wgmma_8k(env: &mut Env<'_>) -> Result<Row, String> {
     gemm_bf16(env, 8192 >> env.shift, "gemm_wgmma_8k", Kernel::Wgmma)
 }
 
+/// examples/gemm on `cuda_device::tile` at 4096³ (persistent, 128 × 256 tiles, no clusters).
+pub fn gemm_tile_4k(env: &mut Env<'_>) -> Result<Row, String> {
+    gemm_bf16(env, 4096 >> env.shift, "gemm_tile_4k", Kernel::Tile(gemm::Variant::Plain))
+}
+
+/// examples/gemm at 8192³.
+pub fn gemm_tile_8k(env: &mut Env<'_>) -> Result<Row, String> {
+    gemm_bf16(env, 8192 >> env.shift, "gemm_tile_8k", Kernel::Tile(gemm::Variant::Plain))
+}
+
+/// examples/gemm in clusters of 2 blocks multicasting B, at 4096³.
+pub fn gemm_tile_mc_4k(env: &mut Env<'_>) -> Result<Row, String> {
+    gemm_bf16(env, 4096 >> env.shift, "gemm_tile_mc_4k", Kernel::Tile(gemm::Variant::Cluster))
+}
+
+/// examples/gemm in clusters of 2 blocks multicasting B, at 8192³.
+pub fn gemm_tile_mc_8k(env: &mut Env<'_>) -> Result<Row, String> {
+    gemm_bf16(env, 8192 >> env.shift, "gemm_tile_mc_8k", Kernel::Tile(gemm::Variant::Cluster))
+}
+
 /// Which Rust bf16 GEMM kernel a row times: the examples' own (the bench depends on their
 /// library crates), so the numbers are those of the kernel the examples verify.
 #[derive(Clone, Copy, PartialEq)]
@@ -183,12 +203,15 @@ enum Kernel {
     Mma,
     /// `gemm_wgmma`: TMA + wgmma, warp-specialised (sm_90a).
     Wgmma,
+    /// examples/gemm (`cuda_device::tile`): persistent, `wait_group 1` overlap (sm_90a).
+    Tile(gemm::Variant),
 }
 
 /// The loaded module of the example that [`Kernel`] names.
 enum Gemm {
     Mma(gemm_mma::kernels::Module),
     Wgmma(gemm_wgmma_tma::kernels::Module),
+    Tile(gemm::Gemm),
 }
 
 /// `C = A·B`, A row-major, B column-major, bf16 in and out, f32 accumulation: a Rust kernel
@@ -229,10 +252,13 @@ fn gemm_bf16(env: &mut Env<'_>, dim: usize, name: &'static str, kernel: Kernel) 
         Kernel::Wgmma => {
             Gemm::Wgmma(ck(gemm_wgmma_tma::kernels::load(env.ctx), "load examples/gemm-wgmma-tma's kernel")?)
         }
+        Kernel::Tile(_) => Gemm::Tile(ck(gemm::Gemm::new(env.ctx), "load examples/gemm's kernels")?),
     };
     let f = match kernel {
         Kernel::Mma => env.nvcc_fn("gemm_mma", "gemm_mma"),
-        Kernel::Wgmma => Err("no CUDA C++ twin of the TMA + wgmma kernel (compared with cuBLAS)".into()),
+        Kernel::Wgmma | Kernel::Tile(_) => {
+            Err("no CUDA C++ twin of the TMA + wgmma kernel (compared with cuBLAS)".into())
+        }
     };
     let wg_cfg = LaunchConfig {
         grid_dim: ((n / WG_BM) as u32, (m / WG_BM) as u32, 1),
@@ -252,6 +278,8 @@ fn gemm_bf16(env: &mut Env<'_>, dim: usize, name: &'static str, kernel: Kernel) 
         .map_err(|e| format!("encode a tensor map: {e}"))
     };
     let maps = env.upload(&[map(&ad, m)?, map(&bd, n)?], "tensor maps")?;
+    let no_bias = env.upload::<f32>(&[], "empty bias")?;
+    let tile_ops = gemm::Operands::new(&ad, &bd, &no_bias, m, n, k).map_err(|e| e.to_string())?;
     let blas = Cublas::new(stream);
     let rel = 2f64.powi(-8) + 1e-6 * (k as f64).sqrt();
     let check = || {
@@ -269,6 +297,11 @@ fn gemm_bf16(env: &mut Env<'_>, dim: usize, name: &'static str, kernel: Kernel) 
                 module.gemm_wgmma(stream, wg_cfg, &maps, &mut cd.borrow_mut(), mu, nu, ku),
                 "launch gemm_wgmma (rust)",
             ),
+            Gemm::Tile(g) => {
+                let Kernel::Tile(variant) = kernel else { unreachable!("a Tile module for a Tile row") };
+                g.run(stream, variant, &tile_ops, &mut cd.borrow_mut(), 1.0)
+                    .map_err(|e| format!("launch {} (rust): {e}", variant.name()))
+            }
         }
     };
     let mut c = |_: usize| {
@@ -286,7 +319,15 @@ fn gemm_bf16(env: &mut Env<'_>, dim: usize, name: &'static str, kernel: Kernel) 
     })?;
     Ok(Row {
         name,
-        size: format!("{dim}^3 bf16 -> f32 acc, {}", if kernel == Kernel::Mma { "mma.sync" } else { "TMA+wgmma" }),
+        size: format!(
+            "{dim}^3 bf16 -> f32 acc, {}",
+            match kernel {
+                Kernel::Mma => "mma.sync",
+                Kernel::Wgmma => "TMA+wgmma",
+                Kernel::Tile(gemm::Variant::Cluster) => "tile, 2-CTA multicast",
+                Kernel::Tile(_) => "tile, persistent",
+            }
+        ),
         work: Work::Flops(2.0 * (m * n * k) as f64),
         note: "A row-major, B column-major; cuBLAS GemmEx bf16 (TN) timed in the same loop".into(),
         rust,

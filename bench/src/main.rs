@@ -25,6 +25,7 @@ const USAGE: &str = "usage: oxide-bench [--cubin-dir DIR] [--reps N] [--warmup N
   --only NAMES     comma-separated subset of: vecadd saxpy reduce transpose histogram sgemm vecadd_v4
                    reduce_v4 softmax layernorm stencil5 nbody attention attention_causal scan axpy_bf16 sgemm128
                    gemm_mma_4k gemm_mma_8k gemm_wgmma_4k gemm_wgmma_8k
+                   gemm_tile_4k gemm_tile_8k gemm_tile_mc_4k gemm_tile_mc_8k
   --quick          4x fewer elements per vector, 16x fewer per matrix, 64x fewer SGEMM FLOPs (smoke test)
   --seed N         input seed (default: from the clock)";
 
@@ -78,7 +79,7 @@ fn main() {
 }
 
 type Bench = fn(&mut Env<'_>) -> Result<Row, String>;
-const BENCHES: [(&str, Bench); 21] = [
+const BENCHES: [(&str, Bench); 25] = [
     ("vecadd", benches::vecadd),
     ("saxpy", benches::saxpy),
     ("reduce", benches::reduce),
@@ -100,6 +101,10 @@ const BENCHES: [(&str, Bench); 21] = [
     ("gemm_mma_8k", compute_benches::gemm_mma_8k),
     ("gemm_wgmma_4k", compute_benches::gemm_wgmma_4k),
     ("gemm_wgmma_8k", compute_benches::gemm_wgmma_8k),
+    ("gemm_tile_4k", compute_benches::gemm_tile_4k),
+    ("gemm_tile_8k", compute_benches::gemm_tile_8k),
+    ("gemm_tile_mc_4k", compute_benches::gemm_tile_mc_4k),
+    ("gemm_tile_mc_8k", compute_benches::gemm_tile_mc_8k),
 ];
 
 /// `Ok(false)` when some kernel failed its check.
