@@ -184,12 +184,13 @@ pub fn normalize_diagnostics(stderr: &str, project: &Path) -> String {
 }
 
 /// A crate of the bench's kernels: `src/kernels.rs` (vector and half types, shared arrays,
-/// `cp.async`, closures, `#[unroll]`, `#[fast_math]`) and the two GEMM examples' kernels it also
-/// times (`mma.sync`, `ldmatrix`, TMA, wgmma, mbarriers).
+/// `cp.async`, closures, `#[unroll]`, `#[fast_math]`) and the three GEMM examples' kernels it also
+/// times (`mma.sync`, `ldmatrix`, TMA, wgmma, mbarriers, clusters; examples/gemm on `cuda_device::tile`).
 pub fn bench_kernels_project(name: &str) -> TempProject {
-    let project = TempProject::new(name, "mod gemm_mma;\nmod gemm_wgmma_tma;\nmod kernels;\nfn main() {}\n");
+    let project = TempProject::new(name, "mod gemm;\nmod gemm_mma;\nmod gemm_wgmma_tma;\nmod kernels;\nfn main() {}\n");
     for (file, text) in [
         ("kernels.rs", include_str!("../../bench/src/kernels.rs")),
+        ("gemm.rs", include_str!("../../examples/gemm/src/lib.rs")),
         ("gemm_mma.rs", include_str!("../../examples/gemm-mma/src/lib.rs")),
         ("gemm_wgmma_tma.rs", include_str!("../../examples/gemm-wgmma-tma/src/lib.rs")),
     ] {

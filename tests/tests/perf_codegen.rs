@@ -618,3 +618,50 @@ fn flat_fast_copies_index_in_32_bits() {
         assert!(!fast.is_empty() && fast.contains("shl.b64"), "{kernel}: not the 64-bit index:\n{fast}");
     }
 }
+
+/// examples/gemm (on `cuda_device::tile`), as the bench times it: TMA loads onto mbarriers (and
+/// multicast in a cluster), `wgmma` m64n256k16 whose completion is awaited one k tile late
+/// (`wait_group 1`), `setmaxnreg` for the producer and consumer warpgroups, the stage released
+/// to the other block of the cluster with `mapa` + a remote arrive, TMA stores in the staged
+/// epilogue — and the 64 × 256 f32 accumulator kept in registers (no local memory anywhere).
+#[test]
+fn gemm_tile_example_is_tma_wgmma_mbarriers_and_setmaxnreg() {
+    let text = bench().ptx("sm_90a");
+    let common = [
+        "setmaxnreg.dec.sync.aligned.u32 40",
+        "setmaxnreg.inc.sync.aligned.u32 232",
+        "mbarrier.init.shared.b64",
+        "mbarrier.arrive.expect_tx.shared::cta.b64",
+        "mbarrier.try_wait.parity.shared::cta.b64",
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+        "wgmma.fence.sync.aligned",
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16",
+        "wgmma.commit_group.sync.aligned",
+        "wgmma.wait_group.sync.aligned 1",
+        "wgmma.wait_group.sync.aligned 0",
+    ];
+    for kernel in ["gemm", "gemm_cluster", "gemm_tma_store"] {
+        let body = entry(&text, kernel);
+        for needle in common {
+            assert!(body.contains(needle), "`.entry {kernel}` has no `{needle}`");
+        }
+        // One wgmma per 16-deep K step of a 64-deep stage: the mainloop is unrolled.
+        assert_eq!(body.matches("wgmma.mma_async").count(), 4, "`{kernel}`: not 4 wgmma per stage");
+        assert!(!body.contains(".local"), "`{kernel}`: something (the accumulator?) went to local memory");
+    }
+    let cluster = entry(&text, "gemm_cluster");
+    for needle in [
+        ".reqnctapercluster 2, 1, 1",
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster",
+        "mapa.shared::cluster.u32",
+        "mbarrier.arrive.shared::cluster.b64",
+        "barrier.cluster.arrive",
+    ] {
+        assert!(cluster.contains(needle), "`.entry gemm_cluster` has no `{needle}`");
+    }
+    let staged = entry(&text, "gemm_tma_store");
+    for needle in ["fence.proxy.async.shared::cta", "bar.sync", "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"] {
+        assert!(staged.contains(needle), "`.entry gemm_tma_store` has no `{needle}`");
+    }
+    bench().assert_ptxas();
+}
