@@ -660,7 +660,8 @@ fn gemm_tile_example_is_tma_wgmma_mbarriers_and_setmaxnreg() {
         assert!(cluster.contains(needle), "`.entry gemm_cluster` has no `{needle}`");
     }
     let staged = entry(&text, "gemm_tma_store");
-    for needle in ["fence.proxy.async.shared::cta", "bar.sync", "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"] {
+    for needle in ["fence.proxy.async.shared::cta", "bar.sync", "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"]
+    {
         assert!(staged.contains(needle), "`.entry gemm_tma_store` has no `{needle}`");
     }
     bench().assert_ptxas();
