@@ -175,7 +175,8 @@ fn gemm_tn<const CLUSTER: u32>(
                     }
                 }
             }
-            // The other block's consumers still arrive here: wait for them before exiting.
+            // In a cluster the other block's consumers arrive on this block's `empty` barriers:
+            // wait for every release before exiting (alone, this only waits for our own).
             producer.drain();
         }
     } else {
