@@ -116,12 +116,16 @@ fn read(path: &std::path::Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
 }
 
-/// The text of entry `name` in `ptx`: from its `.entry` line to the next entry.
+/// The text of entry `name` in `ptx`: from its `.entry` line to the next entry or function.
 pub fn entry<'a>(ptx: &'a str, name: &str) -> &'a str {
     let start = ptx.find(&format!(".entry {name}(")).unwrap_or_else(|| panic!("no `.entry {name}` in the PTX"));
-    let rest = &ptx[start..];
-    let end = rest[1..].find(".entry ").map_or(rest.len(), |e| e + 1);
-    &rest[..end]
+    until_next_function(&ptx[start..])
+}
+
+/// `text` up to the next `.entry` or `.func` after its first line.
+fn until_next_function(text: &str) -> &str {
+    let next = [".entry ", ".func "].iter().filter_map(|d| text[1..].find(d)).min();
+    next.map_or(text, |e| &text[..e + 1])
 }
 
 /// A kernel's checked code and its code without checks: the unchecked twin's entry
@@ -130,11 +134,7 @@ pub fn entry<'a>(ptx: &'a str, name: &str) -> &'a str {
 pub fn copies(ptx: &str, name: &str) -> (String, String) {
     let kernel = entry(ptx, name);
     match ptx.find(&format!(".entry {name}__oxide_fast_")) {
-        Some(start) => {
-            let rest = &ptx[start..];
-            let end = rest[1..].find(".entry ").map_or(rest.len(), |e| e + 1);
-            (kernel.to_string(), rest[..end].to_string())
-        }
+        Some(start) => (kernel.to_string(), until_next_function(&ptx[start..]).to_string()),
         None => in_kernel_copies(kernel),
     }
 }

@@ -261,6 +261,45 @@ mod kernels {
     }
 }
 
+// The same body twice: `#[inline(always)]` is inlined at both calls (as rustc's own LLVM backend
+// does), the unmarked copy is left to LLVM's inliner, which keeps it a call.
+macro_rules! mix {
+    ($acc:ident, $x:ident, $base:ident, $($i:literal)*) => {
+        $( $acc[$i] = $acc[$i].mul_add($x[$base + $i], $acc[($i + 1) % 32]).sin(); )*
+        $( $acc[$i] = $acc[$i].mul_add($x[$base + 32 + $i], $acc[($i + 5) % 32]).cos(); )*
+    };
+}
+
+#[inline(always)]
+fn mix_always(acc: &mut [f32; 32], x: &[f32], base: usize) {
+    mix!(acc, x, base, 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
+}
+
+fn mix_default(acc: &mut [f32; 32], x: &[f32], base: usize) {
+    mix!(acc, x, base, 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
+}
+
+#[cuda_module]
+mod inlining {
+    use super::*;
+
+    #[kernel]
+    pub fn inline_always(x: &[f32], y: &[f32], mut out: DisjointSlice<f32>) {
+        let mut acc = [1.0f32; 32];
+        mix_always(&mut acc, x, 0);
+        mix_always(&mut acc, y, 256);
+        if let Some(o) = out.get_mut(thread::index_1d()) { *o = acc.iter().sum(); }
+    }
+
+    #[kernel]
+    pub fn inline_default(x: &[f32], y: &[f32], mut out: DisjointSlice<f32>) {
+        let mut acc = [1.0f32; 32];
+        mix_default(&mut acc, x, 0);
+        mix_default(&mut acc, y, 256);
+        if let Some(o) = out.get_mut(thread::index_1d()) { *o = acc.iter().sum(); }
+    }
+}
+
 fn main() {}
 "#;
 
@@ -665,4 +704,15 @@ fn gemm_tile_example_is_tma_wgmma_mbarriers_and_setmaxnreg() {
         assert!(staged.contains(needle), "`.entry gemm_tma_store` has no `{needle}`");
     }
     bench().assert_ptxas();
+}
+
+#[test]
+fn inline_always_is_honoured() {
+    for arch in ARCHS {
+        let text = ptx(arch);
+        let calls = |kernel: &str| entry(&text, kernel).matches("call.uni").count();
+        assert!(calls("inline_default") > 0, "{arch}: LLVM inlined the unmarked helper by itself; make it bigger");
+        assert_eq!(calls("inline_always"), 0, "{arch}:\n{}", entry(&text, "inline_always"));
+        assert!(!text.contains("mix_always"), "{arch}: a copy of the #[inline(always)] helper is left");
+    }
 }

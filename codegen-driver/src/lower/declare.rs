@@ -2,10 +2,10 @@
 //! kernel entries) or as Rust instances, which are queued to get their bodies.
 
 use rustc_codegen_ssa::traits::*;
-use rustc_hir::attrs::Linkage;
+use rustc_hir::attrs::{InlineAttr, Linkage};
 use rustc_hir::def_id::DefId;
 use rustc_middle::mono::Visibility;
-use rustc_middle::ty::{self, Instance};
+use rustc_middle::ty::{self, Instance, TyCtxt};
 
 use super::context::{CodegenCx, Reached, bug_no_span, ptx_safe_name};
 use super::errors::DeviceError;
@@ -106,6 +106,9 @@ impl<'tcx> CodegenCx<'tcx> {
         }
         let f = super::abi::declare_fn(self, &symbol, fn_abi);
         let idx = self.func_index(f) as usize;
+        if let Some(inline) = inline_attr(self.tcx, instance) {
+            self.module.borrow_mut().funcs[idx].fn_attrs.push(inline.into());
+        }
         if export.is_none() {
             self.module.borrow_mut().funcs[idx].linkage = "internal";
         }
@@ -127,4 +130,22 @@ impl<'tcx> CodegenCx<'tcx> {
 impl<'tcx> PreDefineCodegenMethods<'tcx> for CodegenCx<'tcx> {
     fn predefine_static(&mut self, _: DefId, _: Linkage, _: Visibility, _: &str) {}
     fn predefine_fn(&mut self, _: Instance<'tcx>, _: Linkage, _: Visibility, _: &str) {}
+}
+
+/// LLVM's inlining attribute for `instance`, as rustc_codegen_llvm gives it: `#[inline(always)]`
+/// is `alwaysinline` (a helper taking `&mut` of a wgmma accumulator keeps it in registers only
+/// when inlined), `#[inline]` and shims `inlinehint`. `#[inline(never)]` stays a hint LLVM may
+/// override: core's panic entry points and `cuda_device`'s intrinsic stubs carry it, and the
+/// device pipeline wants both inlined (bounds traps are merged per kernel, intrinsics are
+/// instructions).
+fn inline_attr<'tcx>(tcx: TyCtxt<'tcx>, instance: Instance<'tcx>) -> Option<&'static str> {
+    let inline = match tcx.codegen_fn_attrs(instance.def_id()).inline {
+        InlineAttr::None if instance.def.requires_inline(tcx) => InlineAttr::Hint,
+        inline => inline,
+    };
+    match inline {
+        InlineAttr::Hint => Some("inlinehint"),
+        InlineAttr::Always | InlineAttr::Force { .. } => Some("alwaysinline"),
+        InlineAttr::Never | InlineAttr::None => None,
+    }
 }

@@ -61,7 +61,9 @@ pub fn lower<'tcx>(
             // The kernel's body has one caller, its entry: inlined, its pointers are known to be
             // the entry's (global, `noalias`, aligned) and the launch bounds' facts reach it.
             let body = cx.func_index(cx.get_fn(k.instance)) as usize;
-            cx.module.borrow_mut().funcs[body].fn_attrs.push("alwaysinline".into());
+            let attrs = &mut cx.module.borrow_mut().funcs[body].fn_attrs;
+            attrs.retain(|a| !matches!(a.as_str(), "inlinehint" | "alwaysinline"));
+            attrs.push("alwaysinline".into());
             info
         })
         .collect();
