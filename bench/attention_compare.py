@@ -1,0 +1,53 @@
+"""examples/attention against PyTorch SDPA (flash backend) in one GPU run: runs our binary (which
+checks every shape against a float64 reference, then times it), then times SDPA on the same
+shapes in this process, and prints one table with the ratio.
+
+    python3 bench/attention_compare.py PATH/TO/attention [--reps 20] [--seqs 1024,4096,8192,16384]
+
+Exit status: our binary's when it failed (a failed check is 1), else 0. Ratio = SDPA's time / ours
+(above 1: ours is faster).
+"""
+
+import argparse
+import re
+import subprocess
+import sys
+
+from attention_sdpa import flops, time_sdpa
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("binary")
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--seqs", default="1024,4096,8192,16384")
+    args = ap.parse_args()
+    ours = {}
+    proc = subprocess.Popen(
+        [args.binary, "--reps", str(args.reps), "--seqs", args.seqs], stdout=subprocess.PIPE, text=True
+    )
+    for line in proc.stdout:
+        print(line, end="", flush=True)
+        m = re.match(r"BENCH d=(\d+) causal=(\d) seq=(\d+) batch=(\d+) heads=(\d+) ms=([\d.]+)", line)
+        if m:
+            d, causal, seq, batch, heads = (int(x) for x in m.groups()[:5])
+            ours[(d, causal, seq, batch, heads)] = float(m.group(6))
+    if proc.wait() != 0:
+        print(f"attention exited with {proc.returncode}; SDPA not timed")
+        sys.exit(proc.returncode)
+    import torch
+
+    print(f"\nSDPA: torch {torch.__version__}, flash backend, on {torch.cuda.get_device_name()}")
+    rows = []
+    for (d, causal, seq, batch, heads), ms in sorted(ours.items()):
+        theirs = time_sdpa(batch, heads, seq, d, bool(causal), args.reps)
+        f = flops(batch, heads, seq, d, bool(causal))
+        rows.append((d, causal, seq, batch, heads, ms, f / ms / 1e9, theirs, f / theirs / 1e9, theirs / ms))
+    print(f"\n{'d':>4} {'causal':>6} {'seq':>6} {'b x h':>7} | {'ours ms':>8} {'TF/s':>6} | {'SDPA ms':>8} {'TF/s':>6} | ratio")
+    for d, causal, seq, batch, heads, ms, tf, sms, stf, ratio in rows:
+        print(f"{d:>4} {causal:>6} {seq:>6} {batch:>3}x{heads:<3} | {ms:>8.3f} {tf:>6.1f} | {sms:>8.3f} {stf:>6.1f} | {ratio:.2f}")
+    print(f"(median of {args.reps}; ratio = SDPA time / ours)")
+
+
+if __name__ == "__main__":
+    main()
