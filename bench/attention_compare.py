@@ -28,10 +28,10 @@ def main():
     )
     for line in proc.stdout:
         print(line, end="", flush=True)
-        m = re.match(r"BENCH d=(\d+) causal=(\d) seq=(\d+) batch=(\d+) heads=(\d+) ms=([\d.]+)", line)
+        m = re.match(r"BENCH d=(\d+) causal=(\d) seq=(\d+) batch=(\d+) heads=(\d+) pp=(\d) ms=([\d.]+)", line)
         if m:
-            d, causal, seq, batch, heads = (int(x) for x in m.groups()[:5])
-            ours[(d, causal, seq, batch, heads)] = float(m.group(6))
+            d, causal, seq, batch, heads, pp = (int(x) for x in m.groups()[:6])
+            ours.setdefault((d, causal, seq, batch, heads), {})[pp] = float(m.group(7))
     if proc.wait() != 0:
         print(f"attention exited with {proc.returncode}; SDPA not timed")
         sys.exit(proc.returncode)
@@ -39,14 +39,19 @@ def main():
 
     print(f"\nSDPA: torch {torch.__version__}, flash backend, on {torch.cuda.get_device_name()}")
     rows = []
-    for (d, causal, seq, batch, heads), ms in sorted(ours.items()):
+    for (d, causal, seq, batch, heads), by_pp in sorted(ours.items()):
         theirs = time_sdpa(batch, heads, seq, d, bool(causal), args.reps)
         f = flops(batch, heads, seq, d, bool(causal))
-        rows.append((d, causal, seq, batch, heads, ms, f / ms / 1e9, theirs, f / theirs / 1e9, theirs / ms))
-    print(f"\n{'d':>4} {'causal':>6} {'seq':>6} {'b x h':>7} | {'ours ms':>8} {'TF/s':>6} | {'SDPA ms':>8} {'TF/s':>6} | ratio")
-    for d, causal, seq, batch, heads, ms, tf, sms, stf, ratio in rows:
-        print(f"{d:>4} {causal:>6} {seq:>6} {batch:>3}x{heads:<3} | {ms:>8.3f} {tf:>6.1f} | {sms:>8.3f} {stf:>6.1f} | {ratio:.2f}")
-    print(f"(median of {args.reps}; ratio = SDPA time / ours)")
+        rows.append((d, causal, seq, batch, heads, by_pp.get(0), by_pp.get(1), theirs, f))
+    tf = lambda f, ms: f"{f / ms / 1e9:6.1f}" if ms else "     -"
+    ratio = lambda theirs, ms: f"{theirs / ms:5.2f}" if ms else "    -"
+    print(f"\n{'d':>4} {'causal':>6} {'seq':>6} {'b x h':>7} | {'pp=0 TF/s':>9} {'pp=1 TF/s':>9} | {'SDPA ms':>8} {'TF/s':>6} | ratio pp=0  pp=1")
+    for d, causal, seq, batch, heads, ms0, ms1, sms, f in rows:
+        print(
+            f"{d:>4} {causal:>6} {seq:>6} {batch:>3}x{heads:<3} | {tf(f, ms0):>9} {tf(f, ms1):>9} | {sms:>8.3f} {tf(f, sms)} |"
+            f"      {ratio(sms, ms0)} {ratio(sms, ms1)}"
+        )
+    print(f"(median of {args.reps}; ratio = SDPA time / ours; pp=1: the ping-pong kernels)")
 
 
 if __name__ == "__main__":

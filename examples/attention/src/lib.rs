@@ -55,9 +55,9 @@ type QTile<const D: usize> = SmemTile<bf16, 64, D>;
 type KvTile<const D: usize> = SmemTile<bf16, BN, D>;
 
 /// Dynamic shared memory a head dimension `d` needs: two Q halves, `STAGES` K and V tiles, then
-/// the barriers (K ring, V ring, Q).
+/// the barriers (K ring, V ring, Q full, Q empty).
 pub const fn smem_bytes(d: usize) -> usize {
-    barriers_at(d) + (4 * STAGES + 1) * 8
+    barriers_at(d) + (4 * STAGES + 2) * 8
 }
 
 /// Where the barriers start: after the tiles (all multiples of 1024 bytes).
@@ -65,14 +65,61 @@ const fn barriers_at(d: usize) -> usize {
     (BM + 2 * STAGES * BN) * d * 2
 }
 
+/// The online softmax of one S tile (this thread's 64 values of the warpgroup's 64 × 128 S),
+/// for `attention_body`: masks the last tile (`$last`) when `$mask_last` — keys past `seq` (the
+/// next head's rows, or zeros past the tensor) and, causal, keys past the row's own position —
+/// moves the running max `$m` (this thread's values, then the quad's), rescales the partial row
+/// sums `$l`, and gives `P = 2^(S·c − m·c)` (c = log2(e)/√d) with the factor `2^((m_old −
+/// m)·c)` that rescales what came before. Every row has an unmasked key in tile 0, so `m` is
+/// finite after it. Works on a copy of S: `$s` keeps what wgmma wrote, so that no ordinary
+/// instruction redefines the registers of the next S = Q·Kᵀ while a P·V runs (C7513).
+macro_rules! softmax_tile {
+    ($s:ident, $m:ident, $l:ident, $j:expr, $last:expr, $t:ident, $seq:ident, $causal:ident, $q_row:ident,
+     $mask_last:ident, $scale_log2:ident, $shfl:ident) => {{
+        let mut x = $s.d;
+        if $mask_last && $last {
+            let kv0 = $j * BN;
+            cuda_device::unroll!(for i in 0..64 {
+                let kv = kv0 + Accumulator::<64>::coord($t, i).1;
+                if kv >= $seq || ($causal && kv > $q_row[row_half(i)]) {
+                    x[i] = f32::NEG_INFINITY;
+                }
+            });
+        }
+        let mut mx = $m;
+        cuda_device::unroll!(for i in 0..64 {
+            mx[row_half(i)] = mx[row_half(i)].max(x[i]);
+        });
+        let mut corr = [0.0f32; 2];
+        let mut shift = [0.0f32; 2];
+        cuda_device::unroll!(for h in 0..2 {
+            mx[h] = mx[h].max($shfl(mx[h], 1));
+            mx[h] = mx[h].max($shfl(mx[h], 2));
+            corr[h] = cuda_device::float::ex2_approx_ftz_f32(($m[h] - mx[h]) * $scale_log2);
+            shift[h] = mx[h] * $scale_log2;
+        });
+        $m = mx;
+        // This thread's part of the row sums: the quad's lanes share `corr`, so they are summed
+        // across the quad once, at the end.
+        let mut own = [0.0f32; 2];
+        cuda_device::unroll!(for i in 0..64 {
+            x[i] = cuda_device::float::ex2_approx_ftz_f32(x[i].mul_add($scale_log2, -shift[row_half(i)]));
+            own[row_half(i)] += x[i];
+        });
+        $l = [$l[0].mul_add(corr[0], own[0]), $l[1].mul_add(corr[1], own[1])];
+        (x, corr)
+    }};
+}
+
 /// The kernel body for head dimension `$d` (`$ro = $d / 2` registers of O per thread), expanded
 /// into each kernel: a function would not be inlined (LLVM's inliner gives up on its size even
 /// with one caller), and a call passes the accumulators through local memory.
 macro_rules! attention_body {
-    ($d:literal, $ro:literal, $q_map:expr, $k_map:expr, $v_map:expr, $o:expr, $lse:expr, $seq:expr, $heads:expr,
-     $causal:expr, $scale_log2:expr) => {{
+    ($d:literal, $ro:literal, $pingpong:literal, $q_map:expr, $k_map:expr, $v_map:expr, $o:expr, $lse:expr,
+     $seq:expr, $heads:expr, $causal:expr, $scale_log2:expr) => {{
         const D: usize = $d;
         const RO: usize = $ro;
+        const PINGPONG: bool = $pingpong;
         let (q_map, k_map, v_map, o, lse) = ($q_map, $k_map, $v_map, $o, $lse);
         let (causal, scale_log2): (bool, f32) = ($causal, $scale_log2);
         let smem = DynamicSharedArray::<u8, 1024>::get_raw();
@@ -87,21 +134,28 @@ macro_rules! attention_body {
         let bars = unsafe { smem.add(barriers_at(D)) }.cast::<u64>();
         let (k_pipe, v_pipe) =
             unsafe { (Pipeline::<STAGES>::new(bars), Pipeline::<STAGES>::new(bars.add(2 * STAGES))) };
-        let q_bar = unsafe { MBarrier::new(bars.add(4 * STAGES)) };
+        let (q_full, q_empty) =
+            unsafe { (MBarrier::new(bars.add(4 * STAGES)), MBarrier::new(bars.add(4 * STAGES + 1))) };
 
-        // Block → (Q tile, head): the last Q tiles (the longest causal rows) first.
+        // Persistent: block b takes work units b, b + grid, …; unit → (Q tile, head), the Q
+        // tiles of one head consecutive (the blocks running at once share a head or two, whose
+        // K and V then come from L2, not DRAM), its last Q tiles (the longest causal rows)
+        // first, so that the short ones fill the gaps.
         let (seq, heads) = ($seq as usize, $heads as usize);
         let q_tiles = seq.div_ceil(BM);
-        let id = thread::blockIdx_x() as usize;
-        let (head, qt) = (id % heads, q_tiles - 1 - id / heads);
-        let (q0, row0) = (qt * BM, head * seq); // first Q row; the head's first row in the maps
-        let kv_tiles = if causal { qt + 1 } else { seq.div_ceil(BN) };
+        let units = (thread::blockIdx_x() as usize..q_tiles * heads).step_by(thread::gridDim_x() as usize);
+        let unit = move |id: usize| {
+            let (head, qt) = (id / q_tiles, q_tiles - 1 - id % q_tiles);
+            let kv_tiles = if causal { qt + 1 } else { seq.div_ceil(BN) };
+            (qt * BM, head * seq, kv_tiles) // first Q row, the head's first row in the maps
+        };
 
         if thread::threadIdx_x() == 0 {
             // SAFETY: one thread, first; `sync_threads` below publishes it. `empty` counts one
             // release per consumer warpgroup.
             unsafe {
-                q_bar.init(1);
+                q_full.init(1);
+                q_empty.init(2);
                 k_pipe.init(1, 2);
                 v_pipe.init(1, 2);
                 tma::prefetch(q_map);
@@ -115,21 +169,26 @@ macro_rules! attention_body {
             // SAFETY: the whole warpgroup, in the producer branch.
             unsafe { warpgroup::producer_registers::<40>() };
             if warpgroup::is_leader() {
-                q_bar.arrive_expect_tx((BM * D * 2) as u32);
-                // SAFETY: the maps are bf16 with `QTile`/`KvTile`'s boxes and the 128-byte
-                // swizzle; each tile is free (Q: never used yet; K, V: `acquire` waited for both
-                // consumers' release) and its phase expects exactly these bytes.
-                unsafe {
-                    q_tile(0).load(q_map, 0, (row0 + q0) as i32, q_bar);
-                    q_tile(1).load(q_map, 0, (row0 + q0 + 64) as i32, q_bar);
-                }
                 let (mut kp, mut vp) = (k_pipe.producer(), v_pipe.producer());
-                for j in 0..kv_tiles {
-                    let y = (row0 + j * BN) as i32;
-                    let fill = kp.acquire(kv_bytes as u32);
-                    unsafe { k_tile(fill.index()).load(k_map, 0, y, fill.barrier()) };
-                    let fill = vp.acquire(kv_bytes as u32);
-                    unsafe { v_tile(fill.index()).load(v_map, 0, y, fill.barrier()) };
+                for (n, id) in units.enumerate() {
+                    let (q0, row0, kv_tiles) = unit(id);
+                    // Q of the previous unit is released once both consumers' last S is done.
+                    q_empty.wait_parity((n as u32 & 1) ^ 1);
+                    q_full.arrive_expect_tx((BM * D * 2) as u32);
+                    // SAFETY: the maps are bf16 with `QTile`/`KvTile`'s boxes and the 128-byte
+                    // swizzle; each tile is free (Q: released above; K, V: `acquire` waited for
+                    // both consumers' release) and its phase expects exactly these bytes.
+                    unsafe {
+                        q_tile(0).load(q_map, 0, (row0 + q0) as i32, q_full);
+                        q_tile(1).load(q_map, 0, (row0 + q0 + 64) as i32, q_full);
+                    }
+                    for j in 0..kv_tiles {
+                        let y = (row0 + j * BN) as i32;
+                        let fill = kp.acquire(kv_bytes as u32);
+                        unsafe { k_tile(fill.index()).load(k_map, 0, y, fill.barrier()) };
+                        let fill = vp.acquire(kv_bytes as u32);
+                        unsafe { v_tile(fill.index()).load(v_map, 0, y, fill.barrier()) };
+                    }
                 }
             }
         } else {
@@ -139,16 +198,29 @@ macro_rules! attention_body {
             let (t, leader) = (warpgroup::thread(), warpgroup::is_leader());
             let q = q_tile(half);
             let rows = rows_of(t);
-            let q_row = [q0 + 64 * half + rows[0], q0 + 64 * half + rows[1]];
             let mask_last = causal || !seq.is_multiple_of(BN);
             let shfl = |v: f32, mask: u32| warp::shfl_xor_sync(0xffff_ffff, v, mask);
             let (mut kc, mut vc) = (k_pipe.consumer(), v_pipe.consumer());
             let mut s = Accumulator::<64>::ZERO;
-            let mut acc = Accumulator::<RO>::ZERO;
             let mut p = [FragA::<bf16>::from_regs([0; 4]); BN / 16];
-            let (mut m, mut l) = ([f32::NEG_INFINITY; 2], [0.0f32; 2]);
-            q_bar.wait_parity(0);
-            for j in 0..kv_tiles {
+            // Ping-pong (FA3's inter-warpgroup schedule): the warpgroups take turns issuing their
+            // wgmmas, through named barriers 1 (warpgroup 1's turn) and 2 (warpgroup 2's), so
+            // that one's softmax (the MUFU) runs while the other's GEMMs run. Warpgroup 1 goes
+            // first; the turns are counted so that every barrier phase completes.
+            let (my_turn, next_turn) = (1 + half as u32, 2 - half as u32);
+            if PINGPONG && half == 1 {
+                // SAFETY: all 128 threads of warpgroup 2; barrier 1 counts 256 (warpgroup 1's
+                // `sync` and this `arrive`), like every turn below.
+                unsafe { named_arrive(1, 256) };
+            }
+            for (n, id) in units.enumerate() {
+                let (q0, row0, kv_tiles) = unit(id);
+                let head = row0 / seq;
+                let q_row = [q0 + 64 * half + rows[0], q0 + 64 * half + rows[1]];
+                let mut acc = Accumulator::<RO>::ZERO;
+                let (mut m, mut l) = ([f32::NEG_INFINITY; 2], [0.0f32; 2]);
+                q_full.wait_parity(n as u32 & 1);
+                // Tile 0: S_0 and its softmax (nothing to rescale yet).
                 let ks = kc.wait();
                 let k = k_tile(ks.index());
                 // SAFETY: the warpgroup runs this together; Q and K were written by TMA (the
@@ -156,17 +228,53 @@ macro_rules! attention_body {
                 // `s` is only touched by wgmma until then; the fence orders the softmax's
                 // register writes (`p`, `acc`) before.
                 unsafe {
+                    if PINGPONG {
+                        warpgroup::sync(my_turn, 256);
+                    }
                     wgmma::fence();
                     cuda_device::unroll!(for kk in 0..D / 16 {
                         wgmma::mma_bf16(&mut s, q.descriptor(16 * kk), k.descriptor(16 * kk), kk > 0);
                     });
                     wgmma::commit_group();
+                    if PINGPONG {
+                        named_arrive(next_turn, 256);
+                    }
+                    wgmma::wait_group::<0, 64>(&mut s);
                 }
-                let mut v_done = None;
-                if j > 0 {
-                    // O += P_{j-1}·V_{j-1}, issued behind S_j: it runs during S_j's softmax.
+                if leader {
+                    kc.release(ks);
+                    if kv_tiles == 1 {
+                        q_empty.arrive(); // this warpgroup's last S of the unit: Q is free
+                    }
+                }
+                let (x, _) =
+                    softmax_tile!(s, m, l, 0, kv_tiles == 1, t, seq, causal, q_row, mask_last, scale_log2, shfl);
+                let probs = Accumulator::<64> { d: x };
+                cuda_device::unroll!(for kk in 0..BN / 16 {
+                    p[kk] = FragA::from_accumulator(&probs, kk);
+                });
+                // Tiles 1..: S_j = Q·K_jᵀ and O += P_{j-1}·V_{j-1} issued back to back; the
+                // softmax of S_j runs while the tensor cores do P·V. Every wgmma and wait here is
+                // unconditional: ptxas tracks pending wgmmas path-insensitively and serialises
+                // them (C7513, C7519) around a wait or a fence on one branch only.
+                for j in 1..kv_tiles {
+                    // Both waits before the fence: a wait (a per-thread spin loop) between two
+                    // wgmmas makes ptxas fence again and serialise them (C7519).
+                    let ks = kc.wait();
+                    let k = k_tile(ks.index());
                     let vs = vc.wait();
                     let v = v_tile(vs.index()).as_ptr();
+                    // SAFETY: as above.
+                    unsafe {
+                        if PINGPONG {
+                            warpgroup::sync(my_turn, 256);
+                        }
+                        wgmma::fence();
+                        cuda_device::unroll!(for kk in 0..D / 16 {
+                            wgmma::mma_bf16(&mut s, q.descriptor(16 * kk), k.descriptor(16 * kk), kk > 0);
+                        });
+                        wgmma::commit_group();
+                    }
                     // SAFETY: as above; `p` and `acc` are not written until the wait for it.
                     unsafe {
                         cuda_device::unroll!(for kk in 0..BN / 16 {
@@ -174,120 +282,111 @@ macro_rules! attention_body {
                             wgmma::mma_rs_mn_b(&mut acc, &p[kk], desc, true);
                         });
                         wgmma::commit_group();
+                        if PINGPONG {
+                            named_arrive(next_turn, 256);
+                        }
                         wgmma::wait_group::<1, 64>(&mut s); // S_j is done; P·V may still run
                     }
-                    v_done = Some(vs);
-                } else {
+                    if leader {
+                        kc.release(ks);
+                        if j + 1 == kv_tiles {
+                            q_empty.arrive();
+                        }
+                    }
+                    let (x, corr) = softmax_tile!(
+                        s,
+                        m,
+                        l,
+                        j,
+                        j + 1 == kv_tiles,
+                        t,
+                        seq,
+                        causal,
+                        q_row,
+                        mask_last,
+                        scale_log2,
+                        shfl
+                    );
                     // SAFETY: as above.
-                    unsafe { wgmma::wait_group::<0, 64>(&mut s) };
+                    unsafe { wgmma::wait_group::<0, RO>(&mut acc) };
+                    if leader {
+                        vc.release(vs);
+                    }
+                    cuda_device::unroll!(for i in 0..RO {
+                        acc.d[i] *= corr[row_half(i)];
+                    });
+                    let probs = Accumulator::<64> { d: x };
+                    cuda_device::unroll!(for kk in 0..BN / 16 {
+                        p[kk] = FragA::from_accumulator(&probs, kk);
+                    });
+                }
+                // The last tile's P·V.
+                let vs = vc.wait();
+                let v = v_tile(vs.index()).as_ptr();
+                // SAFETY: as in the loop.
+                unsafe {
+                    wgmma::fence();
+                    cuda_device::unroll!(for kk in 0..BN / 16 {
+                        let desc = wgmma::descriptor_mn_major_128b(v, 16 * kk as u32, BN as u32);
+                        wgmma::mma_rs_mn_b(&mut acc, &p[kk], desc, true);
+                    });
+                    wgmma::commit_group();
+                    wgmma::wait_group::<0, RO>(&mut acc);
                 }
                 if leader {
-                    kc.release(ks);
+                    vc.release(vs);
                 }
-                // The softmax works on a copy of S: `s` keeps what wgmma wrote, so that no
-                // ordinary instruction redefines the registers of the next S = Q·Kᵀ while this
-                // P·V runs (ptxas would serialise the wgmmas: C7513).
-                let mut x = s.d;
-                if mask_last && j + 1 == kv_tiles {
-                    // Keys past `seq` (the next head's rows, or zeros past the tensor) and,
-                    // causal, past the row's own position.
-                    let kv0 = j * BN;
-                    cuda_device::unroll!(for i in 0..64 {
-                        let kv = kv0 + Accumulator::<64>::coord(t, i).1;
-                        if kv >= seq || (causal && kv > q_row[row_half(i)]) {
-                            x[i] = f32::NEG_INFINITY;
+                let mut inv = [0.0f32; 2];
+                cuda_device::unroll!(for h in 0..2 {
+                    l[h] += shfl(l[h], 1);
+                    l[h] += shfl(l[h], 2);
+                    inv[h] = 1.0 / l[h];
+                });
+                cuda_device::unroll!(for i in 0..RO {
+                    acc.d[i] *= inv[row_half(i)];
+                });
+                let pairs = seq * D / 2;
+                let Some(out) = o.get_mut(head * pairs..(head + 1) * pairs).and_then(|o| Bf16Out::new(o, seq, D))
+                else {
+                    cuda_device::trap()
+                };
+                epilogue::store_accumulator(&acc, &out, q0 + 64 * half, 0, &|v: f32, _, _| v);
+                if t % 4 == 0 {
+                    cuda_device::unroll!(for h in 0..2 {
+                        if q_row[h] < seq {
+                            let lse2 = m[h] * scale_log2 + cuda_device::float::lg2_approx_f32(l[h]);
+                            lse[row0 + q_row[h]] = lse2 * core::f32::consts::LN_2;
                         }
                     });
                 }
-                // Online softmax: the new running max (this thread's values, then the quad's),
-                // the factor that rescales what came before, then P = 2^(S·c − m·c) with
-                // c = log2(e)/√d. Every row has an unmasked key in tile 0, so m is finite.
-                let mut mx = m;
-                cuda_device::unroll!(for i in 0..64 {
-                    mx[row_half(i)] = mx[row_half(i)].max(x[i]);
-                });
-                let mut corr = [0.0f32; 2];
-                let mut shift = [0.0f32; 2];
-                cuda_device::unroll!(for h in 0..2 {
-                    mx[h] = mx[h].max(shfl(mx[h], 1));
-                    mx[h] = mx[h].max(shfl(mx[h], 2));
-                    corr[h] = cuda_device::float::ex2_approx_ftz_f32((m[h] - mx[h]) * scale_log2);
-                    shift[h] = mx[h] * scale_log2;
-                });
-                m = mx;
-                // This thread's part of the row sums: the quad's lanes share `corr`, so they are
-                // summed across the quad once, at the end.
-                let mut own = [0.0f32; 2];
-                cuda_device::unroll!(for i in 0..64 {
-                    x[i] = cuda_device::float::ex2_approx_ftz_f32(x[i].mul_add(scale_log2, -shift[row_half(i)]));
-                    own[row_half(i)] += x[i];
-                });
-                l = [l[0].mul_add(corr[0], own[0]), l[1].mul_add(corr[1], own[1])];
-                // Unconditional (nothing is pending when j = 0): ptxas tracks pending wgmmas
-                // path-insensitively, and a wait on one branch only would leave P·V "pending"
-                // at the writes of `p` and `acc` below, serialising every wgmma (C7513).
-                // SAFETY: as above.
-                unsafe { wgmma::wait_group::<0, RO>(&mut acc) };
-                if let (Some(vs), true) = (v_done, leader) {
-                    vc.release(vs);
-                }
-                cuda_device::unroll!(for i in 0..RO {
-                    acc.d[i] *= corr[row_half(i)];
-                });
-                let probs = Accumulator::<64> { d: x };
-                cuda_device::unroll!(for kk in 0..BN / 16 {
-                    p[kk] = FragA::from_accumulator(&probs, kk);
-                });
             }
-            // The last tile's P·V.
-            let vs = vc.wait();
-            let v = v_tile(vs.index()).as_ptr();
-            // SAFETY: as in the loop.
-            unsafe {
-                wgmma::fence();
-                cuda_device::unroll!(for kk in 0..BN / 16 {
-                    let desc = wgmma::descriptor_mn_major_128b(v, 16 * kk as u32, BN as u32);
-                    wgmma::mma_rs_mn_b(&mut acc, &p[kk], desc, true);
-                });
-                wgmma::commit_group();
-                wgmma::wait_group::<0, RO>(&mut acc);
-            }
-            if leader {
-                vc.release(vs);
-            }
-            let mut inv = [0.0f32; 2];
-            cuda_device::unroll!(for h in 0..2 {
-                l[h] += shfl(l[h], 1);
-                l[h] += shfl(l[h], 2);
-                inv[h] = 1.0 / l[h];
-            });
-            cuda_device::unroll!(for i in 0..RO {
-                acc.d[i] *= inv[row_half(i)];
-            });
-            let pairs = seq * D / 2;
-            let Some(out) = o.get_mut(head * pairs..(head + 1) * pairs).and_then(|o| Bf16Out::new(o, seq, D)) else {
-                cuda_device::trap()
-            };
-            epilogue::store_accumulator(&acc, &out, q0 + 64 * half, 0, &|v: f32, _, _| v);
-            if t % 4 == 0 {
-                cuda_device::unroll!(for h in 0..2 {
-                    if q_row[h] < seq {
-                        let lse2 = m[h] * scale_log2 + cuda_device::float::lg2_approx_f32(l[h]);
-                        lse[row0 + q_row[h]] = lse2 * core::f32::consts::LN_2;
-                    }
-                });
+            if PINGPONG && half == 0 {
+                // SAFETY: warpgroup 1's last turn: warpgroup 2's last `arrive` completes it.
+                unsafe { warpgroup::sync(1, 256) };
             }
         }
     }};
+}
+
+/// `bar.arrive id, threads`: arrives at named barrier `id` without waiting (the other half of
+/// `tile::warpgroup::sync`, which the tile layer does not have).
+///
+/// # Safety
+/// As `tile::warpgroup::sync`: whole warps arrive, and `threads` threads in all (arrivals and
+/// syncs) use barrier `id` in each phase.
+#[inline(always)]
+unsafe fn named_arrive(id: u32, threads: u32) {
+    unsafe { cuda_device::ptx_asm!("bar.arrive %0, %1;", in("r") id, in("r") threads, clobber("memory")) }
 }
 
 #[cuda_module]
 pub mod kernels {
     use super::*;
 
-    /// Attention forward, head dimension 64: grid `⌈seq / 128⌉ · heads` blocks of 384 threads,
-    /// [`smem_bytes`]`(64)` of dynamic shared memory ([`Attention::run`]). `heads` counts batch ·
-    /// heads; `scale_log2` is `log2(e) / √d`.
+    /// Attention forward, head dimension 64, the warpgroups issuing their wgmmas as they come:
+    /// persistent grid of at most one block of 384 threads per SM, [`smem_bytes`]`(64)` of
+    /// dynamic shared memory ([`Attention::run`]). `heads` counts batch · heads; `scale_log2` is
+    /// `log2(e) / √d`.
     #[kernel]
     #[launch_bounds(384, 1)]
     #[allow(clippy::too_many_arguments)]
@@ -302,7 +401,7 @@ pub mod kernels {
         causal: u32,
         scale_log2: f32,
     ) {
-        attention_body!(64, 32, &q, &k, &v, o, lse, seq, heads, causal != 0, scale_log2);
+        attention_body!(64, 32, false, &q, &k, &v, o, lse, seq, heads, causal != 0, scale_log2);
     }
 
     /// [`attention_d64`] for head dimension 128 ([`smem_bytes`]`(128)`).
@@ -320,7 +419,43 @@ pub mod kernels {
         causal: u32,
         scale_log2: f32,
     ) {
-        attention_body!(128, 64, &q, &k, &v, o, lse, seq, heads, causal != 0, scale_log2);
+        attention_body!(128, 64, false, &q, &k, &v, o, lse, seq, heads, causal != 0, scale_log2);
+    }
+
+    /// [`attention_d64`] with ping-pong: the two consumer warpgroups take turns issuing wgmmas.
+    #[kernel]
+    #[launch_bounds(384, 1)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn attention_d64_pp(
+        q: TensorMap,
+        k: TensorMap,
+        v: TensorMap,
+        o: &mut [Bf16x2],
+        lse: &mut [f32],
+        seq: u32,
+        heads: u32,
+        causal: u32,
+        scale_log2: f32,
+    ) {
+        attention_body!(64, 32, true, &q, &k, &v, o, lse, seq, heads, causal != 0, scale_log2);
+    }
+
+    /// [`attention_d128`] with ping-pong.
+    #[kernel]
+    #[launch_bounds(384, 1)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn attention_d128_pp(
+        q: TensorMap,
+        k: TensorMap,
+        v: TensorMap,
+        o: &mut [Bf16x2],
+        lse: &mut [f32],
+        seq: u32,
+        heads: u32,
+        causal: u32,
+        scale_log2: f32,
+    ) {
+        attention_body!(128, 64, true, &q, &k, &v, o, lse, seq, heads, causal != 0, scale_log2);
     }
 }
 
@@ -396,17 +531,22 @@ impl Operands {
 /// The host side: the loaded kernels.
 pub struct Attention {
     module: kernels::Module,
+    sms: u32,
+    /// Whether [`Attention::run`] launches the ping-pong kernels (`*_pp`).
+    pub pingpong: bool,
 }
 
 impl Attention {
     /// Loads the kernels (built for sm_90a; an H100 or H200 runs them).
     pub fn new(ctx: &Arc<CudaContext>) -> Result<Attention, DriverError> {
-        Ok(Attention { module: kernels::load(ctx)? })
+        Ok(Attention { module: kernels::load(ctx)?, sms: ctx.sm_count(), pingpong: true })
     }
 
-    /// The launch for `shape`: one block of 384 threads per (Q tile, batch · head).
-    pub fn config(shape: Shape) -> LaunchConfig {
-        let blocks = shape.seq.div_ceil(BM) * shape.batch * shape.heads;
+    /// The launch for `shape`: persistent, one block of 384 threads per SM (fewer when there
+    /// are fewer (Q tile, batch · head) units).
+    pub fn config(&self, shape: Shape) -> LaunchConfig {
+        let units = shape.seq.div_ceil(BM) * shape.batch * shape.heads;
+        let blocks = units.min(self.sms as usize);
         LaunchConfig {
             grid_dim: (blocks as u32, 1, 1),
             block_dim: (384, 1, 1),
@@ -427,13 +567,16 @@ impl Attention {
         if o.len() * 2 < sh.rows() * sh.d || lse.len() < sh.rows() {
             return Err(format!("attention: O must hold {} values and lse {}", sh.rows() * sh.d, sh.rows()).into());
         }
-        let cfg = Self::config(sh);
+        let cfg = self.config(sh);
         let (seq, heads, causal) = (sh.seq as u32, (sh.batch * sh.heads) as u32, sh.causal as u32);
         let scale_log2 = std::f32::consts::LOG2_E / (sh.d as f32).sqrt();
         let (q, k, v) = (ops.q_map, ops.k_map, ops.v_map);
-        match sh.d {
-            64 => self.module.attention_d64(stream, cfg, q, k, v, o, lse, seq, heads, causal, scale_log2)?,
-            _ => self.module.attention_d128(stream, cfg, q, k, v, o, lse, seq, heads, causal, scale_log2)?,
+        let m = &self.module;
+        match (sh.d, self.pingpong) {
+            (64, false) => m.attention_d64(stream, cfg, q, k, v, o, lse, seq, heads, causal, scale_log2)?,
+            (64, true) => m.attention_d64_pp(stream, cfg, q, k, v, o, lse, seq, heads, causal, scale_log2)?,
+            (_, false) => m.attention_d128(stream, cfg, q, k, v, o, lse, seq, heads, causal, scale_log2)?,
+            (_, true) => m.attention_d128_pp(stream, cfg, q, k, v, o, lse, seq, heads, causal, scale_log2)?,
         }
         Ok(())
     }

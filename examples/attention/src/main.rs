@@ -4,9 +4,12 @@
 //! timed shape, then times the timed shapes (seq 1k, 4k, 8k, 16k; 16k tokens in all, 2048 / d
 //! heads, as FlashAttention-3's paper measures) and prints TFLOP/s.
 //!
-//! `attention [--no-time] [--reps N] [--seqs 1024,4096] [--d 64|128] [--causal 0|1] [--timed-only]`
-//! (the last three narrow the run, e.g. for a profiler). Prints PASS/FAIL per check, one
-//! `BENCH d=… causal=… seq=… batch=… heads=… ms=… tflops=…` line per timed shape (what
+//! Each shape runs both kernel variants: `pp=0` (the consumer warpgroups issue their wgmmas as
+//! they come) and `pp=1` (ping-pong: they take turns).
+//!
+//! `attention [--no-time] [--reps N] [--seqs 1024,4096] [--d 64|128] [--causal 0|1] [--pp 0|1]
+//! [--timed-only]` (the last four narrow the run, e.g. for a profiler). Prints PASS/FAIL per check, one
+//! `BENCH d=… causal=… seq=… batch=… heads=… pp=… ms=… tflops=…` line per timed shape (what
 //! `bench/attention_compare.py` reads) and a table; exits 1 when a check fails or a CUDA call errs.
 use std::error::Error;
 use std::sync::Arc;
@@ -174,7 +177,8 @@ fn run() -> Result<(), Box<dyn Error>> {
     let timed_only = args.iter().any(|a| a == "--timed-only");
     let ctx = CudaContext::new(0)?;
     let stream = ctx.default_stream();
-    let attn = Attention::new(&ctx).map_err(|e| format!("load the kernels (an sm_90 GPU, built for sm_90a): {e}"))?;
+    let mut attn =
+        Attention::new(&ctx).map_err(|e| format!("load the kernels (an sm_90 GPU, built for sm_90a): {e}"))?;
     let seed =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64) | 1;
     println!("attention on {} ({} SMs), seed {seed:#x}", ctx.name(), ctx.sm_count());
@@ -191,7 +195,13 @@ fn run() -> Result<(), Box<dyn Error>> {
             if timed_only { &[] } else { &[(1, 2, 128), (2, 3, 200), (1, 2, 1000), (2, 1, 2048), (1, 3, 77)] };
         let timed: Vec<(usize, usize, usize)> = seqs.iter().map(|&s| (TOKENS.div_ceil(s), heads, s)).collect();
         for (i, &(batch, heads, seq)) in small.iter().chain(&timed).enumerate() {
-            for causal in [false, true].into_iter().filter(|&c| only("--causal", c as usize)) {
+            let variants = [false, true].into_iter().filter(|&pp| only("--pp", pp as usize));
+            for (causal, pp) in [false, true]
+                .into_iter()
+                .filter(|&c| only("--causal", c as usize))
+                .flat_map(|c| variants.clone().map(move |pp| (c, pp)))
+            {
+                attn.pingpong = pp;
                 let sh = Shape { batch, heads, seq, d, causal };
                 let ops = Operands::new(sh, &inputs.qd, &inputs.kd, &inputs.vd)?;
                 o.copy_from_host(&stream, &vec![Bf16x2::from_f32(f32::NAN, f32::NAN); o.len()])?;
@@ -199,7 +209,7 @@ fn run() -> Result<(), Box<dyn Error>> {
                 attn.run(&stream, &ops, &mut o, &mut lse)?;
                 stream.synchronize()?;
                 let (oh, lh) = (o.to_host_vec(&stream)?, lse.to_host_vec(&stream)?);
-                let what = format!("d={d} causal={} b={batch} h={heads} seq={seq}", causal as u32);
+                let what = format!("d={d} causal={} b={batch} h={heads} seq={seq} pp={}", causal as u32, pp as u32);
                 match check(&inputs, sh, &oh, &lh, &mut rng) {
                     Ok(msg) => println!("PASS {what}: {msg}"),
                     Err(e) => {
@@ -214,15 +224,18 @@ fn run() -> Result<(), Box<dyn Error>> {
                 let ms = time(&ctx, &stream, reps, || attn.run(&stream, &ops, &mut o, &mut lse))?;
                 let tflops = sh.flops() / ms / 1e9;
                 println!(
-                    "BENCH d={d} causal={} seq={seq} batch={batch} heads={heads} ms={ms:.4} tflops={tflops:.1}",
-                    causal as u32
+                    "BENCH d={d} causal={} seq={seq} batch={batch} heads={heads} pp={} ms={ms:.4} tflops={tflops:.1}",
+                    causal as u32, pp as u32
                 );
-                table.push(format!("{d:>4} {:>6} {seq:>6} {batch:>3}x{heads:<3} {ms:>9.3} {tflops:>8.1}", causal));
+                table.push(format!(
+                    "{d:>4} {:>6} {seq:>6} {batch:>3}x{heads:<3} {:>3} {ms:>9.3} {tflops:>8.1}",
+                    causal, pp as u32
+                ));
             }
         }
     }
     if !table.is_empty() {
-        println!("\n   d causal    seq   b x h        ms  TFLOP/s   (median of {reps})");
+        println!("\n   d causal    seq   b x h    pp        ms  TFLOP/s   (median of {reps})");
         for row in &table {
             println!("{row}");
         }
