@@ -3,6 +3,7 @@ checks every shape against a float64 reference, then times it), then times SDPA 
 shapes in this process, and prints one table with the ratio.
 
     python3 bench/attention_compare.py PATH/TO/attention [--reps 20] [--seqs 1024,4096,8192,16384]
+        [--ours-args "--static"]
 
 Exit status: our binary's when it failed (a failed check is 1), else 0. Ratio = SDPA's time / ours
 (above 1: ours is faster).
@@ -21,11 +22,11 @@ def main():
     ap.add_argument("binary")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--seqs", default="1024,4096,8192,16384")
+    ap.add_argument("--ours-args", default="", help="more arguments for our binary, e.g. --static")
     args = ap.parse_args()
     ours = {}
-    proc = subprocess.Popen(
-        [args.binary, "--reps", str(args.reps), "--seqs", args.seqs], stdout=subprocess.PIPE, text=True
-    )
+    cmd = [args.binary, "--reps", str(args.reps), "--seqs", args.seqs] + args.ours_args.split()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     for line in proc.stdout:
         print(line, end="", flush=True)
         m = re.match(r"BENCH d=(\d+) causal=(\d) seq=(\d+) batch=(\d+) heads=(\d+) pp=(\d) ms=([\d.]+)", line)

@@ -40,7 +40,7 @@ use cuda_device::tile::epilogue::{self, Bf16Out};
 use cuda_device::tile::rows::{row_half, rows_of};
 use cuda_device::tile::{Pipeline, SmemTile, warpgroup};
 use cuda_device::wgmma::{self, Accumulator, FragA};
-use cuda_device::{DynamicSharedArray, cuda_module, kernel, launch_bounds, sync_threads, thread, tma, warp};
+use cuda_device::{DynamicSharedArray, atomic, cuda_module, kernel, launch_bounds, sync_threads, thread, tma, warp};
 
 /// Q rows per block (two consumer warpgroups of 64).
 pub const BM: usize = 128;
@@ -55,9 +55,9 @@ type QTile<const D: usize> = SmemTile<bf16, 64, D>;
 type KvTile<const D: usize> = SmemTile<bf16, BN, D>;
 
 /// Dynamic shared memory a head dimension `d` needs: two Q halves, `STAGES` K and V tiles, then
-/// the barriers (K ring, V ring, Q full, Q empty).
+/// the barriers (K ring, V ring, Q full, Q empty) and the two unit slots.
 pub const fn smem_bytes(d: usize) -> usize {
-    barriers_at(d) + (4 * STAGES + 2) * 8
+    barriers_at(d) + (4 * STAGES + 3) * 8
 }
 
 /// Where the barriers start: after the tiles (all multiples of 1024 bytes).
@@ -116,12 +116,13 @@ macro_rules! softmax_tile {
 /// with one caller), and a call passes the accumulators through local memory.
 macro_rules! attention_body {
     ($d:literal, $ro:literal, $pingpong:literal, $q_map:expr, $k_map:expr, $v_map:expr, $o:expr, $lse:expr,
-     $seq:expr, $heads:expr, $causal:expr, $scale_log2:expr) => {{
+     $sched:expr, $dynamic:expr, $seq:expr, $heads:expr, $causal:expr, $scale_log2:expr) => {{
         const D: usize = $d;
         const RO: usize = $ro;
         const PINGPONG: bool = $pingpong;
-        let (q_map, k_map, v_map, o, lse) = ($q_map, $k_map, $v_map, $o, $lse);
-        let (causal, scale_log2): (bool, f32) = ($causal, $scale_log2);
+        let (q_map, k_map, v_map, o, lse, sched): (_, _, _, _, _, &mut [u32]) =
+            ($q_map, $k_map, $v_map, $o, $lse, $sched);
+        let (causal, dynamic, scale_log2): (bool, bool, f32) = ($causal, $dynamic, $scale_log2);
         let smem = DynamicSharedArray::<u8, 1024>::get_raw();
         let kv_bytes = KvTile::<D>::BYTES;
         // SAFETY (tiles and barriers): the launch gives `smem_bytes(D)` bytes of 1024-aligned
@@ -136,14 +137,20 @@ macro_rules! attention_body {
             unsafe { (Pipeline::<STAGES>::new(bars), Pipeline::<STAGES>::new(bars.add(2 * STAGES))) };
         let (q_full, q_empty) =
             unsafe { (MBarrier::new(bars.add(4 * STAGES)), MBarrier::new(bars.add(4 * STAGES + 1))) };
+        // Two slots (by unit parity) where the producer tells the consumers which unit comes.
+        let slot = |n: usize| unsafe { bars.add(4 * STAGES + 2).cast::<u32>().add(n & 1) };
 
-        // Persistent: block b takes work units b, b + grid, …; unit → (Q tile, head), the Q
-        // tiles of one head consecutive (the blocks running at once share a head or two, whose
-        // K and V then come from L2, not DRAM), its last Q tiles (the longest causal rows)
-        // first, so that the short ones fill the gaps.
+        // Persistent: a block's producer takes work units one after another and hands each to
+        // its consumers (the unit's id in `slot`, published by the arrival on `q_full`; an id
+        // past the last unit ends the block). The first unit is the block's index; the next
+        // ones come from the global counter `sched[0]` when `dynamic` (a block that finishes
+        // early takes more: causal units differ up to `seq / 128`-fold), else every grid-th.
+        // Unit → (Q tile, head): the Q tiles of one head consecutive (the blocks running at once
+        // share a head or two, whose K and V then come from L2, not DRAM), its last Q tiles (the
+        // longest causal rows) first, so that the short ones fill the gaps.
         let (seq, heads) = ($seq as usize, $heads as usize);
         let q_tiles = seq.div_ceil(BM);
-        let units = (thread::blockIdx_x() as usize..q_tiles * heads).step_by(thread::gridDim_x() as usize);
+        let total = (q_tiles * heads) as u32;
         let unit = move |id: usize| {
             let (head, qt) = (id / q_tiles, q_tiles - 1 - id % q_tiles);
             let kv_tiles = if causal { qt + 1 } else { seq.div_ceil(BN) };
@@ -170,10 +177,29 @@ macro_rules! attention_body {
             unsafe { warpgroup::producer_registers::<40>() };
             if warpgroup::is_leader() {
                 let (mut kp, mut vp) = (k_pipe.producer(), v_pipe.producer());
-                for (n, id) in units.enumerate() {
-                    let (q0, row0, kv_tiles) = unit(id);
-                    // Q of the previous unit is released once both consumers' last S is done.
+                let (grid, dynamic) = (thread::gridDim_x(), dynamic && sched.len() >= 2);
+                let mut n = 0;
+                loop {
+                    let id = if n == 0 {
+                        thread::blockIdx_x()
+                    } else if dynamic {
+                        // SAFETY: `sched[0]` exists and is only accessed atomically while a
+                        // launch runs.
+                        unsafe { atomic::add(sched.as_mut_ptr(), 1) + grid }
+                    } else {
+                        thread::blockIdx_x() + n as u32 * grid
+                    };
+                    // Q (and the slot of two units ago) of the previous unit are released once
+                    // both consumers' last S is done.
                     q_empty.wait_parity((n as u32 & 1) ^ 1);
+                    // SAFETY: this block's shared memory; the consumers read slot n only after
+                    // this phase of `q_full`, and it is not written again before unit n + 2.
+                    unsafe { slot(n).write_volatile(id) };
+                    if id >= total {
+                        q_full.arrive(); // no unit: the consumers stop
+                        break;
+                    }
+                    let (q0, row0, kv_tiles) = unit(id as usize);
                     q_full.arrive_expect_tx((BM * D * 2) as u32);
                     // SAFETY: the maps are bf16 with `QTile`/`KvTile`'s boxes and the 128-byte
                     // swizzle; each tile is free (Q: released above; K, V: `acquire` waited for
@@ -188,6 +214,18 @@ macro_rules! attention_body {
                         unsafe { k_tile(fill.index()).load(k_map, 0, y, fill.barrier()) };
                         let fill = vp.acquire(kv_bytes as u32);
                         unsafe { v_tile(fill.index()).load(v_map, 0, y, fill.barrier()) };
+                    }
+                    n += 1;
+                }
+                if dynamic {
+                    // The last block to take its last unit resets the counters for the next
+                    // launch: every other block has taken its last by then.
+                    // SAFETY: `sched[0..2]` exist and are only accessed atomically.
+                    unsafe {
+                        if atomic::add(sched.as_mut_ptr().add(1), 1) == grid - 1 {
+                            atomic::exchange(sched.as_mut_ptr(), 0);
+                            atomic::exchange(sched.as_mut_ptr().add(1), 0);
+                        }
                     }
                 }
             }
@@ -213,13 +251,20 @@ macro_rules! attention_body {
                 // `sync` and this `arrive`), like every turn below.
                 unsafe { named_arrive(1, 256) };
             }
-            for (n, id) in units.enumerate() {
-                let (q0, row0, kv_tiles) = unit(id);
+            let mut n = 0;
+            loop {
+                q_full.wait_parity(n as u32 & 1);
+                // SAFETY: written by the producer before the arrival this wait saw.
+                let id = unsafe { slot(n).read_volatile() };
+                if id >= total {
+                    break;
+                }
+                n += 1;
+                let (q0, row0, kv_tiles) = unit(id as usize);
                 let head = row0 / seq;
                 let q_row = [q0 + 64 * half + rows[0], q0 + 64 * half + rows[1]];
                 let mut acc = Accumulator::<RO>::ZERO;
                 let (mut m, mut l) = ([f32::NEG_INFINITY; 2], [0.0f32; 2]);
-                q_full.wait_parity(n as u32 & 1);
                 // Tile 0: S_0 and its softmax (nothing to rescale yet).
                 let ks = kc.wait();
                 let k = k_tile(ks.index());
@@ -386,7 +431,8 @@ pub mod kernels {
     /// Attention forward, head dimension 64, the warpgroups issuing their wgmmas as they come:
     /// persistent grid of at most one block of 384 threads per SM, [`smem_bytes`]`(64)` of
     /// dynamic shared memory ([`Attention::run`]). `heads` counts batch · heads; `scale_log2` is
-    /// `log2(e) / √d`.
+    /// `log2(e) / √d`; `sched` is the work counter (two `u32`, zero before the first launch,
+    /// left zero by each), used when `dynamic` is not 0 (else units go round-robin).
     #[kernel]
     #[launch_bounds(384, 1)]
     #[allow(clippy::too_many_arguments)]
@@ -396,12 +442,14 @@ pub mod kernels {
         v: TensorMap,
         o: &mut [Bf16x2],
         lse: &mut [f32],
+        sched: &mut [u32],
         seq: u32,
         heads: u32,
         causal: u32,
+        dynamic: u32,
         scale_log2: f32,
     ) {
-        attention_body!(64, 32, false, &q, &k, &v, o, lse, seq, heads, causal != 0, scale_log2);
+        attention_body!(64, 32, false, &q, &k, &v, o, lse, sched, dynamic != 0, seq, heads, causal != 0, scale_log2);
     }
 
     /// [`attention_d64`] for head dimension 128 ([`smem_bytes`]`(128)`).
@@ -414,12 +462,14 @@ pub mod kernels {
         v: TensorMap,
         o: &mut [Bf16x2],
         lse: &mut [f32],
+        sched: &mut [u32],
         seq: u32,
         heads: u32,
         causal: u32,
+        dynamic: u32,
         scale_log2: f32,
     ) {
-        attention_body!(128, 64, false, &q, &k, &v, o, lse, seq, heads, causal != 0, scale_log2);
+        attention_body!(128, 64, false, &q, &k, &v, o, lse, sched, dynamic != 0, seq, heads, causal != 0, scale_log2);
     }
 
     /// [`attention_d64`] with ping-pong: the two consumer warpgroups take turns issuing wgmmas.
@@ -432,12 +482,14 @@ pub mod kernels {
         v: TensorMap,
         o: &mut [Bf16x2],
         lse: &mut [f32],
+        sched: &mut [u32],
         seq: u32,
         heads: u32,
         causal: u32,
+        dynamic: u32,
         scale_log2: f32,
     ) {
-        attention_body!(64, 32, true, &q, &k, &v, o, lse, seq, heads, causal != 0, scale_log2);
+        attention_body!(64, 32, true, &q, &k, &v, o, lse, sched, dynamic != 0, seq, heads, causal != 0, scale_log2);
     }
 
     /// [`attention_d128`] with ping-pong.
@@ -450,12 +502,14 @@ pub mod kernels {
         v: TensorMap,
         o: &mut [Bf16x2],
         lse: &mut [f32],
+        sched: &mut [u32],
         seq: u32,
         heads: u32,
         causal: u32,
+        dynamic: u32,
         scale_log2: f32,
     ) {
-        attention_body!(128, 64, true, &q, &k, &v, o, lse, seq, heads, causal != 0, scale_log2);
+        attention_body!(128, 64, true, &q, &k, &v, o, lse, sched, dynamic != 0, seq, heads, causal != 0, scale_log2);
     }
 }
 
@@ -532,14 +586,18 @@ impl Operands {
 pub struct Attention {
     module: kernels::Module,
     sms: u32,
+    sched: DeviceBuffer<u32>,
     /// Whether [`Attention::run`] launches the ping-pong kernels (`*_pp`).
     pub pingpong: bool,
+    /// Whether blocks take units from a global counter (else round-robin).
+    pub dynamic: bool,
 }
 
 impl Attention {
     /// Loads the kernels (built for sm_90a; an H100 or H200 runs them).
     pub fn new(ctx: &Arc<CudaContext>) -> Result<Attention, DriverError> {
-        Ok(Attention { module: kernels::load(ctx)?, sms: ctx.sm_count(), pingpong: true })
+        let sched = DeviceBuffer::zeroed(&ctx.default_stream(), 2)?;
+        Ok(Attention { module: kernels::load(ctx)?, sms: ctx.sm_count(), sched, pingpong: true, dynamic: true })
     }
 
     /// The launch for `shape`: persistent, one block of 384 threads per SM (fewer when there
@@ -557,7 +615,7 @@ impl Attention {
     /// Enqueues the forward pass: `o` (`[batch, heads, seq, d]` bf16, as pairs) and `lse`
     /// (`[batch, heads, seq]` f32, natural log) from the operands.
     pub fn run(
-        &self,
+        &mut self,
         stream: &CudaStream,
         ops: &Operands,
         o: &mut DeviceBuffer<Bf16x2>,
@@ -571,12 +629,20 @@ impl Attention {
         let (seq, heads, causal) = (sh.seq as u32, (sh.batch * sh.heads) as u32, sh.causal as u32);
         let scale_log2 = std::f32::consts::LOG2_E / (sh.d as f32).sqrt();
         let (q, k, v) = (ops.q_map, ops.k_map, ops.v_map);
-        let m = &self.module;
+        let (m, sched, dynamic) = (&self.module, &mut self.sched, self.dynamic as u32);
         match (sh.d, self.pingpong) {
-            (64, false) => m.attention_d64(stream, cfg, q, k, v, o, lse, seq, heads, causal, scale_log2)?,
-            (64, true) => m.attention_d64_pp(stream, cfg, q, k, v, o, lse, seq, heads, causal, scale_log2)?,
-            (_, false) => m.attention_d128(stream, cfg, q, k, v, o, lse, seq, heads, causal, scale_log2)?,
-            (_, true) => m.attention_d128_pp(stream, cfg, q, k, v, o, lse, seq, heads, causal, scale_log2)?,
+            (64, false) => {
+                m.attention_d64(stream, cfg, q, k, v, o, lse, sched, seq, heads, causal, dynamic, scale_log2)?
+            }
+            (64, true) => {
+                m.attention_d64_pp(stream, cfg, q, k, v, o, lse, sched, seq, heads, causal, dynamic, scale_log2)?
+            }
+            (_, false) => {
+                m.attention_d128(stream, cfg, q, k, v, o, lse, sched, seq, heads, causal, dynamic, scale_log2)?
+            }
+            (_, true) => {
+                m.attention_d128_pp(stream, cfg, q, k, v, o, lse, sched, seq, heads, causal, dynamic, scale_log2)?
+            }
         }
         Ok(())
     }

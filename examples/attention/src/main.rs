@@ -8,7 +8,8 @@
 //! they come) and `pp=1` (ping-pong: they take turns).
 //!
 //! `attention [--no-time] [--reps N] [--seqs 1024,4096] [--d 64|128] [--causal 0|1] [--pp 0|1]
-//! [--timed-only]` (the last four narrow the run, e.g. for a profiler). Prints PASS/FAIL per check, one
+//! [--timed-only] [--static]` (`--d` … `--timed-only` narrow the run, e.g. for a profiler;
+//! `--static`: units round-robin instead of from the global counter). Prints PASS/FAIL per check, one
 //! `BENCH d=… causal=… seq=… batch=… heads=… pp=… ms=… tflops=…` line per timed shape (what
 //! `bench/attention_compare.py` reads) and a table; exits 1 when a check fails or a CUDA call errs.
 use std::error::Error;
@@ -179,6 +180,7 @@ fn run() -> Result<(), Box<dyn Error>> {
     let stream = ctx.default_stream();
     let mut attn =
         Attention::new(&ctx).map_err(|e| format!("load the kernels (an sm_90 GPU, built for sm_90a): {e}"))?;
+    attn.dynamic = !args.iter().any(|a| a == "--static");
     let seed =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64) | 1;
     println!("attention on {} ({} SMs), seed {seed:#x}", ctx.name(), ctx.sm_count());
