@@ -3,7 +3,8 @@
 //! `stmatrix` (x1/x2/x4, `.trans`), mbarriers, `elect.sync`, `setmaxnreg`, `wgmma.mma_async` with
 //! its fence/commit/wait and every form (B N-major, A from registers, fp8), TMA tile copies (2D, 3D, cluster multicast, grid-constant maps) and the
 //! plain bulk copy onto an mbarrier — each PTX accepted by `ptxas`, and for `examples/gemm-mma`
-//! (sm_80 and sm_90) the instructions its algorithm is made of.
+//! (sm_80 and sm_90), `examples/gemm-wgmma-tma` and `examples/attention` (sm_90a) the instructions
+//! their algorithms are made of.
 use std::sync::OnceLock;
 
 use oxide_contract::arch::Arch;
@@ -568,4 +569,69 @@ fn tma_maps_in_an_array_by_value() {
     assert_has(&text, "tma_map_array", &[".param .align 64 .b8 tma_map_array_param_0[256]", "cvta.param.u64"]);
     let body = entry(&text, "tma_map_array");
     assert!(!body.contains(".local"), "the maps were copied to local memory:\n{body}");
+}
+
+/// `examples/attention` (sm_90a): Q, K and V by TMA onto mbarriers; S = Q·Kᵀ by wgmma from shared
+/// memory, O += P·V by the RS form (P in registers, `{%r, %r, %r, %r}`, V N-major: trans-b 1)
+/// with `wait_group 1` overlap; the softmax's `ex2`, quad shuffles and bf16 packing; producer and
+/// consumer register counts; the ping-pong kernels' named barriers. No local memory, and ptxas
+/// serialises none of the wgmmas (its C7513/C7519 notes: a wait or a fence on one branch only, or
+/// a spin loop between two wgmmas, makes it wait after every one).
+#[test]
+fn attention_example_is_tma_wgmma_rs_and_mbarriers() {
+    let dir = checkout_root().join("examples/attention");
+    let out = cargo_oxide(&dir, &["build", "--release", "--arch", "sm_90a"]);
+    assert_success(&out, "cargo oxide build --release --arch sm_90a examples/attention");
+    let path = example_ptx_path("attention", "sm_90a");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    for (kernel, pv_shape) in [
+        ("attention_d64", "m64n64k16"),
+        ("attention_d128", "m64n128k16"),
+        ("attention_d64_pp", "m64n64k16"),
+        ("attention_d128_pp", "m64n128k16"),
+    ] {
+        let body = entry(&text, kernel);
+        for needle in [
+            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+            "mbarrier.arrive.expect_tx.shared::cta.b64",
+            "mbarrier.try_wait.parity.shared::cta.b64",
+            "mbarrier.arrive.shared.b64",
+            "prefetch.tensormap",
+            "wgmma.fence.sync.aligned",
+            "wgmma.commit_group.sync.aligned",
+            "wgmma.wait_group.sync.aligned 1",
+            "wgmma.wait_group.sync.aligned 0",
+            "ex2.approx.ftz.f32",
+            "shfl.sync.bfly.b32",
+            "cvt.rn.bf16x2.f32",
+            "setmaxnreg.dec.sync.aligned.u32 40",
+            "setmaxnreg.inc.sync.aligned.u32 232",
+        ] {
+            assert!(body.contains(needle), "`.entry {kernel}` has no `{needle}`");
+        }
+        let wgmmas: Vec<&str> = body.lines().filter(|l| l.contains("wgmma.mma_async")).collect();
+        // S = Q·Kᵀ: both operands descriptors (`}, %rd.., %rd.., p, 1, 1, 0, 0;`).
+        let ss = wgmmas.iter().filter(|l| l.contains("m64n128k16.f32.bf16.bf16") && l.contains(", p, 1, 1, 0, 0;"));
+        assert!(ss.count() > 0, "`.entry {kernel}`: no SS wgmma m64n128k16 for S");
+        // O += P·V: A from four registers, B N-major (imm-trans-b 1).
+        let rs = wgmmas.iter().filter(|l| {
+            l.contains(&format!("{pv_shape}.f32.bf16.bf16")) && l.contains("}, {%r") && l.contains(", p, 1, 1, 1;")
+        });
+        assert!(rs.count() > 0, "`.entry {kernel}`: no RS wgmma {pv_shape} with B N-major for P·V:\n{wgmmas:?}");
+        assert!(!body.contains(".local"), "{kernel} spills to local memory");
+        let pingpong = kernel.ends_with("_pp");
+        assert_eq!(body.contains("bar.arrive"), pingpong, "`.entry {kernel}`: named-barrier turns iff ping-pong");
+    }
+    let cubin = std::env::temp_dir().join(format!("attention-check-{}.cubin", std::process::id()));
+    let out = std::process::Command::new(ptxas())
+        .args(["-arch=sm_90a", "-v"])
+        .arg(&path)
+        .arg("-o")
+        .arg(&cubin)
+        .output()
+        .expect("run ptxas");
+    let report = stderr(&out);
+    assert!(out.status.success(), "ptxas -arch=sm_90a {} failed:\n{report}", path.display());
+    assert!(!report.contains("serialized"), "ptxas serialises the wgmmas:\n{report}");
+    assert!(!report.contains("C7508"), "ptxas ignored setmaxnreg:\n{report}");
 }
