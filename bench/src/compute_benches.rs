@@ -5,6 +5,7 @@ use std::cell::RefCell;
 
 use cuda_core::LaunchConfig;
 use cuda_core::tma::{TensorMap, TmaElement, TmaSwizzle};
+use cuda_device::fp8::E4M3;
 use cuda_device::half::{Bf16x2, bf16};
 use cuda_device::vector::F32x4;
 use gemm_mma::BM as MMA_BM;
@@ -197,6 +198,108 @@ pub fn gemm_tile_mc_8k(env: &mut Env<'_>) -> Result<Row, String> {
 
 /// Which Rust bf16 GEMM kernel a row times: the examples' own (the bench depends on their
 /// library crates), so the numbers are those of the kernel the examples verify.
+/// examples/gemm with ping-pong consumers (128 × 128 tiles, one per warpgroup), at 4096³.
+pub fn gemm_tile_pp_4k(env: &mut Env<'_>) -> Result<Row, String> {
+    gemm_bf16(env, 4096 >> env.shift, "gemm_tile_pp_4k", Kernel::Tile(gemm::Variant::Pingpong))
+}
+
+/// examples/gemm with ping-pong consumers, at 8192³.
+pub fn gemm_tile_pp_8k(env: &mut Env<'_>) -> Result<Row, String> {
+    gemm_bf16(env, 8192 >> env.shift, "gemm_tile_pp_8k", Kernel::Tile(gemm::Variant::Pingpong))
+}
+
+/// examples/gemm's fp8 GEMM (`gemm_fp8`) at 4096³: see [`gemm_fp8`].
+pub fn gemm_fp8_4k(env: &mut Env<'_>) -> Result<Row, String> {
+    gemm_fp8(env, 4096 >> env.shift, "gemm_fp8_4k", gemm::Variant::Plain)
+}
+
+/// `gemm_fp8` at 8192³.
+pub fn gemm_fp8_8k(env: &mut Env<'_>) -> Result<Row, String> {
+    gemm_fp8(env, 8192 >> env.shift, "gemm_fp8_8k", gemm::Variant::Plain)
+}
+
+/// `gemm_fp8_pingpong` at 4096³.
+pub fn gemm_fp8_pp_4k(env: &mut Env<'_>) -> Result<Row, String> {
+    gemm_fp8(env, 4096 >> env.shift, "gemm_fp8_pp_4k", gemm::Variant::Pingpong)
+}
+
+/// `gemm_fp8_pingpong` at 8192³.
+pub fn gemm_fp8_pp_8k(env: &mut Env<'_>) -> Result<Row, String> {
+    gemm_fp8(env, 8192 >> env.shift, "gemm_fp8_pp_8k", gemm::Variant::Pingpong)
+}
+
+/// `C = scale_a · scale_b · (A·B)`, E4M3 A (row-major) and B (column-major), f32 accumulation,
+/// bf16 C: examples/gemm's fp8 kernel `variant` and cuBLASLt (`cublasLtMatmul`, E4M3 TN, bf16 D,
+/// compute 32F, the scales as device pointers, fast accumulation: the tensor cores' accumulator
+/// over all of K, as ours) on the same matrices. Checked on 1024 sampled entries against float64
+/// sums of the fp8 inputs, within 2^-8 of the scaled sum of |products|.
+fn gemm_fp8(env: &mut Env<'_>, dim: usize, name: &'static str, variant: gemm::Variant) -> Result<Row, String> {
+    let (m, n, k) = (dim, dim, dim);
+    let a: Vec<E4M3> = env.rng.vec_f32(m * k).into_iter().map(|x| E4M3::from_f32(2.0 * x)).collect();
+    let b: Vec<E4M3> = env.rng.vec_f32(n * k).into_iter().map(|x| E4M3::from_f32(2.0 * x)).collect();
+    let (sa, sb) = (0.75f32, 1.25f32);
+    let mut pick = Lcg(env.rng.next_u64());
+    let want: Vec<(usize, f64, f64)> = (0..1024)
+        .map(|_| {
+            let (i, j) = ((pick.next_u64() % m as u64) as usize, (pick.next_u64() % n as u64) as usize);
+            let (mut s, mut scale) = (0f64, 0f64);
+            for p in 0..k {
+                let t = a[i * k + p].to_f32() as f64 * b[j * k + p].to_f32() as f64;
+                s += t;
+                scale += t.abs();
+            }
+            let ab = sa as f64 * sb as f64;
+            (i * n + j, ab * s, ab * scale + 1e-6)
+        })
+        .collect();
+    let (ad, bd) = (env.upload(&a, "a")?, env.upload(&b, "b")?);
+    let (sad, sbd) = (env.upload(&[sa], "scale_a")?, env.upload(&[sb], "scale_b")?);
+    let nan = Bf16x2::from_f32(NAN, NAN);
+    let poison = env.upload(&vec![nan; m * n / 2], "poison")?;
+    let cd = RefCell::new(env.upload(&vec![nan; m * n / 2], "c")?);
+    let c_ptr = cd.borrow().as_device_ptr();
+    let stream = env.stream;
+    let g = ck(gemm::Gemm::new(env.ctx), "load examples/gemm's kernels")?;
+    let ops = gemm::Fp8Operands::new(&ad, &bd, &sad, &sbd, (m, n, k)).map_err(|e| e.to_string())?;
+    let plan = crate::cublaslt::Fp8Plan::new(
+        stream,
+        (m, n, k),
+        true,
+        ad.as_device_ptr(),
+        bd.as_device_ptr(),
+        c_ptr,
+        sad.as_device_ptr(),
+        sbd.as_device_ptr(),
+    );
+    let rel = 2f64.powi(-8) + 1e-6 * (k as f64).sqrt();
+    let check = || {
+        let got: Vec<f32> = env.download(&cd.borrow())?.iter().flat_map(|v| <[f32; 2]>::from(v.to_f32())).collect();
+        sampled(&got, &want, rel)
+    };
+    let reset = || ck(cd.borrow_mut().copy_from(stream, &poison), "poison c");
+    let kernel = variant.fp8_name().unwrap_or("?");
+    let mut r = |_: usize| {
+        g.run_fp8(stream, variant, &ops, &mut cd.borrow_mut()).map_err(|e| format!("launch {kernel} (rust): {e}"))
+    };
+    let mut c = |_: usize| Err("no CUDA C++ twin of the fp8 kernel (compared with cuBLASLt)".to_string());
+    let mut blas_run = |_: usize| match &plan {
+        Ok(p) => p.run(),
+        Err(e) => Err(e.clone()),
+    };
+    let [rust, nvcc, cublas] = check_and_time_three(env, &reset, &check, [&mut r, &mut c, &mut blas_run], &|rel| {
+        format!("error {rel:.1e} of the scaled sum of |products|")
+    })?;
+    Ok(Row {
+        name,
+        size: format!("{dim}^3 e4m3 -> f32 acc -> bf16, {kernel}"),
+        work: Work::Flops(2.0 * (m * n * k) as f64),
+        note: "A row-major, B column-major, per-tensor scales; cuBLASLt fp8 (TN, fast accumulation) timed in the same loop".into(),
+        rust,
+        nvcc,
+        cublas: Some(cublas),
+    })
+}
+
 #[derive(Clone, Copy, PartialEq)]
 enum Kernel {
     /// `gemm_mma`: mma.sync + ldmatrix + cp.async, with its nvcc twin.
@@ -211,7 +314,7 @@ enum Kernel {
 enum Gemm {
     Mma(gemm_mma::kernels::Module),
     Wgmma(gemm_wgmma_tma::kernels::Module),
-    Tile(gemm::Gemm),
+    Tile(Box<gemm::Gemm>),
 }
 
 /// `C = A·B`, A row-major, B column-major, bf16 in and out, f32 accumulation: a Rust kernel
@@ -252,7 +355,7 @@ fn gemm_bf16(env: &mut Env<'_>, dim: usize, name: &'static str, kernel: Kernel) 
         Kernel::Wgmma => {
             Gemm::Wgmma(ck(gemm_wgmma_tma::kernels::load(env.ctx), "load examples/gemm-wgmma-tma's kernel")?)
         }
-        Kernel::Tile(_) => Gemm::Tile(ck(gemm::Gemm::new(env.ctx), "load examples/gemm's kernels")?),
+        Kernel::Tile(_) => Gemm::Tile(Box::new(ck(gemm::Gemm::new(env.ctx), "load examples/gemm's kernels")?)),
     };
     let f = match kernel {
         Kernel::Mma => env.nvcc_fn("gemm_mma", "gemm_mma"),
@@ -325,6 +428,7 @@ fn gemm_bf16(env: &mut Env<'_>, dim: usize, name: &'static str, kernel: Kernel) 
                 Kernel::Mma => "mma.sync",
                 Kernel::Wgmma => "TMA+wgmma",
                 Kernel::Tile(gemm::Variant::Cluster) => "tile, 2-CTA multicast",
+                Kernel::Tile(gemm::Variant::Pingpong) => "tile, ping-pong",
                 Kernel::Tile(_) => "tile, persistent",
             }
         ),

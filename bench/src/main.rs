@@ -6,6 +6,8 @@ mod benches;
 mod check;
 mod compute_benches;
 mod cublas;
+#[path = "../../examples/gemm/src/cublaslt.rs"]
+mod cublaslt;
 mod kernels;
 mod measure;
 mod row_benches;
@@ -25,7 +27,8 @@ const USAGE: &str = "usage: oxide-bench [--cubin-dir DIR] [--reps N] [--warmup N
   --only NAMES     comma-separated subset of: vecadd saxpy reduce transpose histogram sgemm vecadd_v4
                    reduce_v4 softmax layernorm stencil5 nbody attention attention_causal scan axpy_bf16 sgemm128
                    gemm_mma_4k gemm_mma_8k gemm_wgmma_4k gemm_wgmma_8k
-                   gemm_tile_4k gemm_tile_8k gemm_tile_mc_4k gemm_tile_mc_8k
+                   gemm_tile_4k gemm_tile_8k gemm_tile_mc_4k gemm_tile_mc_8k gemm_tile_pp_4k gemm_tile_pp_8k
+                   gemm_fp8_4k gemm_fp8_8k gemm_fp8_pp_4k gemm_fp8_pp_8k
   --quick          4x fewer elements per vector, 16x fewer per matrix, 64x fewer SGEMM FLOPs (smoke test)
   --seed N         input seed (default: from the clock)";
 
@@ -79,7 +82,7 @@ fn main() {
 }
 
 type Bench = fn(&mut Env<'_>) -> Result<Row, String>;
-const BENCHES: [(&str, Bench); 25] = [
+const BENCHES: [(&str, Bench); 31] = [
     ("vecadd", benches::vecadd),
     ("saxpy", benches::saxpy),
     ("reduce", benches::reduce),
@@ -105,6 +108,12 @@ const BENCHES: [(&str, Bench); 25] = [
     ("gemm_tile_8k", compute_benches::gemm_tile_8k),
     ("gemm_tile_mc_4k", compute_benches::gemm_tile_mc_4k),
     ("gemm_tile_mc_8k", compute_benches::gemm_tile_mc_8k),
+    ("gemm_tile_pp_4k", compute_benches::gemm_tile_pp_4k),
+    ("gemm_tile_pp_8k", compute_benches::gemm_tile_pp_8k),
+    ("gemm_fp8_4k", compute_benches::gemm_fp8_4k),
+    ("gemm_fp8_8k", compute_benches::gemm_fp8_8k),
+    ("gemm_fp8_pp_4k", compute_benches::gemm_fp8_pp_4k),
+    ("gemm_fp8_pp_8k", compute_benches::gemm_fp8_pp_8k),
 ];
 
 /// `Ok(false)` when some kernel failed its check.

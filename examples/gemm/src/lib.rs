@@ -24,13 +24,15 @@
 //! The kernels are this library's, so that `bench/` times the very kernels `main.rs` verifies;
 //! [`Gemm`] is the host side both use.
 use std::cell::Cell;
+use std::mem::size_of;
 use std::sync::Arc;
 
 use cuda_core::tma::{TensorMap, TmaElement, TmaSwizzle};
 use cuda_core::{CudaContext, CudaStream, DeviceBuffer, DriverError, LaunchConfig};
+use cuda_device::fp8::E4M3;
 use cuda_device::half::{Bf16x2, bf16};
 use cuda_device::tile::epilogue::{self, Bf16Out, EpilogueOp, Linear};
-use cuda_device::tile::{Consumer, NoAct, Pipeline, SmemTile, Stage, TileGrid, TileScheduler, warpgroup};
+use cuda_device::tile::{Consumer, KMajorMma, NoAct, Pipeline, SmemTile, Stage, TileGrid, TileScheduler, warpgroup};
 use cuda_device::wgmma::{self, Accumulator};
 use cuda_device::{DynamicSharedArray, cluster, cluster_launch, cuda_module, kernel, launch_bounds, sync_threads};
 use cuda_device::{thread, tma};
@@ -39,16 +41,18 @@ use cuda_device::{thread, tma};
 pub const BM: usize = 128;
 /// Block tile columns (one m64n256 `wgmma` per K step and warpgroup).
 pub const BN: usize = 256;
-/// K slice per pipeline stage.
+/// K slice per pipeline stage (bf16: 128 bytes).
 pub const BK: usize = 64;
+/// K slice per pipeline stage of the fp8 kernels (128 bytes too).
+pub const BK_FP8: usize = 128;
 /// Pipeline depth.
 pub const STAGES: usize = 4;
 /// Tile rows per group of the persistent raster order.
 pub const GROUP_M: u32 = 16;
 
-/// How `m × n` is cut into tiles and walked, by clusters of `cluster_m` blocks.
-pub const fn tile_grid(m: u32, n: u32, cluster_m: u32) -> TileGrid {
-    TileGrid { m, n, bm: BM as u32, bn: BN as u32, group_m: GROUP_M, cluster_m }
+/// How `m × n` is cut into tiles of `BM × bn` and walked, by clusters of `cluster_m` blocks.
+pub const fn tile_grid(m: u32, n: u32, bn: usize, cluster_m: u32) -> TileGrid {
+    TileGrid { m, n, bm: BM as u32, bn: bn as u32, group_m: GROUP_M, cluster_m }
 }
 
 /// A stage's slice of A: 128 rows × 64 k.
@@ -57,13 +61,27 @@ pub type ATile = SmemTile<bf16, BM, BK>;
 pub type BTile = SmemTile<bf16, BN, BK>;
 /// What one TMA box of A or B fills: 128 rows × 64 k (B takes two).
 pub type Slab = SmemTile<bf16, 128, BK>;
+/// What one TMA box of fp8 A or B fills: 128 rows × 128 k.
+pub type Fp8Slab = SmemTile<E4M3, 128, BK_FP8>;
 /// A staging chunk of the TMA-store epilogue: 64 rows × 64 columns of C.
 pub type CChunk = SmemTile<bf16, 64, 64>;
 
-const STAGE_BYTES: usize = ATile::BYTES + BTile::BYTES;
+const STAGE_BYTES: usize = ATile::BYTES + BTile::BYTES; // (BM + BN) × 128, fp8 too
 const RING_BYTES: usize = STAGES * STAGE_BYTES;
-/// Dynamic shared memory of `gemm` and `gemm_cluster`: the ring, then the barriers.
+/// Dynamic shared memory of `gemm` and `gemm_cluster` (and their fp8 forms): the ring, then
+/// the barriers.
 pub const SMEM_BYTES: usize = RING_BYTES + Pipeline::<STAGES>::BARRIER_BYTES;
+
+/// Tile columns of the ping-pong kernels (each consumer warpgroup owns a 128 × 128 tile).
+pub const PP_BN: usize = 128;
+/// Pipeline depth of the ping-pong kernels (32 KiB stages).
+pub const PP_STAGES: usize = 6;
+const PP_STAGE_BYTES: usize = (BM + PP_BN) * 128;
+const PP_RING_BYTES: usize = PP_STAGES * PP_STAGE_BYTES;
+/// Dynamic shared memory of the ping-pong kernels.
+pub const PP_SMEM_BYTES: usize = PP_RING_BYTES + Pipeline::<PP_STAGES>::BARRIER_BYTES;
+/// Named barriers `ORDER` and `ORDER + 1`: consumer warpgroup 0's and 1's turn.
+const ORDER: u32 = 1;
 /// Where `gemm_tma_store`'s staging chunks start: after the barriers, 1024-byte aligned.
 const STAGING: usize = SMEM_BYTES.next_multiple_of(1024);
 /// Dynamic shared memory of `gemm_tma_store`: also two staging chunks per consumer warpgroup.
@@ -113,9 +131,10 @@ impl Store for ViaTma<'_> {
     }
 }
 
-/// The kernel body: `CLUSTER` blocks per cluster along M (1 or 2), results through `out`.
+/// The kernel body: elements `E` (bf16: `BK` 64; fp8: `BK` 128, a 128-byte row either way),
+/// `CLUSTER` blocks per cluster along M (1 or 2), results through `out`.
 #[inline(always)]
-fn gemm_tn<const CLUSTER: u32>(
+fn gemm_tn<E: KMajorMma, const BK: usize, const CLUSTER: u32>(
     a_map: &TensorMap,
     b_map: &TensorMap,
     k: u32,
@@ -123,12 +142,13 @@ fn gemm_tn<const CLUSTER: u32>(
     op: &Linear<'_>,
     out: &impl Store,
 ) {
+    const { assert!(BK * size_of::<E>() == 128, "one 128-byte panel of K per stage") };
     let smem = DynamicSharedArray::<u8, 1024>::get_raw();
     // SAFETY (all three): the launch gives at least SMEM_BYTES of 1024-aligned dynamic shared
     // memory; stage s's A and B tiles and the barriers are disjoint ranges of it, each used only
     // as what it is named here.
-    let a_tile = |s: usize| unsafe { ATile::from_ptr(smem.add(s * STAGE_BYTES)) };
-    let b_tile = |s: usize| unsafe { BTile::from_ptr(smem.add(s * STAGE_BYTES + ATile::BYTES)) };
+    let a_tile = |s: usize| unsafe { SmemTile::<E, BM, BK>::from_ptr(smem.add(s * STAGE_BYTES)) };
+    let b_tile = |s: usize| unsafe { SmemTile::<E, BN, BK>::from_ptr(smem.add(s * STAGE_BYTES + BM * 128)) };
     let pipe = unsafe { Pipeline::<STAGES>::new(smem.add(RING_BYTES).cast()) };
     if thread::threadIdx_x() == 0 {
         // SAFETY: one thread, first; the block (cluster) barrier below publishes it. `full`
@@ -207,9 +227,9 @@ fn gemm_tn<const CLUSTER: u32>(
                 // below says its MMAs are done; `acc` is only touched by wgmma until then.
                 unsafe {
                     wgmma::fence();
-                    cuda_device::unroll!(for kk in 0..BK / 16 {
-                        let (da, db) = (a.descriptor(16 * kk), b.descriptor(16 * kk));
-                        wgmma::mma_bf16(&mut acc, da, db, kt > 0 || kk > 0); // first: acc = A·B
+                    cuda_device::unroll!(for kk in 0..BK / E::K_STEP {
+                        let (da, db) = (a.descriptor(kk * E::K_STEP), b.descriptor(kk * E::K_STEP));
+                        E::mma(&mut acc, da, db, kt > 0 || kk > 0); // first: acc = A·B
                     });
                     wgmma::commit_group();
                     wgmma::wait_group::<1, 128>(&mut acc); // k tile kt - 1's MMAs are done
@@ -237,6 +257,127 @@ fn gemm_tn<const CLUSTER: u32>(
     }
 }
 
+/// The ping-pong body (CUTLASS's "pingpong" schedule): each consumer warpgroup computes whole
+/// 128 × 128 tiles (two m64n128 accumulators), the two taking the block's tiles in turn. The
+/// producer fills the ring tile after tile; consumer `c` takes the `k_tiles` stages of tiles
+/// `c, c + 2, …` and skips the other's. Named barrier `ORDER + c` gives warpgroup `c` its turn
+/// on the tensor cores: it waits there before its mainloop, and the other arrives there once it
+/// has issued its last MMAs, so one warpgroup's epilogue (and its last MMAs' drain) runs under
+/// the other's mainloop. The same turn makes [`Consumer::skip`]'s early parity waits exact: when
+/// a warpgroup starts, every stage before its first has landed.
+#[inline(always)]
+fn pingpong_tn<E: KMajorMma, const BK: usize>(
+    a_map: &TensorMap,
+    b_map: &TensorMap,
+    k: u32,
+    tiles: TileScheduler,
+    op: &Linear<'_>,
+    out: &Bf16Out<'_>,
+) {
+    const { assert!(BK * size_of::<E>() == 128, "one 128-byte panel of K per stage") };
+    let smem = DynamicSharedArray::<u8, 1024>::get_raw();
+    // SAFETY (all three): the launch gives at least PP_SMEM_BYTES of 1024-aligned dynamic
+    // shared memory; stage s's A and B tiles and the barriers are disjoint ranges of it.
+    let a_tile = |s: usize| unsafe { SmemTile::<E, BM, BK>::from_ptr(smem.add(s * PP_STAGE_BYTES)) };
+    let b_tile = |s: usize| unsafe { SmemTile::<E, PP_BN, BK>::from_ptr(smem.add(s * PP_STAGE_BYTES + BM * 128)) };
+    let pipe = unsafe { Pipeline::<PP_STAGES>::new(smem.add(PP_RING_BYTES).cast()) };
+    if thread::threadIdx_x() == 0 {
+        // SAFETY: one thread, first; the block barrier below publishes it. Each stage has one
+        // consumer warpgroup.
+        unsafe { pipe.init(1, 1) };
+        // SAFETY: grid-constant maps.
+        unsafe {
+            tma::prefetch(a_map);
+            tma::prefetch(b_map);
+        }
+    }
+    sync_threads();
+    let k_tiles = k.div_ceil(BK as u32);
+    let wg = warpgroup::index();
+    if wg == 0 {
+        // SAFETY: the whole warpgroup, in the producer branch.
+        unsafe { warpgroup::producer_registers::<40>() };
+        if warpgroup::is_leader() {
+            let mut producer = pipe.producer();
+            for tile in tiles {
+                for kt in 0..k_tiles {
+                    let fill = producer.acquire(PP_STAGE_BYTES as u32);
+                    let (x, bar, s) = ((kt as usize * BK) as i32, fill.barrier(), fill.index());
+                    // SAFETY: the maps' boxes are 128 rows × one panel, 128-byte swizzle; stage s is
+                    // free and its `full` phase expects PP_STAGE_BYTES.
+                    unsafe {
+                        a_tile(s).load(a_map, x, tile.row as i32, bar);
+                        b_tile(s).load(b_map, x, tile.col as i32, bar);
+                    }
+                }
+            }
+        }
+    } else {
+        // SAFETY: the whole warpgroup, in the consumer branch; 40 × 128 + 232 × 256 ≤ 65536.
+        unsafe { warpgroup::consumer_registers::<232>() };
+        let me = wg - 1;
+        let leader = warpgroup::is_leader();
+        let mut consumer = pipe.consumer();
+        let mut tiles = tiles;
+        if me == 1 && tiles.next().is_some() {
+            consumer.skip(k_tiles); // tile 0 is warpgroup 0's
+        }
+        let mut first = me == 0;
+        let (mut acc0, mut acc1) = (Accumulator::<64>::ZERO, Accumulator::<64>::ZERO);
+        while let Some(tile) = tiles.next() {
+            if !first {
+                // SAFETY: both consumer warpgroups, 256 threads: this one waits, the other
+                // arrived (or will) after its mainloop.
+                unsafe { warpgroup::sync(ORDER + me, 256) };
+            }
+            first = false;
+            let mut reading: Option<Stage> = None;
+            for kt in 0..k_tiles {
+                let stage = consumer.wait();
+                let (a, b) = (a_tile(stage.index()), b_tile(stage.index()));
+                let (top, bottom) = (a.rows::<64>(0), a.rows::<64>(1));
+                // SAFETY: as in `gemm_tn`; both accumulators are tied to the waits.
+                unsafe {
+                    wgmma::fence();
+                    cuda_device::unroll!(for kk in 0..BK / E::K_STEP {
+                        let (db, acc) = (b.descriptor(kk * E::K_STEP), kt > 0 || kk > 0);
+                        E::mma(&mut acc0, top.descriptor(kk * E::K_STEP), db, acc);
+                        E::mma(&mut acc1, bottom.descriptor(kk * E::K_STEP), db, acc);
+                    });
+                    wgmma::commit_group();
+                    wgmma::wait_group::<1, 64>(&mut acc0);
+                    wgmma::wait_group::<1, 64>(&mut acc1);
+                }
+                if let (Some(done), true) = (reading, leader) {
+                    consumer.release(done);
+                }
+                reading = Some(stage);
+            }
+            // The tensor cores are the other's (its next tile is `tiles`' next).
+            if tiles.len() > 0 {
+                // SAFETY: as the `sync` above, from the other side.
+                unsafe { warpgroup::arrive(ORDER + 1 - me, 256) };
+            }
+            // SAFETY: as above.
+            unsafe {
+                wgmma::wait_group::<0, 64>(&mut acc0);
+                wgmma::wait_group::<0, 64>(&mut acc1);
+            }
+            if let (Some(done), true) = (reading, leader) {
+                consumer.release(done);
+            }
+            let (row, col) = (tile.row as usize, tile.col as usize);
+            let top_op = |v: f32, row: usize, col: usize| op.apply(v, row, col);
+            epilogue::store_accumulator(&acc0, out, row, col, &top_op);
+            let bottom_op = |v: f32, row: usize, col: usize| op.apply(v, row, col);
+            epilogue::store_accumulator(&acc1, out, row + 64, col, &bottom_op);
+            if tiles.next().is_some() {
+                consumer.skip(k_tiles); // the other's tile
+            }
+        }
+    }
+}
+
 #[cuda_module]
 pub mod kernels {
     use super::*;
@@ -248,8 +389,8 @@ pub mod kernels {
     #[allow(clippy::too_many_arguments)] // the launch's arguments
     pub fn gemm(a: TensorMap, b: TensorMap, c: &mut [Bf16x2], m: u32, n: u32, k: u32, alpha: f32, bias: &[f32]) {
         let Some(out) = Bf16Out::new(c, m as usize, n as usize) else { cuda_device::trap() };
-        let tiles = TileScheduler::for_block(tile_grid(m, n, 1));
-        gemm_tn::<1>(&a, &b, k, tiles, &Linear { alpha, bias, act: NoAct }, &Direct(out));
+        let tiles = TileScheduler::for_block(tile_grid(m, n, BN, 1));
+        gemm_tn::<bf16, BK, 1>(&a, &b, k, tiles, &Linear { alpha, bias, act: NoAct }, &Direct(out));
     }
 
     /// [`gemm`] in clusters of 2 blocks sharing B through TMA multicast.
@@ -268,8 +409,8 @@ pub mod kernels {
         bias: &[f32],
     ) {
         let Some(out) = Bf16Out::new(c, m as usize, n as usize) else { cuda_device::trap() };
-        let tiles = TileScheduler::for_block(tile_grid(m, n, 2));
-        gemm_tn::<2>(&a, &b, k, tiles, &Linear { alpha, bias, act: NoAct }, &Direct(out));
+        let tiles = TileScheduler::for_block(tile_grid(m, n, BN, 2));
+        gemm_tn::<bf16, BK, 2>(&a, &b, k, tiles, &Linear { alpha, bias, act: NoAct }, &Direct(out));
     }
 
     /// [`gemm`] with the epilogue through shared memory and TMA stores (`c_map`: C with boxes
@@ -287,43 +428,155 @@ pub mod kernels {
         alpha: f32,
         bias: &[f32],
     ) {
-        let tiles = TileScheduler::for_block(tile_grid(m, n, 1));
+        let tiles = TileScheduler::for_block(tile_grid(m, n, BN, 1));
         let staging = DynamicSharedArray::<u8, 1024>::offset(STAGING);
         let out = ViaTma { map: &c_map, staging };
-        gemm_tn::<1>(&a, &b, k, tiles, &Linear { alpha, bias, act: NoAct }, &out);
+        gemm_tn::<bf16, BK, 1>(&a, &b, k, tiles, &Linear { alpha, bias, act: NoAct }, &out);
+    }
+
+    /// [`gemm`] with ping-pong consumers (128 × 128 tiles, one per warpgroup, mainloops in
+    /// turn); [`PP_SMEM_BYTES`].
+    #[kernel]
+    #[launch_bounds(384, 1)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn gemm_pingpong(
+        a: TensorMap,
+        b: TensorMap,
+        c: &mut [Bf16x2],
+        m: u32,
+        n: u32,
+        k: u32,
+        alpha: f32,
+        bias: &[f32],
+    ) {
+        let Some(out) = Bf16Out::new(c, m as usize, n as usize) else { cuda_device::trap() };
+        let tiles = TileScheduler::for_block(tile_grid(m, n, PP_BN, 1));
+        pingpong_tn::<bf16, BK>(&a, &b, k, tiles, &Linear { alpha, bias, act: NoAct }, &out);
+    }
+
+    /// fp8: `C = scale_a[0] · scale_b[0] · (A·B)` with A (M × K) and B (N × K) E4M3, both
+    /// K-major (maps of [`Fp8Slab`]'s box over bytes), f32 accumulation, bf16 C; as [`gemm`]
+    /// otherwise (128 × 256 × 128 stages, [`SMEM_BYTES`]). The scales are device values (one
+    /// each), as cuBLASLt's `A_SCALE_POINTER` / `B_SCALE_POINTER`.
+    #[kernel]
+    #[launch_bounds(384, 1)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn gemm_fp8(
+        a: TensorMap,
+        b: TensorMap,
+        c: &mut [Bf16x2],
+        m: u32,
+        n: u32,
+        k: u32,
+        scale_a: &[f32],
+        scale_b: &[f32],
+    ) {
+        let (Some(out), Some(&sa), Some(&sb)) =
+            (Bf16Out::new(c, m as usize, n as usize), scale_a.first(), scale_b.first())
+        else {
+            cuda_device::trap()
+        };
+        let tiles = TileScheduler::for_block(tile_grid(m, n, BN, 1));
+        gemm_tn::<E4M3, BK_FP8, 1>(&a, &b, k, tiles, &Linear { alpha: sa * sb, bias: &[], act: NoAct }, &Direct(out));
+    }
+
+    /// [`gemm_fp8`] in clusters of 2 blocks sharing B through TMA multicast.
+    #[kernel]
+    #[launch_bounds(384, 1)]
+    #[cluster_launch(2, 1, 1)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn gemm_fp8_cluster(
+        a: TensorMap,
+        b: TensorMap,
+        c: &mut [Bf16x2],
+        m: u32,
+        n: u32,
+        k: u32,
+        scale_a: &[f32],
+        scale_b: &[f32],
+    ) {
+        let (Some(out), Some(&sa), Some(&sb)) =
+            (Bf16Out::new(c, m as usize, n as usize), scale_a.first(), scale_b.first())
+        else {
+            cuda_device::trap()
+        };
+        let tiles = TileScheduler::for_block(tile_grid(m, n, BN, 2));
+        gemm_tn::<E4M3, BK_FP8, 2>(&a, &b, k, tiles, &Linear { alpha: sa * sb, bias: &[], act: NoAct }, &Direct(out));
+    }
+
+    /// [`gemm_fp8`] with ping-pong consumers, as [`gemm_pingpong`].
+    #[kernel]
+    #[launch_bounds(384, 1)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn gemm_fp8_pingpong(
+        a: TensorMap,
+        b: TensorMap,
+        c: &mut [Bf16x2],
+        m: u32,
+        n: u32,
+        k: u32,
+        scale_a: &[f32],
+        scale_b: &[f32],
+    ) {
+        let (Some(out), Some(&sa), Some(&sb)) =
+            (Bf16Out::new(c, m as usize, n as usize), scale_a.first(), scale_b.first())
+        else {
+            cuda_device::trap()
+        };
+        let tiles = TileScheduler::for_block(tile_grid(m, n, PP_BN, 1));
+        pingpong_tn::<E4M3, BK_FP8>(&a, &b, k, tiles, &Linear { alpha: sa * sb, bias: &[], act: NoAct }, &out);
     }
 }
 
-/// Which kernel of [`kernels`] a launch uses.
+/// Which kernel of [`kernels`] a launch uses (for fp8 operands, its fp8 form).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Variant {
     /// `gemm`: one block per SM, direct stores.
     Plain,
     /// `gemm_cluster`: clusters of 2 multicasting B.
     Cluster,
-    /// `gemm_tma_store`: the epilogue through shared memory and TMA.
+    /// `gemm_tma_store`: the epilogue through shared memory and TMA (bf16 only).
     TmaStore,
+    /// `gemm_pingpong`: 128 × 128 tiles, one per consumer warpgroup, mainloops in turn.
+    Pingpong,
 }
 
 impl Variant {
-    /// Every variant.
-    pub const ALL: [Variant; 3] = [Variant::Plain, Variant::Cluster, Variant::TmaStore];
+    /// Every bf16 variant.
+    pub const ALL: [Variant; 4] = [Variant::Plain, Variant::Cluster, Variant::TmaStore, Variant::Pingpong];
+    /// Every variant with an fp8 form.
+    pub const FP8: [Variant; 3] = [Variant::Plain, Variant::Cluster, Variant::Pingpong];
 
-    /// The kernel's name.
+    /// The bf16 kernel's name.
     pub fn name(self) -> &'static str {
         match self {
             Variant::Plain => "gemm",
             Variant::Cluster => "gemm_cluster",
             Variant::TmaStore => "gemm_tma_store",
+            Variant::Pingpong => "gemm_pingpong",
+        }
+    }
+
+    /// The fp8 kernel's name, if there is one.
+    pub fn fp8_name(self) -> Option<&'static str> {
+        match self {
+            Variant::Plain => Some("gemm_fp8"),
+            Variant::Cluster => Some("gemm_fp8_cluster"),
+            Variant::TmaStore => None,
+            Variant::Pingpong => Some("gemm_fp8_pingpong"),
         }
     }
 
     fn cluster(self) -> u32 {
         if self == Variant::Cluster { 2 } else { 1 }
     }
+
+    fn bn(self) -> usize {
+        if self == Variant::Pingpong { PP_BN } else { BN }
+    }
 }
 
-/// The operands of one GEMM on the device, with their tensor maps.
+/// The operands of one bf16 GEMM on the device, with their tensor maps.
 pub struct Operands<'a> {
     /// A, M × K row-major.
     pub a: &'a DeviceBuffer<bf16>,
@@ -347,6 +600,16 @@ pub fn bf16_map(base: u64, rows: usize, cols: usize, box_rows: u32, box_cols: u3
     TensorMap::tiled_2d(base, TmaElement::Bf16, rows as u64, cols as u64, box_rows, box_cols, TmaSwizzle::B128)
 }
 
+/// Checks a GEMM's shape against its buffers: M, N, K positive multiples of `multiple`.
+fn check_shape(m: usize, n: usize, k: usize, multiple: usize, a: usize, b: usize) -> Result<(), String> {
+    if [m, n, k].iter().any(|d| *d == 0 || d % multiple != 0) || a < m * k || b < n * k {
+        return Err(format!(
+            "gemm: M, N, K ({m}, {n}, {k}) must be positive multiples of {multiple}, A hold M × K, B N × K"
+        ));
+    }
+    Ok(())
+}
+
 impl<'a> Operands<'a> {
     /// A (`m × k`), B (`n × k`, i.e. K × N column-major), bias (`n` or empty) and their maps.
     pub fn new(
@@ -357,15 +620,62 @@ impl<'a> Operands<'a> {
         n: usize,
         k: usize,
     ) -> Result<Operands<'a>, Box<dyn std::error::Error>> {
-        if [m, n, k].iter().any(|d| *d == 0 || d % 16 != 0) || a.len() < m * k || b.len() < n * k {
-            return Err(format!(
-                "gemm: M, N, K ({m}, {n}, {k}) must be positive multiples of 16, A hold M × K, B N × K"
-            )
-            .into());
-        }
+        check_shape(m, n, k, 16, a.len(), b.len())?;
         let a_map = bf16_map(a.as_device_ptr(), m, k, Slab::BOX_ROWS, Slab::BOX_COLS)?;
         let b_map = bf16_map(b.as_device_ptr(), n, k, Slab::BOX_ROWS, Slab::BOX_COLS)?;
         Ok(Operands { a, b, bias, m, n, k, a_map, b_map })
+    }
+}
+
+/// The operands of one fp8 GEMM, `C = scale_a · scale_b · (A·B)`: E4M3 A (M × K row-major) and
+/// B (K × N column-major, stored N × K) — both K-major, the only layout fp8 `wgmma` reads — and
+/// the two scales in device memory.
+pub struct Fp8Operands<'a> {
+    /// A, M × K row-major.
+    pub a: &'a DeviceBuffer<E4M3>,
+    /// B, stored N × K.
+    pub b: &'a DeviceBuffer<E4M3>,
+    /// `scale_a` (its first value).
+    pub scale_a: &'a DeviceBuffer<f32>,
+    /// `scale_b` (its first value).
+    pub scale_b: &'a DeviceBuffer<f32>,
+    /// M, N, K: multiples of 16 (K: rows of 16 bytes for TMA).
+    pub m: usize,
+    /// N.
+    pub n: usize,
+    /// K.
+    pub k: usize,
+    a_map: TensorMap,
+    b_map: TensorMap,
+}
+
+impl<'a> Fp8Operands<'a> {
+    /// A (`m × k`), B (`n × k`), the scales (one value each) and the maps (boxes of 128 × 128
+    /// bytes, 128-byte swizzle).
+    pub fn new(
+        a: &'a DeviceBuffer<E4M3>,
+        b: &'a DeviceBuffer<E4M3>,
+        scale_a: &'a DeviceBuffer<f32>,
+        scale_b: &'a DeviceBuffer<f32>,
+        (m, n, k): (usize, usize, usize),
+    ) -> Result<Fp8Operands<'a>, Box<dyn std::error::Error>> {
+        check_shape(m, n, k, 16, a.len(), b.len())?;
+        if scale_a.is_empty() || scale_b.is_empty() {
+            return Err("gemm fp8: scale_a and scale_b hold one value each".into());
+        }
+        let map = |buf: &DeviceBuffer<E4M3>, rows: usize| {
+            let (box_rows, box_cols) = (Fp8Slab::BOX_ROWS, Fp8Slab::BOX_COLS);
+            TensorMap::tiled_2d(
+                buf.as_device_ptr(),
+                TmaElement::U8,
+                rows as u64,
+                k as u64,
+                box_rows,
+                box_cols,
+                TmaSwizzle::B128,
+            )
+        };
+        Ok(Fp8Operands { a, b, scale_a, scale_b, m, n, k, a_map: map(a, m)?, b_map: map(b, n)? })
     }
 }
 
@@ -373,7 +683,7 @@ impl<'a> Operands<'a> {
 pub struct Gemm {
     module: kernels::Module,
     sms: u32,
-    /// Clusters of `gemm_cluster` resident at once, once known (after its first launch).
+    /// Clusters of the cluster kernels resident at once, once known (after a first launch).
     clusters: Cell<Option<u32>>,
 }
 
@@ -383,21 +693,39 @@ impl Gemm {
         Ok(Gemm { module: kernels::load(ctx)?, sms: ctx.sm_count(), clusters: Cell::new(None) })
     }
 
-    /// The launch of `variant` for an `m × n` output: one block per SM (or as many clusters
-    /// as fit), never more than there are tiles.
+    /// The launch of `variant` (bf16 or fp8: the same grid and shared memory) for an `m × n`
+    /// output: one block per SM (or as many clusters as fit), never more than there are tiles.
     pub fn config(&self, variant: Variant, m: usize, n: usize) -> LaunchConfig {
         let cluster = variant.cluster();
-        let units = tile_grid(m as u32, n as u32, cluster).units();
+        let units = tile_grid(m as u32, n as u32, variant.bn(), cluster).units();
         let resident = match variant {
             Variant::Cluster => self.clusters.get().unwrap_or(self.sms / 2),
             _ => self.sms,
         };
-        let smem = if variant == Variant::TmaStore { SMEM_BYTES_TMA_STORE } else { SMEM_BYTES };
+        let smem = match variant {
+            Variant::TmaStore => SMEM_BYTES_TMA_STORE,
+            Variant::Pingpong => PP_SMEM_BYTES,
+            _ => SMEM_BYTES,
+        };
         LaunchConfig {
             grid_dim: (units.min(resident).max(1) * cluster, 1, 1),
             block_dim: (384, 1, 1),
             shared_mem_bytes: smem as u32,
         }
+    }
+
+    /// After the first launch of cluster kernel `name` (which set its shared-memory limit), asks
+    /// the driver how many clusters fit at once (fewer than SMs / 2 when a GPC has an odd
+    /// number of SMs free); both cluster kernels have the same launch.
+    fn learn_clusters(&self, name: &str, cfg: &LaunchConfig) -> Result<(), DriverError> {
+        if self.clusters.get().is_none() {
+            let f = self.module.kernels().function_named(name)?;
+            let fit = cuda_core::cooperative::residency(&f, cfg, Some((2, 1, 1)))?;
+            if let cuda_core::cooperative::Basis::Clusters { clusters, .. } = fit.basis {
+                self.clusters.set(Some(clusters.max(1)));
+            }
+        }
+        Ok(())
     }
 
     /// Enqueues `c = alpha · a·b + bias` on `stream` with `variant`. `c` holds M × N bf16 (as
@@ -420,22 +748,39 @@ impl Gemm {
             Variant::Plain => Ok(self.module.gemm(stream, cfg, a, b, c, m, n, k, alpha, ops.bias)?),
             Variant::Cluster => {
                 self.module.gemm_cluster(stream, cfg, a, b, c, m, n, k, alpha, ops.bias)?;
-                if self.clusters.get().is_none() {
-                    // The launch set the function's shared-memory limit: now the driver can say
-                    // how many clusters fit at once (fewer than SMs / 2 when a GPC has an odd
-                    // number of SMs free).
-                    let f = self.module.kernels().function_named("gemm_cluster")?;
-                    let fit = cuda_core::cooperative::residency(&f, &cfg, Some((2, 1, 1)))?;
-                    if let cuda_core::cooperative::Basis::Clusters { clusters, .. } = fit.basis {
-                        self.clusters.set(Some(clusters.max(1)));
-                    }
-                }
-                Ok(())
+                Ok(self.learn_clusters("gemm_cluster", &cfg)?)
             }
             Variant::TmaStore => {
                 let c_map = bf16_map(c.as_device_ptr(), ops.m, ops.n, 64, 64)?;
                 Ok(self.module.gemm_tma_store(stream, cfg, a, b, c_map, m, n, k, alpha, ops.bias)?)
             }
+            Variant::Pingpong => Ok(self.module.gemm_pingpong(stream, cfg, a, b, c, m, n, k, alpha, ops.bias)?),
+        }
+    }
+
+    /// Enqueues the fp8 GEMM `c = scale_a · scale_b · (a·b)` on `stream` with `variant`'s fp8
+    /// kernel ([`Variant::FP8`]). `c` holds M × N bf16 (as pairs).
+    pub fn run_fp8(
+        &self,
+        stream: &CudaStream,
+        variant: Variant,
+        ops: &Fp8Operands<'_>,
+        c: &mut DeviceBuffer<Bf16x2>,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        if c.len() * 2 < ops.m * ops.n {
+            return Err("gemm: C holds fewer than M × N values".into());
+        }
+        let (m, n, k) = (ops.m as u32, ops.n as u32, ops.k as u32);
+        let cfg = self.config(variant, ops.m, ops.n);
+        let (a, b, sa, sb) = (ops.a_map, ops.b_map, ops.scale_a, ops.scale_b);
+        match variant {
+            Variant::Plain => Ok(self.module.gemm_fp8(stream, cfg, a, b, c, m, n, k, sa, sb)?),
+            Variant::Cluster => {
+                self.module.gemm_fp8_cluster(stream, cfg, a, b, c, m, n, k, sa, sb)?;
+                Ok(self.learn_clusters("gemm_fp8_cluster", &cfg)?)
+            }
+            Variant::Pingpong => Ok(self.module.gemm_fp8_pingpong(stream, cfg, a, b, c, m, n, k, sa, sb)?),
+            Variant::TmaStore => Err("gemm: no fp8 form of gemm_tma_store".into()),
         }
     }
 }

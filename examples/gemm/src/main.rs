@@ -1,18 +1,23 @@
 //! Runs the GEMMs of `gemm::kernels` (build for `sm_90a`; an H100 or H200 runs them): checks
 //! every variant on ragged and square shapes against float64 sums on the CPU (every entry of the
 //! small shapes, sampled entries of the large ones) and against cuBLAS (`cublasGemmEx`, bf16,
-//! TN), then times them and cuBLAS at 4096³ and 8192³.
+//! TN; for fp8, cuBLASLt's e4m3 GEMM), then times them and cuBLAS at 4096³ and 8192³.
 //!
-//! `gemm [--quick] [--reps N] [--only KERNEL] [--size N]`: `--quick` skips 8192³, `--only` runs
-//! one kernel (`gemm`, `gemm_cluster`, `gemm_tma_store`), `--size` only N³ (a profiler's run). Prints PASS/FAIL per check and a table; exits
-//! non-zero when a check fails or a CUDA call errs.
+//! `gemm [--quick] [--reps N] [--only KERNEL] [--size N] [--bf16 | --fp8]`: `--quick` skips
+//! 8192³, `--only` runs one kernel (`gemm`, `gemm_cluster`, `gemm_tma_store`, `gemm_pingpong`,
+//! `gemm_fp8`, `gemm_fp8_cluster`, `gemm_fp8_pingpong`), `--size` only N³ (a profiler's run),
+//! `--bf16`/`--fp8` one element type. Prints PASS/FAIL per check and a table; exits non-zero
+//! when a check fails or a CUDA call errs.
 use std::error::Error;
 
 use cuda_core::{CudaContext, CudaEvent, CudaStream, DeviceBuffer};
+use cuda_device::fp8::E4M3;
 use cuda_device::half::{Bf16x2, bf16};
 use gemm::{Gemm, Operands, Variant};
 
 mod cublas;
+mod cublaslt;
+mod fp8;
 
 /// xorshift64: reproducible inputs without a dependency.
 struct Rng(u64);
@@ -24,9 +29,17 @@ impl Rng {
         self.0 ^= self.0 << 17;
         self.0
     }
+    /// Uniform in [-1, 1).
+    fn uniform(&mut self) -> f32 {
+        (self.next() >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+    }
     /// Uniform in [-1, 1), rounded to bf16.
     fn bf16(&mut self) -> bf16 {
-        bf16::from_f32((self.next() >> 40) as f32 / (1u64 << 23) as f32 - 1.0)
+        bf16::from_f32(self.uniform())
+    }
+    /// Uniform in [-2, 2), rounded to E4M3 (every exponent from the subnormals to 2).
+    fn e4m3(&mut self) -> E4M3 {
+        E4M3::from_f32(2.0 * self.uniform())
     }
 }
 
@@ -153,10 +166,17 @@ fn run() -> Result<(), Box<dyn Error>> {
     let quick = args.iter().any(|a| a == "--quick");
     let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1));
     let reps = value("--reps").map_or(Ok(20), |s| s.parse())?;
-    let variants: Vec<Variant> =
-        Variant::ALL.into_iter().filter(|v| value("--only").is_none_or(|o| o == v.name())).collect();
-    if variants.is_empty() {
-        return Err("--only: expected gemm, gemm_cluster or gemm_tma_store".into());
+    let (bf16_only, fp8_only) = (args.iter().any(|a| a == "--bf16"), args.iter().any(|a| a == "--fp8"));
+    let variants: Vec<Variant> = Variant::ALL
+        .into_iter()
+        .filter(|v| !fp8_only && value("--only").is_none_or(|o| o == v.name()))
+        .collect();
+    let fp8_variants: Vec<Variant> = Variant::FP8
+        .into_iter()
+        .filter(|v| !bf16_only && value("--only").is_none_or(|o| Some(o.as_str()) == v.fp8_name()))
+        .collect();
+    if variants.is_empty() && fp8_variants.is_empty() {
+        return Err("--only: expected a kernel of gemm::kernels".into());
     }
     let ctx = CudaContext::new(0)?;
     let stream = ctx.default_stream();
@@ -185,7 +205,11 @@ fn run() -> Result<(), Box<dyn Error>> {
     }
     shapes.extend(sizes.iter().map(|&d| ((d, d, d), 1.0, false, false)));
     let mut table = Vec::new();
+    let fp8_shapes = shapes.clone();
     for (shape, alpha, with_bias, all) in shapes {
+        if variants.is_empty() {
+            break;
+        }
         let p = Problem::new(&stream, &mut rng, shape, alpha, with_bias)?;
         let ops = Operands::new(&p.ad, &p.bd, &p.biasd, p.m, p.n, p.k)?;
         let (m, n, k) = shape;
@@ -257,12 +281,22 @@ fn run() -> Result<(), Box<dyn Error>> {
         row.push(blas_ms.map_or("-".into(), |b| format!("{b:.3} ms {:.0} TF", flops / b / 1e9)));
         table.push(row);
     }
-    let names: Vec<String> = variants.iter().map(|v| format!("{:^24}", v.name())).collect();
-    println!("\nsize    | {} | cuBLAS", names.join(" | "));
-    for row in &table {
-        println!("{}", row.join(" | "));
+    let fp8_table = fp8::check_and_time(&ctx, &stream, &gemm, &fp8_variants, &fp8_shapes, reps, &mut rng, &mut failed)?;
+    if !variants.is_empty() {
+        let names: Vec<String> = variants.iter().map(|v| format!("{:^24}", v.name())).collect();
+        println!("\nsize    | {} | cuBLAS", names.join(" | "));
+        for row in &table {
+            println!("{}", row.join(" | "));
+        }
     }
-    println!("(median of {reps} launches each; % = cuBLAS time / ours)");
+    if !fp8_variants.is_empty() {
+        let names: Vec<String> = fp8_variants.iter().filter_map(|v| v.fp8_name()).map(|n| format!("{n:^24}")).collect();
+        println!("\nfp8     | {} | cuBLASLt fast accum | cuBLASLt", names.join(" | "));
+        for row in &fp8_table {
+            println!("{}", row.join(" | "));
+        }
+    }
+    println!("(median of {reps} launches each; % = cuBLAS time / ours; fp8: % of cuBLASLt with fast accumulation)");
     if failed > 0 {
         return Err(format!("{failed} checks failed").into());
     }

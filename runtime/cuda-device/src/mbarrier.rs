@@ -146,6 +146,12 @@ impl<const STAGES: usize> Ring<STAGES> {
         Ring { stage: 0, parity: 0 }
     }
 
+    /// Stage `stage` (below `STAGES`) with phase parity `parity` (0 or 1).
+    #[inline(always)]
+    pub const fn at(stage: usize, parity: u32) -> Self {
+        Ring { stage: stage % STAGES, parity: parity & 1 }
+    }
+
     /// The current stage.
     #[inline(always)]
     pub const fn stage(&self) -> usize {

@@ -5,14 +5,15 @@
 //! | piece | what |
 //! |---|---|
 //! | [`SmemTile`] | a `ROWS × COLS` tile of `T` in shared memory, 128-byte swizzled as TMA writes it: TMA load (onto an mbarrier, or multicast to a cluster) and store, `wgmma` descriptors at a K offset, swizzled element access |
-//! | [`Pipeline`] | `STAGES` buffers behind `full`/`empty` mbarriers: [`Producer::acquire`] (wait for a free stage, expect its bytes), [`Consumer::wait`] / [`Consumer::release`] (also to every block of a cluster), phases and parities kept inside |
-//! | [`warpgroup`] | warpgroup index and leader, `setmaxnreg` for producer and consumer warpgroups, named barriers over a warpgroup |
+//! | [`KMajorMma`] | the K-major `wgmma` of an element type (bf16, f16, fp8 E4M3/E5M2), so one kernel body serves them all |
+//! | [`Pipeline`] | `STAGES` buffers behind `full`/`empty` mbarriers: [`Producer::acquire`] (wait for a free stage, expect its bytes), [`Consumer::wait`] / [`Consumer::release`] (also to every block of a cluster), [`Consumer::skip`] (stages another consumer takes), phases and parities kept inside |
+//! | [`warpgroup`] | warpgroup index and leader, `setmaxnreg` for producer and consumer warpgroups, named barriers over some warpgroups (`sync`, `arrive`: ping-pong ordering) |
 //! | [`TileScheduler`] | persistent grids: each block (or cluster) walks the output tiles in a grouped raster order |
 //! | [`epilogue`] | f32 accumulator → scale / bias / activation ([`Linear`], or any closure) → bf16 → masked direct stores, or staged in shared memory and stored by TMA |
 //! | [`RowOps`] | row max / row sum of a `wgmma` accumulator (quad shuffles), row scaling, `exp2`: the steps of an online softmax |
 //!
-//! `examples/gemm` is a whole GEMM on these (bf16, 128 × 256 tiles, 4 stages, 2 consumer
-//! warpgroups, persistent, optionally 2-block clusters multicasting B); the guide's chapter
+//! `examples/gemm` is a whole GEMM on these (bf16 and fp8, 128 × 256 tiles, 4 stages, 2 consumer
+//! warpgroups, persistent, optionally 2-block clusters multicasting B, or ping-pong consumers); the guide's chapter
 //! "Tensor cores, TMA and async copies" explains the underlying operations.
 //!
 //! Everything whose correctness the types cannot show — that a pointer is shared memory, that a
@@ -21,6 +22,7 @@
 //! arithmetic (offsets, descriptors, schedules) is plain and tested on the host.
 
 pub mod epilogue;
+pub mod mma;
 pub mod pipeline;
 pub mod rows;
 pub mod scheduler;
@@ -28,6 +30,7 @@ pub mod smem;
 pub mod warpgroup;
 
 pub use epilogue::{Activation, Bf16Out, EpilogueOp, Gelu, Identity, Linear, NoAct, Relu};
+pub use mma::KMajorMma;
 pub use pipeline::{Consumer, Fill, Pipeline, Producer, Stage};
 pub use rows::RowOps;
 pub use scheduler::{Tile, TileGrid, TileScheduler};

@@ -197,6 +197,21 @@ impl<const STAGES: usize> Consumer<STAGES> {
         Stage { index: s }
     }
 
+    /// Moves past the next `n` stages without waiting: another consumer takes them (ping-pong
+    /// consumers, each taking a whole output tile's `k_tiles` stages in turn). Stage and parity
+    /// move as `n` [`wait`](Self::wait)s would.
+    ///
+    /// A consumer that skips ahead waits on a stage up to a round early; its parity wait is
+    /// right only if every stage before the one it waits for has already landed (else the
+    /// barrier, two phases behind, shows the same parity). The other consumer's having waited
+    /// for all its stages first — an ordering barrier between them — ensures that.
+    #[inline(always)]
+    pub fn skip(&mut self, n: u32) {
+        let at = self.ring.stage() + (n as usize % STAGES);
+        let rounds = n as usize / STAGES + at / STAGES;
+        self.ring = Ring::at(at % STAGES, self.ring.parity() ^ (rounds as u32 & 1));
+    }
+
     /// One arrival on `stage`'s `empty` barrier in this block: this consumer is done with it.
     /// Called by one thread per consumer unit that `init` counted.
     #[inline(always)]
@@ -275,6 +290,33 @@ mod tests {
             assert!(!passes(round, consumer.parity()), "fill {fill}: the consumer passes before it landed");
             producer.advance();
             consumer.advance();
+        }
+    }
+
+    /// `skip(n)` lands where `n` waits would.
+    #[test]
+    fn skip_moves_as_waits_do() {
+        use super::{Consumer, Pipeline};
+        for start in 0..7 {
+            for n in 0..20u32 {
+                // SAFETY: never dereferenced: only the ring moves.
+                let pipe = unsafe { Pipeline::<3>::new(core::ptr::null_mut()) };
+                let mut skipped: Consumer<3> = pipe.consumer();
+                let mut walked = crate::mbarrier::Ring::<3>::new();
+                for _ in 0..start {
+                    skipped.ring.advance();
+                    walked.advance();
+                }
+                skipped.skip(n);
+                for _ in 0..n {
+                    walked.advance();
+                }
+                assert_eq!(
+                    (skipped.ring.stage(), skipped.ring.parity()),
+                    (walked.stage(), walked.parity()),
+                    "{start} {n}"
+                );
+            }
         }
     }
 }

@@ -136,7 +136,17 @@ impl Iterator for TileScheduler {
         self.next += self.stride;
         Some(tile)
     }
+
+    #[inline(always)]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = if self.next >= self.units { 0 } else { (self.units - self.next).div_ceil(self.stride) as usize };
+        (left, Some(left))
+    }
 }
+
+/// `len()` is the number of tiles left to this block (ping-pong consumers ask whether the
+/// other has a next tile).
+impl ExactSizeIterator for TileScheduler {}
 
 #[cfg(test)]
 mod tests {
@@ -185,6 +195,15 @@ mod tests {
                 }
             }
             assert!(seen.iter().all(|&s| s == 1), "{m}x{n} group {group} cluster {cluster}: {seen:?}");
+            for c in 0..clusters {
+                let mut s =
+                    TileScheduler::new(TileGrid { m, n, bm, bn, group_m: group, cluster_m: cluster }, 0, c, clusters);
+                while s.len() > 0 {
+                    let left = s.len();
+                    assert!(s.next().is_some() && s.len() == left - 1);
+                }
+                assert!(s.next().is_none());
+            }
         }
     }
 

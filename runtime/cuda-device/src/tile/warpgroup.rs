@@ -76,3 +76,15 @@ pub unsafe fn consumer_registers<const N: u32>() {
 pub unsafe fn sync(id: u32, threads: u32) {
     unsafe { crate::ptx_asm!("bar.sync %0, %1;", in("r") id, in("r") threads, clobber("memory")) }
 }
+
+/// `bar.arrive id, threads`: arrives at named barrier `id` without waiting; the phase completes
+/// when `threads` threads have arrived, some through [`sync`] (which waits). A warpgroup hands
+/// another the next turn this way: the other waits in `sync(id, 256)`, this one arrives with
+/// `arrive(id, 256)` (ping-pong consumers ordering their mainloops).
+///
+/// # Safety
+/// As [`sync`]: whole warps, `threads` threads per phase in all, `id` used by no one else then.
+#[inline(always)]
+pub unsafe fn arrive(id: u32, threads: u32) {
+    unsafe { crate::ptx_asm!("bar.arrive %0, %1;", in("r") id, in("r") threads, clobber("memory")) }
+}
