@@ -68,7 +68,8 @@ impl Fp8Plan {
         ];
         let set = |attr: sys::cublasLtMatmulDescAttributes_t, value: *const c_void, size: usize| {
             // SAFETY: a live descriptor; `value` points at `size` bytes of the attribute's type.
-            unsafe { lt::set_matmul_desc_attribute(desc, attr, value, size) }.map_err(err("cublasLtMatmulDescSetAttribute"))
+            unsafe { lt::set_matmul_desc_attribute(desc, attr, value, size) }
+                .map_err(err("cublasLtMatmulDescSetAttribute"))
         };
         use sys::cublasLtMatmulDescAttributes_t as A;
         // cublasOperation_t as an int32: CUBLAS_OP_T is 1, CUBLAS_OP_N 0.
@@ -99,7 +100,15 @@ impl Fp8Plan {
         // SAFETY: ours, no longer used.
         let _ = unsafe { lt::destroy_matmul_pref(pref) };
         let algo = heuristic.map_err(err("cublasLtMatmulAlgoGetHeuristic (fp8 e4m3, TN, bf16 D)"))?.algo;
-        Ok(Fp8Plan { handle, desc, layouts, algo, workspace, stream: stream.raw() as sys::cudaStream_t, ptrs: [a, b, c] })
+        Ok(Fp8Plan {
+            handle,
+            desc,
+            layouts,
+            algo,
+            workspace,
+            stream: stream.raw() as sys::cudaStream_t,
+            ptrs: [a, b, c],
+        })
     }
 
     /// Enqueues the planned GEMM.

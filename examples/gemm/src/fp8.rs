@@ -91,7 +91,8 @@ pub fn check_and_time(
         let mut c = DeviceBuffer::from_host(stream, &vec![nan; m * n / 2])?;
         let cb = DeviceBuffer::from_host(stream, &vec![nan; m * n / 2])?;
         let (ap, bp, sap, sbp) = (ad.as_device_ptr(), bd.as_device_ptr(), sad.as_device_ptr(), sbd.as_device_ptr());
-        let plans = [true, false].map(|fast| Fp8Plan::new(stream, (m, n, k), fast, ap, bp, cb.as_device_ptr(), sap, sbp));
+        let plans =
+            [true, false].map(|fast| Fp8Plan::new(stream, (m, n, k), fast, ap, bp, cb.as_device_ptr(), sap, sbp));
         // cuBLASLt's own result, checked like ours.
         let want = match &plans[0] {
             Ok(plan) => {

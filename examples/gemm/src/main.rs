@@ -167,10 +167,8 @@ fn run() -> Result<(), Box<dyn Error>> {
     let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1));
     let reps = value("--reps").map_or(Ok(20), |s| s.parse())?;
     let (bf16_only, fp8_only) = (args.iter().any(|a| a == "--bf16"), args.iter().any(|a| a == "--fp8"));
-    let variants: Vec<Variant> = Variant::ALL
-        .into_iter()
-        .filter(|v| !fp8_only && value("--only").is_none_or(|o| o == v.name()))
-        .collect();
+    let variants: Vec<Variant> =
+        Variant::ALL.into_iter().filter(|v| !fp8_only && value("--only").is_none_or(|o| o == v.name())).collect();
     let fp8_variants: Vec<Variant> = Variant::FP8
         .into_iter()
         .filter(|v| !bf16_only && value("--only").is_none_or(|o| Some(o.as_str()) == v.fp8_name()))
