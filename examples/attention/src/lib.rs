@@ -249,7 +249,7 @@ macro_rules! attention_body {
             if PINGPONG && half == 1 {
                 // SAFETY: all 128 threads of warpgroup 2; barrier 1 counts 256 (warpgroup 1's
                 // `sync` and this `arrive`), like every turn below.
-                unsafe { named_arrive(1, 256) };
+                unsafe { warpgroup::arrive(1, 256) };
             }
             let mut n = 0;
             loop {
@@ -282,7 +282,7 @@ macro_rules! attention_body {
                     });
                     wgmma::commit_group();
                     if PINGPONG {
-                        named_arrive(next_turn, 256);
+                        warpgroup::arrive(next_turn, 256);
                     }
                     wgmma::wait_group::<0, 64>(&mut s);
                 }
@@ -328,7 +328,7 @@ macro_rules! attention_body {
                         });
                         wgmma::commit_group();
                         if PINGPONG {
-                            named_arrive(next_turn, 256);
+                            warpgroup::arrive(next_turn, 256);
                         }
                         wgmma::wait_group::<1, 64>(&mut s); // S_j is done; P·V may still run
                     }
@@ -411,17 +411,6 @@ macro_rules! attention_body {
             }
         }
     }};
-}
-
-/// `bar.arrive id, threads`: arrives at named barrier `id` without waiting (the other half of
-/// `tile::warpgroup::sync`, which the tile layer does not have).
-///
-/// # Safety
-/// As `tile::warpgroup::sync`: whole warps arrive, and `threads` threads in all (arrivals and
-/// syncs) use barrier `id` in each phase.
-#[inline(always)]
-unsafe fn named_arrive(id: u32, threads: u32) {
-    unsafe { cuda_device::ptx_asm!("bar.arrive %0, %1;", in("r") id, in("r") threads, clobber("memory")) }
 }
 
 #[cuda_module]

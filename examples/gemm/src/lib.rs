@@ -16,10 +16,16 @@
 //! - `gemm_cluster`: blocks in clusters of 2 take vertically adjacent tiles and share B: each
 //!   loads one half of the B slice and multicasts it to both, halving B's L2 traffic;
 //! - epilogue: direct masked `Bf16x2` stores (`gemm`, `gemm_cluster`), or staged in shared
-//!   memory and stored by TMA (`gemm_tma_store`).
+//!   memory and stored by TMA (`gemm_tma_store`);
+//! - `gemm_pingpong` (CUTLASS's "ping-pong" schedule): each consumer warpgroup owns whole
+//!   128 × 128 tiles and the two take turns on the tensor cores through named barriers, so one's
+//!   epilogue runs under the other's mainloop;
+//! - fp8: `gemm_fp8`, `gemm_fp8_cluster`, `gemm_fp8_pingpong` are the same bodies over E4M3
+//!   (`tile::KMajorMma` picks the `wgmma`: a 128-byte K slice is 64 bf16 or 128 fp8 elements),
+//!   with per-tensor scales as cuBLASLt's `A_SCALE_POINTER`/`B_SCALE_POINTER`.
 //!
-//! Other layouts: A column-major or B row-major (MN-major operands) need `wgmma`'s transposed
-//! descriptors, which are being added to `cuda_device::wgmma` separately — TODO once they land.
+//! Other layouts (A column-major or B row-major) are not here yet: `cuda_device::wgmma` has the
+//! MN-major forms (`mma_bf16_mn_b`, `descriptor_mn_major_128b`), the tile layer not.
 //!
 //! The kernels are this library's, so that `bench/` times the very kernels `main.rs` verifies;
 //! [`Gemm`] is the host side both use.
