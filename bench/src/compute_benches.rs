@@ -8,6 +8,7 @@ use cuda_core::tma::{TensorMap, TmaElement, TmaSwizzle};
 use cuda_device::fp8::E4M3;
 use cuda_device::half::{Bf16x2, bf16};
 use cuda_device::vector::F32x4;
+use gemm::Layout;
 use gemm_mma::BM as MMA_BM;
 use gemm_wgmma_tma::{BK as WG_BK, BM as WG_BM, SMEM_BYTES as WG_SMEM_BYTES};
 
@@ -414,7 +415,12 @@ fn gemm_bf16(env: &mut Env<'_>, dim: usize, name: &'static str, kernel: Kernel) 
         launch_nvcc(f, stream, cfg, &args)
     };
     let mut blas_run = |_: usize| match &blas {
-        Ok(h) => h.gemm_bf16_tn(m, n, k, ad.as_device_ptr(), bd.as_device_ptr(), c_ptr),
+        Ok(h) => h.gemm_bf16(
+            (m, n, k),
+            (ad.as_device_ptr(), Layout::RowMajor),
+            (bd.as_device_ptr(), Layout::ColMajor),
+            c_ptr,
+        ),
         Err(e) => Err(e.clone()),
     };
     let [rust, nvcc, cublas] = check_and_time_three(env, &reset, &check, [&mut r, &mut c, &mut blas_run], &|rel| {

@@ -5,12 +5,14 @@
 mod benches;
 mod check;
 mod compute_benches;
+#[path = "../../examples/gemm/src/cublas.rs"]
 mod cublas;
 #[path = "../../examples/gemm/src/cublaslt.rs"]
 mod cublaslt;
 mod kernels;
 mod measure;
 mod row_benches;
+mod sgemm;
 mod vector_benches;
 
 use std::path::PathBuf;

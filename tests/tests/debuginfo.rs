@@ -127,6 +127,18 @@ fn full_debug_build_names_a_local_in_its_dwarf() {
     assert!(dwarf.windows(14).any(|w| w == b"running_total\0"), "the cubin's DWARF does not name `running_total`");
 }
 
+/// The PTX's instructions and declarations without what line info adds (`.loc`, `.file`,
+/// labels, comments, the DWARF sections).
+fn ptx_without_debug(ptx: &str) -> Vec<&str> {
+    let dwarf = ptx.find("\t.section\t.debug").unwrap_or(ptx.len());
+    ptx[..dwarf]
+        .lines()
+        .map(str::trim)
+        .filter(|l| !(l.is_empty() || l.starts_with(".loc") || l.starts_with(".file") || l.starts_with("//")))
+        .filter(|l| !(l.starts_with("$L__") && l.ends_with(':')))
+        .collect()
+}
+
 /// Machine code size of each kernel in a cubin (`.text.<kernel>`); SASS instructions are 16 bytes.
 fn text_sizes(cubin: &[u8]) -> BTreeMap<String, u64> {
     let elf = object::File::parse(cubin).expect("cubin is ELF");
@@ -150,8 +162,10 @@ fn line_info_leaves_bench_sass_unchanged() {
     let project = bench_kernels_project("e2e-debuginfo-bench");
     let crate_name = project.crate_name();
     let cubin_name = files::cubin(&crate_name, Arch::parse(BENCH_ARCH).unwrap());
+    let ptx_name = files::ptx(&crate_name, Arch::parse(BENCH_ARCH).unwrap());
     let mut sizes = Vec::new();
     let mut line_tables = Vec::new();
+    let mut code = Vec::new();
     for level in ["none", "lines"] {
         remove_artifacts("release", &crate_name);
         force_rebuild(project.path());
@@ -161,10 +175,26 @@ fn line_info_leaves_bench_sass_unchanged() {
         sizes.push(text_sizes(&cubin));
         let elf = object::File::parse(&*cubin).expect("cubin is ELF");
         line_tables.push(elf.section_by_name(".debug_line").is_some());
+        code.push(String::from_utf8(artifact("release", &crate_name, &ptx_name)).expect("PTX is text"));
     }
+    // Our part: the same PTX instructions, line info aside.
+    assert!(
+        ptx_without_debug(&code[0]) == ptx_without_debug(&code[1]),
+        "--device-debug lines changed the PTX instructions, not only their `.loc`s"
+    );
+    // ptxas's part: it may schedule a few instructions differently around `.loc`s (measured: 8 of
+    // 1,520 in examples/gemm's TMA-store epilogue), never more than 1 % of a kernel.
     let (none, lines) = (&sizes[0], &sizes[1]);
     assert!(none.len() >= 8, "too few kernels in the bench cubin: {none:?}");
-    assert_eq!(none, lines, "SASS sizes (bytes per kernel) differ between --device-debug none and lines");
+    assert_eq!(none.keys().collect::<Vec<_>>(), lines.keys().collect::<Vec<_>>(), "different kernels");
+    for (kernel, &size) in none {
+        let with_lines = lines[kernel];
+        assert!(
+            with_lines.abs_diff(size) * 100 <= size,
+            "`{kernel}`: {size} bytes of SASS without line info, {with_lines} with: more than 1 % apart\n\
+             none:  {none:?}\nlines: {lines:?}"
+        );
+    }
     let ptx =
         String::from_utf8(artifact("release", &crate_name, &files::ptx(&crate_name, Arch::parse(BENCH_ARCH).unwrap())))
             .expect("PTX is text");

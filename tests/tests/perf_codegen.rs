@@ -661,8 +661,9 @@ fn flat_fast_copies_index_in_32_bits() {
 /// examples/gemm (on `cuda_device::tile`), as the bench times it: TMA loads onto mbarriers (and
 /// multicast in a cluster), `wgmma` m64n256k16 whose completion is awaited one k tile late
 /// (`wait_group 1`), `setmaxnreg` for the producer and consumer warpgroups, the stage released
-/// to the other block of the cluster with `mapa` + a remote arrive, TMA stores in the staged
-/// epilogue — and the 64 × 256 f32 accumulator kept in registers (no local memory anywhere).
+/// to the other block of the cluster with `mapa` + a remote arrive, the epilogue staged by
+/// `stmatrix` and stored by TMA, the layouts' transposes as `wgmma` immediates — and the 64 × 256
+/// f32 accumulator kept in registers (no local memory anywhere).
 #[test]
 fn gemm_tile_example_is_tma_wgmma_mbarriers_and_setmaxnreg() {
     let text = bench().ptx("sm_90a");
@@ -679,13 +680,24 @@ fn gemm_tile_example_is_tma_wgmma_mbarriers_and_setmaxnreg() {
         "wgmma.wait_group.sync.aligned 1",
         "wgmma.wait_group.sync.aligned 0",
     ];
-    for kernel in ["gemm", "gemm_cluster", "gemm_tma_store"] {
+    // (kernel, its transposes: the last two immediates of its wgmma)
+    let kernels = [
+        ("gemm", "0, 0;"),
+        ("gemm_cluster", "0, 0;"),
+        ("gemm_direct", "0, 0;"),
+        ("gemm_a_colmajor", "1, 0;"),
+        ("gemm_b_rowmajor", "0, 1;"),
+        ("gemm_a_colmajor_b_rowmajor", "1, 1;"),
+    ];
+    for (kernel, transposes) in kernels {
         let body = entry(&text, kernel);
         for needle in common {
             assert!(body.contains(needle), "`.entry {kernel}` has no `{needle}`");
         }
         // One wgmma per 16-deep K step of a 64-deep stage: the mainloop is unrolled.
-        assert_eq!(body.matches("wgmma.mma_async").count(), 4, "`{kernel}`: not 4 wgmma per stage");
+        let mmas: Vec<&str> = body.lines().filter(|l| l.contains("wgmma.mma_async")).collect();
+        assert_eq!(mmas.len(), 4, "`{kernel}`: not 4 wgmma per stage");
+        assert!(mmas.iter().all(|l| l.contains(&format!("p, 1, 1, {transposes}"))), "`{kernel}`: {mmas:?}");
         assert!(!body.contains(".local"), "`{kernel}`: something (the accumulator?) went to local memory");
     }
     let cluster = entry(&text, "gemm_cluster");
@@ -698,10 +710,16 @@ fn gemm_tile_example_is_tma_wgmma_mbarriers_and_setmaxnreg() {
     ] {
         assert!(cluster.contains(needle), "`.entry gemm_cluster` has no `{needle}`");
     }
-    let staged = entry(&text, "gemm_tma_store");
-    for needle in ["fence.proxy.async.shared::cta", "bar.sync", "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"]
-    {
-        assert!(staged.contains(needle), "`.entry gemm_tma_store` has no `{needle}`");
+    for kernel in ["gemm", "gemm_cluster", "gemm_fp8"] {
+        let staged = entry(&text, kernel);
+        for needle in [
+            "stmatrix.sync.aligned.m8n8.x4.shared.b16",
+            "fence.proxy.async.shared::cta",
+            "bar.sync",
+            "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group",
+        ] {
+            assert!(staged.contains(needle), "`.entry {kernel}` has no `{needle}`");
+        }
     }
     bench().assert_ptxas();
 }

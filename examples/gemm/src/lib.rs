@@ -1,7 +1,7 @@
 //! bf16 GEMM on Hopper, written on `cuda_device::tile`: `C = act(alpha · A·B + bias)`, A
-//! row-major (M × K), B column-major (stored N × K, K contiguous: the "TN" layout), f32
-//! accumulation, bf16 C (row-major). Any M, N, K that are multiples of 16: TMA reads zeros past
-//! the edges and the epilogue stores only inside C. Build for `sm_90a`.
+//! (M × K) row- or column-major, B (K × N) column- or row-major, f32 accumulation, bf16 C
+//! (row-major). Any M, N, K that are multiples of 16: TMA reads zeros past the edges and stores
+//! only inside C. Build for `sm_90a`.
 //!
 //! The design of CUTLASS's and cuBLAS's Hopper kernels:
 //! - a block of 384 threads computes 128 × 256 tiles of C; warpgroup 0 is the producer (one
@@ -13,19 +13,23 @@
 //!   the MMAs of `s` overlap the completion of `s - 1`, whose stage it then releases;
 //! - persistent: one block per SM walks the tiles in a grouped order (16 tile rows deep) for L2
 //!   reuse (`tile::TileScheduler`);
+//! - epilogue: each consumer writes its results with `stmatrix` into two 64 × 64 staging chunks
+//!   (after the ring: 225 KiB of shared memory in all) and its first thread stores each with
+//!   TMA, which runs on while the warpgroup starts its next tile (`gemm_direct`: masked `Bf16x2`
+//!   stores from the registers instead, 6 % slower at 4096³);
 //! - `gemm_cluster`: blocks in clusters of 2 take vertically adjacent tiles and share B: each
 //!   loads one half of the B slice and multicasts it to both, halving B's L2 traffic;
-//! - epilogue: direct masked `Bf16x2` stores (`gemm`, `gemm_cluster`), or staged in shared
-//!   memory and stored by TMA (`gemm_tma_store`);
 //! - `gemm_pingpong` (CUTLASS's "ping-pong" schedule): each consumer warpgroup owns whole
 //!   128 × 128 tiles and the two take turns on the tensor cores through named barriers, so one's
 //!   epilogue runs under the other's mainloop;
+//! - layouts: `gemm` takes A row-major and B column-major (K contiguous in both, "TN"); the
+//!   three other layouts cuBLAS takes are `gemm_a_colmajor`, `gemm_b_rowmajor` and
+//!   `gemm_a_colmajor_b_rowmajor`, the same body over `tile::Operand`s stored `MnMajor` (`wgmma`
+//!   transposes 16-bit operands as it reads them);
 //! - fp8: `gemm_fp8`, `gemm_fp8_cluster`, `gemm_fp8_pingpong` are the same bodies over E4M3
 //!   (`tile::KMajorMma` picks the `wgmma`: a 128-byte K slice is 64 bf16 or 128 fp8 elements),
-//!   with per-tensor scales as cuBLASLt's `A_SCALE_POINTER`/`B_SCALE_POINTER`.
-//!
-//! Other layouts (A column-major or B row-major) are not here yet: `cuda_device::wgmma` has the
-//! MN-major forms (`mma_bf16_mn_b`, `descriptor_mn_major_128b`), the tile layer not.
+//!   with per-tensor scales as cuBLASLt's `A_SCALE_POINTER`/`B_SCALE_POINTER`; K-major only, the
+//!   one layout fp8 `wgmma` reads.
 //!
 //! The kernels are this library's, so that `bench/` times the very kernels `main.rs` verifies;
 //! [`Gemm`] is the host side both use.
@@ -38,7 +42,10 @@ use cuda_core::{CudaContext, CudaStream, DeviceBuffer, DriverError, LaunchConfig
 use cuda_device::fp8::E4M3;
 use cuda_device::half::{Bf16x2, bf16};
 use cuda_device::tile::epilogue::{self, Bf16Out, EpilogueOp, Linear};
-use cuda_device::tile::{Consumer, KMajorMma, NoAct, Pipeline, SmemTile, Stage, TileGrid, TileScheduler, warpgroup};
+use cuda_device::tile::{
+    Consumer, KMajor, KMajorMma, Major, MnMajor, NoAct, Operand, Pipeline, SmemTile, Stage, TileGrid,
+};
+use cuda_device::tile::{TileScheduler, operand, warpgroup};
 use cuda_device::wgmma::{self, Accumulator};
 use cuda_device::{DynamicSharedArray, cluster, cluster_launch, cuda_module, kernel, launch_bounds, sync_threads};
 use cuda_device::{thread, tma};
@@ -65,8 +72,9 @@ pub const fn tile_grid(m: u32, n: u32, bn: usize, cluster_m: u32) -> TileGrid {
 pub type ATile = SmemTile<bf16, BM, BK>;
 /// A stage's slice of B: 256 columns of C × 64 k.
 pub type BTile = SmemTile<bf16, BN, BK>;
-/// What one TMA box of A or B fills: 128 rows × 64 k (B takes two).
-pub type Slab = SmemTile<bf16, 128, BK>;
+/// What one TMA load of A, or of one half of B, fills: 128 rows of M or N × 64 of K, stored as
+/// `L` says (its [`Operand::tma_box`] is the maps' box).
+pub type Slab<L = KMajor> = Operand<bf16, 128, BK, L>;
 /// What one TMA box of fp8 A or B fills: 128 rows × 128 k.
 pub type Fp8Slab = SmemTile<E4M3, 128, BK_FP8>;
 /// A staging chunk of the TMA-store epilogue: 64 rows × 64 columns of C.
@@ -74,9 +82,13 @@ pub type CChunk = SmemTile<bf16, 64, 64>;
 
 const STAGE_BYTES: usize = ATile::BYTES + BTile::BYTES; // (BM + BN) × 128, fp8 too
 const RING_BYTES: usize = STAGES * STAGE_BYTES;
-/// Dynamic shared memory of `gemm` and `gemm_cluster` (and their fp8 forms): the ring, then
-/// the barriers.
+/// Dynamic shared memory of `gemm_direct`: the ring, then the barriers.
 pub const SMEM_BYTES: usize = RING_BYTES + Pipeline::<STAGES>::BARRIER_BYTES;
+/// Where the TMA-store epilogue's staging chunks start: after the barriers, 1024-byte aligned.
+const STAGING: usize = SMEM_BYTES.next_multiple_of(1024);
+/// Dynamic shared memory of the kernels with the TMA-store epilogue (all but `gemm_direct` and
+/// the ping-pong ones): also two staging chunks per consumer warpgroup (225 KiB in all).
+pub const SMEM_BYTES_TMA_STORE: usize = STAGING + 4 * CChunk::BYTES;
 
 /// Tile columns of the ping-pong kernels (each consumer warpgroup owns a 128 × 128 tile).
 pub const PP_BN: usize = 128;
@@ -88,10 +100,6 @@ const PP_RING_BYTES: usize = PP_STAGES * PP_STAGE_BYTES;
 pub const PP_SMEM_BYTES: usize = PP_RING_BYTES + Pipeline::<PP_STAGES>::BARRIER_BYTES;
 /// Named barriers `ORDER` and `ORDER + 1`: consumer warpgroup 0's and 1's turn.
 const ORDER: u32 = 1;
-/// Where `gemm_tma_store`'s staging chunks start: after the barriers, 1024-byte aligned.
-const STAGING: usize = SMEM_BYTES.next_multiple_of(1024);
-/// Dynamic shared memory of `gemm_tma_store`: also two staging chunks per consumer warpgroup.
-pub const SMEM_BYTES_TMA_STORE: usize = STAGING + 4 * CChunk::BYTES;
 
 /// Where a consumer warpgroup's finished 64 × 256 accumulator goes.
 trait Store {
@@ -113,20 +121,21 @@ impl Store for Direct<'_> {
     fn finish(&self) {}
 }
 
-/// Staged in shared memory (two 64 × 64 chunks per warpgroup, after the ring), stored by TMA.
+/// Staged in shared memory (two 64 × 64 chunks per warpgroup, after the ring and its barriers)
+/// by `stmatrix`, stored by TMA while the warpgroup goes on to its next tile.
 struct ViaTma<'a> {
     map: &'a TensorMap,
-    staging: *mut u8,
 }
 
 impl Store for ViaTma<'_> {
     #[inline(always)]
     fn store(&self, acc: &Accumulator<128>, row: usize, col: usize, half: usize, op: &impl EpilogueOp) {
+        let staging = DynamicSharedArray::<u8, 1024>::offset(STAGING);
         // SAFETY: the launch gives SMEM_BYTES_TMA_STORE; warpgroup `half` alone uses chunks
         // 2 half and 2 half + 1 (8 KiB each from STAGING, so 1024-byte aligned) and named
         // barrier 1 + half.
         unsafe {
-            let buf = |i: usize| CChunk::from_ptr(self.staging.add((2 * half + i) * CChunk::BYTES));
+            let buf = |i: usize| CChunk::from_ptr(staging.add((2 * half + i) * CChunk::BYTES));
             epilogue::store_accumulator_tma(acc, [buf(0), buf(1)], self.map, row, col, 1 + half as u32, op);
         }
     }
@@ -137,10 +146,11 @@ impl Store for ViaTma<'_> {
     }
 }
 
-/// The kernel body: elements `E` (bf16: `BK` 64; fp8: `BK` 128, a 128-byte row either way),
-/// `CLUSTER` blocks per cluster along M (1 or 2), results through `out`.
+/// The kernel body: elements `E` (bf16: `BK` 64; fp8: `BK` 128, a 128-byte row either way), A
+/// stored as `LA` says and B as `LB` ([`KMajor`], or for bf16 [`MnMajor`]), `CLUSTER` blocks
+/// per cluster along M (1 or 2), results through `out`.
 #[inline(always)]
-fn gemm_tn<E: KMajorMma, const BK: usize, const CLUSTER: u32>(
+fn gemm_body<E: KMajorMma, const BK: usize, const CLUSTER: u32, LA: Major, LB: Major>(
     a_map: &TensorMap,
     b_map: &TensorMap,
     k: u32,
@@ -153,8 +163,8 @@ fn gemm_tn<E: KMajorMma, const BK: usize, const CLUSTER: u32>(
     // SAFETY (all three): the launch gives at least SMEM_BYTES of 1024-aligned dynamic shared
     // memory; stage s's A and B tiles and the barriers are disjoint ranges of it, each used only
     // as what it is named here.
-    let a_tile = |s: usize| unsafe { SmemTile::<E, BM, BK>::from_ptr(smem.add(s * STAGE_BYTES)) };
-    let b_tile = |s: usize| unsafe { SmemTile::<E, BN, BK>::from_ptr(smem.add(s * STAGE_BYTES + BM * 128)) };
+    let a_tile = |s: usize| unsafe { Operand::<E, BM, BK, LA>::from_ptr(smem.add(s * STAGE_BYTES)) };
+    let b_tile = |s: usize| unsafe { Operand::<E, BN, BK, LB>::from_ptr(smem.add(s * STAGE_BYTES + BM * 128)) };
     let pipe = unsafe { Pipeline::<STAGES>::new(smem.add(RING_BYTES).cast()) };
     if thread::threadIdx_x() == 0 {
         // SAFETY: one thread, first; the block (cluster) barrier below publishes it. `full`
@@ -185,18 +195,19 @@ fn gemm_tn<E: KMajorMma, const BK: usize, const CLUSTER: u32>(
                     let fill = producer.acquire(STAGE_BYTES as u32);
                     let (x, bar, s) = ((kt as usize * BK) as i32, fill.barrier(), fill.index());
                     let (row, col) = (tile.row as i32, tile.col as i32);
-                    // SAFETY: the maps' boxes are `Slab`'s (64 × 128, 128-byte swizzle); stage s is
-                    // free in every block it is written in (acquire waited for the releases of
-                    // all of them) and its `full` phase expects STAGE_BYTES in each.
+                    // SAFETY: the maps' boxes are `Slab::<LA>::tma_box()` and `Slab::<LB>`'s (128-byte
+                    // swizzle); stage s is free in every block it is written in (acquire waited
+                    // for the releases of all of them) and its `full` phase expects STAGE_BYTES
+                    // in each.
                     unsafe {
-                        a_tile(s).load(a_map, x, row, bar);
+                        a_tile(s).load(a_map, row, x, bar);
                         if CLUSTER == 1 {
-                            b_tile(s).rows::<128>(0).load(b_map, x, col, bar);
-                            b_tile(s).rows::<128>(1).load(b_map, x, col + 128, bar);
+                            b_tile(s).part::<128>(0).load(b_map, col, x, bar);
+                            b_tile(s).part::<128>(1).load(b_map, col + 128, x, bar);
                         } else {
                             // This block's half of the slice, into both blocks of the cluster.
-                            let half = b_tile(s).rows::<128>(rank as usize);
-                            half.load_multicast(b_map, x, col + 128 * rank as i32, bar, 0b11);
+                            let half = b_tile(s).part::<128>(rank as usize);
+                            half.load_multicast(b_map, col + 128 * rank as i32, x, bar, 0b11);
                         }
                     }
                 }
@@ -227,15 +238,14 @@ fn gemm_tn<E: KMajorMma, const BK: usize, const CLUSTER: u32>(
             let mut reading: Option<Stage> = None;
             for kt in 0..k_tiles {
                 let stage = consumer.wait();
-                let (a, b) = (a_tile(stage.index()).rows::<64>(half), b_tile(stage.index()));
+                let (a, b) = (a_tile(stage.index()).part::<64>(half), b_tile(stage.index()));
                 // SAFETY: the warpgroup runs this together; the stage was written by TMA (the
                 // async proxy, which wgmma reads through) and is not released before the wait
                 // below says its MMAs are done; `acc` is only touched by wgmma until then.
                 unsafe {
                     wgmma::fence();
                     cuda_device::unroll!(for kk in 0..BK / E::K_STEP {
-                        let (da, db) = (a.descriptor(kk * E::K_STEP), b.descriptor(kk * E::K_STEP));
-                        E::mma(&mut acc, da, db, kt > 0 || kk > 0); // first: acc = A·B
+                        operand::mma(&mut acc, a, b, kk * E::K_STEP, kt > 0 || kk > 0); // first: acc = A·B
                     });
                     wgmma::commit_group();
                     wgmma::wait_group::<1, 128>(&mut acc); // k tile kt - 1's MMAs are done
@@ -342,7 +352,7 @@ fn pingpong_tn<E: KMajorMma, const BK: usize>(
                 let stage = consumer.wait();
                 let (a, b) = (a_tile(stage.index()), b_tile(stage.index()));
                 let (top, bottom) = (a.rows::<64>(0), a.rows::<64>(1));
-                // SAFETY: as in `gemm_tn`; both accumulators are tied to the waits.
+                // SAFETY: as in `gemm_body`; both accumulators are tied to the waits.
                 unsafe {
                     wgmma::fence();
                     cuda_device::unroll!(for kk in 0..BK / E::K_STEP {
@@ -388,15 +398,49 @@ fn pingpong_tn<E: KMajorMma, const BK: usize>(
 pub mod kernels {
     use super::*;
 
-    /// `C = alpha · A·B + bias` (bias per column; empty for none) with direct stores; grid:
-    /// at most one block per SM ([`Gemm::config`]), 384 threads, [`SMEM_BYTES`].
+    /// `C = alpha · A·B + bias` (bias per column; empty for none), A row-major and B
+    /// column-major, C through TMA stores (`c`: C's map, boxes of 64 × 64 ([`CChunk`]),
+    /// 128-byte swizzle); grid: at most one block per SM ([`Gemm::config`]), 384 threads,
+    /// [`SMEM_BYTES_TMA_STORE`].
     #[kernel]
     #[launch_bounds(384, 1)]
     #[allow(clippy::too_many_arguments)] // the launch's arguments
-    pub fn gemm(a: TensorMap, b: TensorMap, c: &mut [Bf16x2], m: u32, n: u32, k: u32, alpha: f32, bias: &[f32]) {
-        let Some(out) = Bf16Out::new(c, m as usize, n as usize) else { cuda_device::trap() };
-        let tiles = TileScheduler::for_block(tile_grid(m, n, BN, 1));
-        gemm_tn::<bf16, BK, 1>(&a, &b, k, tiles, &Linear { alpha, bias, act: NoAct }, &Direct(out));
+    pub fn gemm(a: TensorMap, b: TensorMap, c: TensorMap, m: u32, n: u32, k: u32, alpha: f32, bias: &[f32]) {
+        bf16_body::<KMajor, KMajor, 1>(&a, &b, &c, (m, n, k), &Linear { alpha, bias, act: NoAct });
+    }
+
+    /// [`gemm`] with A column-major (stored K × M; its map over that, in [`Slab<MnMajor>`]'s
+    /// box).
+    #[kernel]
+    #[launch_bounds(384, 1)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn gemm_a_colmajor(a: TensorMap, b: TensorMap, c: TensorMap, m: u32, n: u32, k: u32, alpha: f32, bias: &[f32]) {
+        bf16_body::<MnMajor, KMajor, 1>(&a, &b, &c, (m, n, k), &Linear { alpha, bias, act: NoAct });
+    }
+
+    /// [`gemm`] with B row-major (stored K × N).
+    #[kernel]
+    #[launch_bounds(384, 1)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn gemm_b_rowmajor(a: TensorMap, b: TensorMap, c: TensorMap, m: u32, n: u32, k: u32, alpha: f32, bias: &[f32]) {
+        bf16_body::<KMajor, MnMajor, 1>(&a, &b, &c, (m, n, k), &Linear { alpha, bias, act: NoAct });
+    }
+
+    /// [`gemm`] with A column-major and B row-major.
+    #[kernel]
+    #[launch_bounds(384, 1)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn gemm_a_colmajor_b_rowmajor(
+        a: TensorMap,
+        b: TensorMap,
+        c: TensorMap,
+        m: u32,
+        n: u32,
+        k: u32,
+        alpha: f32,
+        bias: &[f32],
+    ) {
+        bf16_body::<MnMajor, MnMajor, 1>(&a, &b, &c, (m, n, k), &Linear { alpha, bias, act: NoAct });
     }
 
     /// [`gemm`] in clusters of 2 blocks sharing B through TMA multicast.
@@ -404,44 +448,24 @@ pub mod kernels {
     #[launch_bounds(384, 1)]
     #[cluster_launch(2, 1, 1)]
     #[allow(clippy::too_many_arguments)]
-    pub fn gemm_cluster(
-        a: TensorMap,
-        b: TensorMap,
-        c: &mut [Bf16x2],
-        m: u32,
-        n: u32,
-        k: u32,
-        alpha: f32,
-        bias: &[f32],
-    ) {
-        let Some(out) = Bf16Out::new(c, m as usize, n as usize) else { cuda_device::trap() };
-        let tiles = TileScheduler::for_block(tile_grid(m, n, BN, 2));
-        gemm_tn::<bf16, BK, 2>(&a, &b, k, tiles, &Linear { alpha, bias, act: NoAct }, &Direct(out));
+    pub fn gemm_cluster(a: TensorMap, b: TensorMap, c: TensorMap, m: u32, n: u32, k: u32, alpha: f32, bias: &[f32]) {
+        bf16_body::<KMajor, KMajor, 2>(&a, &b, &c, (m, n, k), &Linear { alpha, bias, act: NoAct });
     }
 
-    /// [`gemm`] with the epilogue through shared memory and TMA stores (`c_map`: C with boxes
-    /// of 64 × 64, 128-byte swizzle); [`SMEM_BYTES_TMA_STORE`].
+    /// [`gemm`] with the epilogue's direct masked stores from registers instead of TMA (C as
+    /// pairs, row-major); [`SMEM_BYTES`].
     #[kernel]
     #[launch_bounds(384, 1)]
     #[allow(clippy::too_many_arguments)]
-    pub fn gemm_tma_store(
-        a: TensorMap,
-        b: TensorMap,
-        c_map: TensorMap,
-        m: u32,
-        n: u32,
-        k: u32,
-        alpha: f32,
-        bias: &[f32],
-    ) {
+    pub fn gemm_direct(a: TensorMap, b: TensorMap, c: &mut [Bf16x2], m: u32, n: u32, k: u32, alpha: f32, bias: &[f32]) {
+        let Some(out) = Bf16Out::new(c, m as usize, n as usize) else { cuda_device::trap() };
         let tiles = TileScheduler::for_block(tile_grid(m, n, BN, 1));
-        let staging = DynamicSharedArray::<u8, 1024>::offset(STAGING);
-        let out = ViaTma { map: &c_map, staging };
-        gemm_tn::<bf16, BK, 1>(&a, &b, k, tiles, &Linear { alpha, bias, act: NoAct }, &out);
+        let op = Linear { alpha, bias, act: NoAct };
+        gemm_body::<bf16, BK, 1, KMajor, KMajor>(&a, &b, k, tiles, &op, &Direct(out));
     }
 
-    /// [`gemm`] with ping-pong consumers (128 × 128 tiles, one per warpgroup, mainloops in
-    /// turn); [`PP_SMEM_BYTES`].
+    /// [`gemm_direct`] with ping-pong consumers (128 × 128 tiles, one per warpgroup, mainloops
+    /// in turn); [`PP_SMEM_BYTES`].
     #[kernel]
     #[launch_bounds(384, 1)]
     #[allow(clippy::too_many_arguments)]
@@ -461,29 +485,23 @@ pub mod kernels {
     }
 
     /// fp8: `C = scale_a[0] · scale_b[0] · (A·B)` with A (M × K) and B (N × K) E4M3, both
-    /// K-major (maps of [`Fp8Slab`]'s box over bytes), f32 accumulation, bf16 C; as [`gemm`]
-    /// otherwise (128 × 256 × 128 stages, [`SMEM_BYTES`]). The scales are device values (one
-    /// each), as cuBLASLt's `A_SCALE_POINTER` / `B_SCALE_POINTER`.
+    /// K-major (maps of [`Fp8Slab`]'s box over bytes), f32 accumulation, bf16 C by TMA; as
+    /// [`gemm`] otherwise (128 × 256 × 128 stages). The scales are device values (one each), as
+    /// cuBLASLt's `A_SCALE_POINTER` / `B_SCALE_POINTER`.
     #[kernel]
     #[launch_bounds(384, 1)]
     #[allow(clippy::too_many_arguments)]
     pub fn gemm_fp8(
         a: TensorMap,
         b: TensorMap,
-        c: &mut [Bf16x2],
+        c: TensorMap,
         m: u32,
         n: u32,
         k: u32,
         scale_a: &[f32],
         scale_b: &[f32],
     ) {
-        let (Some(out), Some(&sa), Some(&sb)) =
-            (Bf16Out::new(c, m as usize, n as usize), scale_a.first(), scale_b.first())
-        else {
-            cuda_device::trap()
-        };
-        let tiles = TileScheduler::for_block(tile_grid(m, n, BN, 1));
-        gemm_tn::<E4M3, BK_FP8, 1>(&a, &b, k, tiles, &Linear { alpha: sa * sb, bias: &[], act: NoAct }, &Direct(out));
+        fp8_body::<1>(&a, &b, &c, (m, n, k), scale_a, scale_b);
     }
 
     /// [`gemm_fp8`] in clusters of 2 blocks sharing B through TMA multicast.
@@ -494,23 +512,17 @@ pub mod kernels {
     pub fn gemm_fp8_cluster(
         a: TensorMap,
         b: TensorMap,
-        c: &mut [Bf16x2],
+        c: TensorMap,
         m: u32,
         n: u32,
         k: u32,
         scale_a: &[f32],
         scale_b: &[f32],
     ) {
-        let (Some(out), Some(&sa), Some(&sb)) =
-            (Bf16Out::new(c, m as usize, n as usize), scale_a.first(), scale_b.first())
-        else {
-            cuda_device::trap()
-        };
-        let tiles = TileScheduler::for_block(tile_grid(m, n, BN, 2));
-        gemm_tn::<E4M3, BK_FP8, 2>(&a, &b, k, tiles, &Linear { alpha: sa * sb, bias: &[], act: NoAct }, &Direct(out));
+        fp8_body::<2>(&a, &b, &c, (m, n, k), scale_a, scale_b);
     }
 
-    /// [`gemm_fp8`] with ping-pong consumers, as [`gemm_pingpong`].
+    /// [`gemm_fp8`] with ping-pong consumers and direct stores, as [`gemm_pingpong`].
     #[kernel]
     #[launch_bounds(384, 1)]
     #[allow(clippy::too_many_arguments)]
@@ -534,22 +546,52 @@ pub mod kernels {
     }
 }
 
+/// The bf16 kernels with the TMA-store epilogue: A stored as `LA`, B as `LB`, clusters of
+/// `CLUSTER` blocks.
+#[inline(always)]
+fn bf16_body<LA: Major, LB: Major, const CLUSTER: u32>(
+    a: &TensorMap,
+    b: &TensorMap,
+    c: &TensorMap,
+    (m, n, k): (u32, u32, u32),
+    op: &Linear<'_>,
+) {
+    let tiles = TileScheduler::for_block(tile_grid(m, n, BN, CLUSTER));
+    gemm_body::<bf16, BK, CLUSTER, LA, LB>(a, b, k, tiles, op, &ViaTma { map: c });
+}
+
+/// The fp8 kernels with the TMA-store epilogue; the scales' product is the epilogue's alpha.
+#[inline(always)]
+fn fp8_body<const CLUSTER: u32>(
+    a: &TensorMap,
+    b: &TensorMap,
+    c: &TensorMap,
+    (m, n, k): (u32, u32, u32),
+    scale_a: &[f32],
+    scale_b: &[f32],
+) {
+    let (Some(&sa), Some(&sb)) = (scale_a.first(), scale_b.first()) else { cuda_device::trap() };
+    let tiles = TileScheduler::for_block(tile_grid(m, n, BN, CLUSTER));
+    let op = Linear { alpha: sa * sb, bias: &[], act: NoAct };
+    gemm_body::<E4M3, BK_FP8, CLUSTER, KMajor, KMajor>(a, b, k, tiles, &op, &ViaTma { map: c });
+}
+
 /// Which kernel of [`kernels`] a launch uses (for fp8 operands, its fp8 form).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Variant {
-    /// `gemm`: one block per SM, direct stores.
+    /// `gemm`: one block per SM, the epilogue staged by `stmatrix` and stored by TMA.
     Plain,
-    /// `gemm_cluster`: clusters of 2 multicasting B.
+    /// `gemm_cluster`: clusters of 2 multicasting B, the TMA-store epilogue.
     Cluster,
-    /// `gemm_tma_store`: the epilogue through shared memory and TMA (bf16 only).
-    TmaStore,
+    /// `gemm_direct`: `gemm` with masked stores from the registers (bf16 only).
+    Direct,
     /// `gemm_pingpong`: 128 × 128 tiles, one per consumer warpgroup, mainloops in turn.
     Pingpong,
 }
 
 impl Variant {
     /// Every bf16 variant.
-    pub const ALL: [Variant; 4] = [Variant::Plain, Variant::Cluster, Variant::TmaStore, Variant::Pingpong];
+    pub const ALL: [Variant; 4] = [Variant::Plain, Variant::Cluster, Variant::Direct, Variant::Pingpong];
     /// Every variant with an fp8 form.
     pub const FP8: [Variant; 3] = [Variant::Plain, Variant::Cluster, Variant::Pingpong];
 
@@ -558,7 +600,7 @@ impl Variant {
         match self {
             Variant::Plain => "gemm",
             Variant::Cluster => "gemm_cluster",
-            Variant::TmaStore => "gemm_tma_store",
+            Variant::Direct => "gemm_direct",
             Variant::Pingpong => "gemm_pingpong",
         }
     }
@@ -568,7 +610,7 @@ impl Variant {
         match self {
             Variant::Plain => Some("gemm_fp8"),
             Variant::Cluster => Some("gemm_fp8_cluster"),
-            Variant::TmaStore => None,
+            Variant::Direct => None,
             Variant::Pingpong => Some("gemm_fp8_pingpong"),
         }
     }
@@ -577,17 +619,41 @@ impl Variant {
         if self == Variant::Cluster { 2 } else { 1 }
     }
 
+    /// Its dynamic shared memory.
+    fn smem(self) -> usize {
+        match self {
+            Variant::Plain | Variant::Cluster => SMEM_BYTES_TMA_STORE,
+            Variant::Direct => SMEM_BYTES,
+            Variant::Pingpong => PP_SMEM_BYTES,
+        }
+    }
+
     fn bn(self) -> usize {
         if self == Variant::Pingpong { PP_BN } else { BN }
     }
 }
 
+/// How an operand matrix is stored: A is M × K, B is K × N; cuBLAS's `N`/`T` in row-major
+/// terms. A row-major and B column-major (K contiguous in both) is the layout every kernel
+/// takes; [`Variant::Plain`] takes the other three too.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// Rows contiguous (A: K contiguous; B: N contiguous, stored K × N).
+    RowMajor,
+    /// Columns contiguous (A: M contiguous, stored K × M; B: K contiguous, stored N × K).
+    ColMajor,
+}
+
 /// The operands of one bf16 GEMM on the device, with their tensor maps.
 pub struct Operands<'a> {
-    /// A, M × K row-major.
+    /// A, M × K, stored as `a_layout` says.
     pub a: &'a DeviceBuffer<bf16>,
-    /// B, K × N column-major (stored N × K).
+    /// B, K × N, stored as `b_layout` says.
     pub b: &'a DeviceBuffer<bf16>,
+    /// A's layout.
+    pub a_layout: Layout,
+    /// B's layout.
+    pub b_layout: Layout,
     /// Per-column bias (N values), or empty.
     pub bias: &'a DeviceBuffer<f32>,
     /// M, N, K: multiples of 16.
@@ -616,8 +682,22 @@ fn check_shape(m: usize, n: usize, k: usize, multiple: usize, a: usize, b: usize
     Ok(())
 }
 
+/// The map of an operand with `mn` rows of M or N: over the stored matrix (`mn × k` when K is
+/// contiguous, `k × mn` when M or N is) in the box of [`Slab`] of that layout.
+fn operand_map(buf: &DeviceBuffer<bf16>, k_major: bool, mn: usize, k: usize) -> Result<TensorMap, DriverError> {
+    let ptr = buf.as_device_ptr();
+    if k_major {
+        let (cols, rows) = Slab::<KMajor>::tma_box();
+        bf16_map(ptr, mn, k, rows, cols)
+    } else {
+        let (cols, rows) = Slab::<MnMajor>::tma_box();
+        bf16_map(ptr, k, mn, rows, cols)
+    }
+}
+
 impl<'a> Operands<'a> {
-    /// A (`m × k`), B (`n × k`, i.e. K × N column-major), bias (`n` or empty) and their maps.
+    /// A (`m × k` row-major), B (`k × n` column-major, i.e. stored `n × k`), bias (`n` or
+    /// empty) and their maps.
     pub fn new(
         a: &'a DeviceBuffer<bf16>,
         b: &'a DeviceBuffer<bf16>,
@@ -626,10 +706,26 @@ impl<'a> Operands<'a> {
         n: usize,
         k: usize,
     ) -> Result<Operands<'a>, Box<dyn std::error::Error>> {
+        Operands::with_layouts((a, Layout::RowMajor), (b, Layout::ColMajor), bias, (m, n, k))
+    }
+
+    /// A (`m × k`) and B (`k × n`) stored as their layouts say, bias (`n` or empty), and their
+    /// maps. Only [`Variant::Plain`] runs layouts other than [`Operands::new`]'s.
+    pub fn with_layouts(
+        (a, a_layout): (&'a DeviceBuffer<bf16>, Layout),
+        (b, b_layout): (&'a DeviceBuffer<bf16>, Layout),
+        bias: &'a DeviceBuffer<f32>,
+        (m, n, k): (usize, usize, usize),
+    ) -> Result<Operands<'a>, Box<dyn std::error::Error>> {
         check_shape(m, n, k, 16, a.len(), b.len())?;
-        let a_map = bf16_map(a.as_device_ptr(), m, k, Slab::BOX_ROWS, Slab::BOX_COLS)?;
-        let b_map = bf16_map(b.as_device_ptr(), n, k, Slab::BOX_ROWS, Slab::BOX_COLS)?;
-        Ok(Operands { a, b, bias, m, n, k, a_map, b_map })
+        let a_map = operand_map(a, a_layout == Layout::RowMajor, m, k)?;
+        let b_map = operand_map(b, b_layout == Layout::ColMajor, n, k)?;
+        Ok(Operands { a, b, a_layout, b_layout, bias, m, n, k, a_map, b_map })
+    }
+
+    /// Whether A is row-major and B column-major (K contiguous in both: every kernel's layout).
+    pub fn is_tn(&self) -> bool {
+        (self.a_layout, self.b_layout) == (Layout::RowMajor, Layout::ColMajor)
     }
 }
 
@@ -704,15 +800,8 @@ impl Gemm {
     pub fn config(&self, variant: Variant, m: usize, n: usize) -> LaunchConfig {
         let cluster = variant.cluster();
         let units = tile_grid(m as u32, n as u32, variant.bn(), cluster).units();
-        let resident = match variant {
-            Variant::Cluster => self.clusters.get().unwrap_or(self.sms / 2),
-            _ => self.sms,
-        };
-        let smem = match variant {
-            Variant::TmaStore => SMEM_BYTES_TMA_STORE,
-            Variant::Pingpong => PP_SMEM_BYTES,
-            _ => SMEM_BYTES,
-        };
+        let resident = if cluster > 1 { self.clusters.get().unwrap_or(self.sms / 2) } else { self.sms };
+        let smem = variant.smem();
         LaunchConfig {
             grid_dim: (units.min(resident).max(1) * cluster, 1, 1),
             block_dim: (384, 1, 1),
@@ -750,17 +839,40 @@ impl Gemm {
         let (m, n, k) = (ops.m as u32, ops.n as u32, ops.k as u32);
         let cfg = self.config(variant, ops.m, ops.n);
         let (a, b) = (ops.a_map, ops.b_map);
+        if variant != Variant::Plain && !ops.is_tn() {
+            return Err(format!(
+                "gemm: {} takes A row-major and B column-major (A {:?}, B {:?} given); Variant::Plain takes any layout",
+                variant.name(),
+                ops.a_layout,
+                ops.b_layout
+            )
+            .into());
+        }
+        let bias = ops.bias;
+        let c_map = || bf16_map(c.as_device_ptr(), ops.m, ops.n, CChunk::BOX_ROWS, CChunk::BOX_COLS);
+        let module = &self.module;
         match variant {
-            Variant::Plain => Ok(self.module.gemm(stream, cfg, a, b, c, m, n, k, alpha, ops.bias)?),
+            Variant::Plain => {
+                let c = c_map()?;
+                Ok(match (ops.a_layout, ops.b_layout) {
+                    (Layout::RowMajor, Layout::ColMajor) => module.gemm(stream, cfg, a, b, c, m, n, k, alpha, bias),
+                    (Layout::ColMajor, Layout::ColMajor) => {
+                        module.gemm_a_colmajor(stream, cfg, a, b, c, m, n, k, alpha, bias)
+                    }
+                    (Layout::RowMajor, Layout::RowMajor) => {
+                        module.gemm_b_rowmajor(stream, cfg, a, b, c, m, n, k, alpha, bias)
+                    }
+                    (Layout::ColMajor, Layout::RowMajor) => {
+                        module.gemm_a_colmajor_b_rowmajor(stream, cfg, a, b, c, m, n, k, alpha, bias)
+                    }
+                }?)
+            }
             Variant::Cluster => {
-                self.module.gemm_cluster(stream, cfg, a, b, c, m, n, k, alpha, ops.bias)?;
+                module.gemm_cluster(stream, cfg, a, b, c_map()?, m, n, k, alpha, bias)?;
                 Ok(self.learn_clusters("gemm_cluster", &cfg)?)
             }
-            Variant::TmaStore => {
-                let c_map = bf16_map(c.as_device_ptr(), ops.m, ops.n, 64, 64)?;
-                Ok(self.module.gemm_tma_store(stream, cfg, a, b, c_map, m, n, k, alpha, ops.bias)?)
-            }
-            Variant::Pingpong => Ok(self.module.gemm_pingpong(stream, cfg, a, b, c, m, n, k, alpha, ops.bias)?),
+            Variant::Direct => Ok(module.gemm_direct(stream, cfg, a, b, c, m, n, k, alpha, bias)?),
+            Variant::Pingpong => Ok(module.gemm_pingpong(stream, cfg, a, b, c, m, n, k, alpha, bias)?),
         }
     }
 
@@ -779,14 +891,15 @@ impl Gemm {
         let (m, n, k) = (ops.m as u32, ops.n as u32, ops.k as u32);
         let cfg = self.config(variant, ops.m, ops.n);
         let (a, b, sa, sb) = (ops.a_map, ops.b_map, ops.scale_a, ops.scale_b);
+        let c_map = || bf16_map(c.as_device_ptr(), ops.m, ops.n, CChunk::BOX_ROWS, CChunk::BOX_COLS);
         match variant {
-            Variant::Plain => Ok(self.module.gemm_fp8(stream, cfg, a, b, c, m, n, k, sa, sb)?),
+            Variant::Plain => Ok(self.module.gemm_fp8(stream, cfg, a, b, c_map()?, m, n, k, sa, sb)?),
             Variant::Cluster => {
-                self.module.gemm_fp8_cluster(stream, cfg, a, b, c, m, n, k, sa, sb)?;
+                self.module.gemm_fp8_cluster(stream, cfg, a, b, c_map()?, m, n, k, sa, sb)?;
                 Ok(self.learn_clusters("gemm_fp8_cluster", &cfg)?)
             }
             Variant::Pingpong => Ok(self.module.gemm_fp8_pingpong(stream, cfg, a, b, c, m, n, k, sa, sb)?),
-            Variant::TmaStore => Err("gemm: no fp8 form of gemm_tma_store".into()),
+            Variant::Direct => Err("gemm: no fp8 form of gemm_direct".into()),
         }
     }
 }

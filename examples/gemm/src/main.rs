@@ -1,10 +1,12 @@
 //! Runs the GEMMs of `gemm::kernels` (build for `sm_90a`; an H100 or H200 runs them): checks
 //! every variant on ragged and square shapes against float64 sums on the CPU (every entry of the
 //! small shapes, sampled entries of the large ones) and against cuBLAS (`cublasGemmEx`, bf16,
-//! TN; for fp8, cuBLASLt's e4m3 GEMM), then times them and cuBLAS at 4096³ and 8192³.
+//! TN; for fp8, cuBLASLt's e4m3 GEMM), `gemm` also on the three other layouts (A column-major
+//! and/or B row-major, against cuBLAS given the same), then times them and cuBLAS at 4096³ and
+//! 8192³.
 //!
 //! `gemm [--quick] [--reps N] [--only KERNEL] [--size N] [--bf16 | --fp8]`: `--quick` skips
-//! 8192³, `--only` runs one kernel (`gemm`, `gemm_cluster`, `gemm_tma_store`, `gemm_pingpong`,
+//! 8192³, `--only` runs one kernel (`gemm`, `gemm_cluster`, `gemm_direct`, `gemm_pingpong`,
 //! `gemm_fp8`, `gemm_fp8_cluster`, `gemm_fp8_pingpong`), `--size` only N³ (a profiler's run),
 //! `--bf16`/`--fp8` one element type. Prints PASS/FAIL per check and a table; exits non-zero
 //! when a check fails or a CUDA call errs.
@@ -13,7 +15,7 @@ use std::error::Error;
 use cuda_core::{CudaContext, CudaEvent, CudaStream, DeviceBuffer};
 use cuda_device::fp8::E4M3;
 use cuda_device::half::{Bf16x2, bf16};
-use gemm::{Gemm, Operands, Variant};
+use gemm::{Gemm, Layout, Operands, Variant};
 
 mod cublas;
 mod cublaslt;
@@ -76,6 +78,24 @@ impl Problem {
         Ok(Problem { m, n, k, alpha, a, b, bias, ad, bd, biasd })
     }
 
+    /// A and B stored as `a_layout` / `b_layout` say, on the device (the same matrices as
+    /// `ad`, `bd`: transposed copies where the layout differs).
+    fn stored(
+        &self,
+        stream: &CudaStream,
+        a_layout: Layout,
+        b_layout: Layout,
+    ) -> Result<(DeviceBuffer<bf16>, DeviceBuffer<bf16>), Box<dyn Error>> {
+        // `a` is M × K row-major and `b` N × K row-major (B column-major): a transpose of
+        // either is the other layout.
+        let transpose = |x: &[bf16], rows: usize, cols: usize| -> Vec<bf16> {
+            (0..rows * cols).map(|i| x[(i % rows) * cols + i / rows]).collect()
+        };
+        let a = if a_layout == Layout::RowMajor { self.a.clone() } else { transpose(&self.a, self.m, self.k) };
+        let b = if b_layout == Layout::ColMajor { self.b.clone() } else { transpose(&self.b, self.n, self.k) };
+        Ok((DeviceBuffer::from_host(stream, &a)?, DeviceBuffer::from_host(stream, &b)?))
+    }
+
     /// C[i][j] in float64 from the bf16 inputs, and the scale its error is measured against:
     /// |alpha| · Σ|products| + |bias|.
     fn reference(&self, i: usize, j: usize) -> (f64, f64) {
@@ -96,18 +116,34 @@ fn at(c: &[Bf16x2], idx: usize) -> f64 {
     (if idx.is_multiple_of(2) { lo } else { hi }) as f64
 }
 
+/// A problem whose C has float64 reference values.
+trait Reference {
+    /// M and N.
+    fn mn(&self) -> (usize, usize);
+    /// C[i][j] in float64 from the inputs, and the scale its error is measured against (the sum
+    /// of the products' magnitudes, times the scalars).
+    fn reference(&self, i: usize, j: usize) -> (f64, f64);
+}
+
+impl Reference for Problem {
+    fn mn(&self) -> (usize, usize) {
+        (self.m, self.n)
+    }
+    fn reference(&self, i: usize, j: usize) -> (f64, f64) {
+        Problem::reference(self, i, j)
+    }
+}
+
 /// Checks `c` against float64 sums: every entry when `all`, else 2048 sampled ones. The error
 /// allowed is 2^-8 of the scale (bf16 rounding of C is at most 2^-9 of it; f32 accumulation
 /// adds about √K · 2^-24).
-fn check_reference(p: &Problem, c: &[Bf16x2], all: bool, rng: &mut Rng) -> Result<f64, String> {
-    let entries: Vec<usize> = if all {
-        (0..p.m * p.n).collect()
-    } else {
-        (0..2048).map(|_| (rng.next() % (p.m * p.n) as u64) as usize).collect()
-    };
+fn check_reference(p: &impl Reference, c: &[Bf16x2], all: bool, rng: &mut Rng) -> Result<f64, String> {
+    let (m, n) = p.mn();
+    let entries: Vec<usize> =
+        if all { (0..m * n).collect() } else { (0..2048).map(|_| (rng.next() % (m * n) as u64) as usize).collect() };
     let mut worst = 0f64;
     for idx in entries {
-        let (i, j) = (idx / p.n, idx % p.n);
+        let (i, j) = (idx / n, idx % n);
         let (want, scale) = p.reference(i, j);
         let got = at(c, idx);
         let err = (got - want).abs() / scale;
@@ -117,6 +153,38 @@ fn check_reference(p: &Problem, c: &[Bf16x2], all: bool, rng: &mut Rng) -> Resul
         worst = worst.max(err);
     }
     Ok(worst)
+}
+
+/// What `got` is compared with besides the float64 sums: a library's result, the relative
+/// distance allowed from it, and the library's name.
+type Library<'a> = Option<(&'a [Bf16x2], f64, &'a str)>;
+
+/// `got` against float64 sums ([`check_reference`]) and, when given, a library's result;
+/// prints PASS or FAIL for `what` and returns whether it passed.
+fn check(p: &impl Reference, what: &str, got: &[Bf16x2], library: Library<'_>, all: bool, rng: &mut Rng) -> bool {
+    let (m, n) = p.mn();
+    let verdict = check_reference(p, got, all, rng).and_then(|worst| match library {
+        Some((want, allowed, name)) => {
+            let d = distance(got, want, m * n);
+            if d.is_nan() || d > allowed {
+                Err(format!("‖C − {name}‖/‖{name}‖ = {d:.2e}"))
+            } else {
+                Ok((worst, format!(", {d:.1e} from {name}")))
+            }
+        }
+        None => Ok((worst, String::new())),
+    });
+    match verdict {
+        Ok((worst, from)) => {
+            let entries = if all { "all" } else { "2048 sampled" };
+            println!("PASS {what}: {entries} entries, worst error {worst:.1e} of the scale{from}");
+            true
+        }
+        Err(e) => {
+            println!("FAIL {what}: {e}");
+            false
+        }
+    }
 }
 
 /// ‖ours − cuBLAS‖ / ‖cuBLAS‖ over every entry (NaN if any entry of ours is NaN).
@@ -130,28 +198,53 @@ fn distance(ours: &[Bf16x2], theirs: &[Bf16x2], len: usize) -> f64 {
     (d / s.max(1e-30)).sqrt()
 }
 
-/// Median milliseconds of `reps` launches of `run`, each between two events, after 3 warm-ups.
-fn time(
+/// The layouts other than TN (A row-major, B column-major) that `gemm` takes.
+const OTHER_LAYOUTS: [(Layout, Layout); 3] =
+    [(Layout::ColMajor, Layout::ColMajor), (Layout::RowMajor, Layout::RowMajor), (Layout::ColMajor, Layout::RowMajor)];
+
+/// A TN problem's A and B for cuBLAS.
+fn tn(a: &DeviceBuffer<bf16>) -> (u64, Layout) {
+    (a.as_device_ptr(), Layout::RowMajor)
+}
+
+/// (B of a TN problem.)
+fn tn_b(b: &DeviceBuffer<bf16>) -> (u64, Layout) {
+    (b.as_device_ptr(), Layout::ColMajor)
+}
+
+/// Median milliseconds of each of `n` launches `run(0)` … `run(n - 1)`, timed interleaved:
+/// `reps` rounds of one launch of each, each between two events, after 3 warm-up rounds — so
+/// that the card's clocks and temperature, which drift over a long run, weigh on all alike.
+fn time_all(
     ctx: &std::sync::Arc<CudaContext>,
     stream: &CudaStream,
     reps: usize,
-    mut run: impl FnMut() -> Result<(), Box<dyn Error>>,
-) -> Result<f64, Box<dyn Error>> {
+    n: usize,
+    mut run: impl FnMut(usize) -> Result<(), Box<dyn Error>>,
+) -> Result<Vec<f64>, Box<dyn Error>> {
     for _ in 0..3 {
-        run()?;
+        (0..n).try_for_each(&mut run)?;
     }
-    let events: Vec<(CudaEvent, CudaEvent)> = (0..reps)
+    let events: Vec<(CudaEvent, CudaEvent)> = (0..reps * n)
         .map(|_| Ok((CudaEvent::new(ctx)?, CudaEvent::new(ctx)?)))
         .collect::<Result<_, cuda_core::DriverError>>()?;
-    for (start, stop) in &events {
+    for (e, (start, stop)) in events.iter().enumerate() {
         start.record(stream)?;
-        run()?;
+        run(e % n)?;
         stop.record(stream)?;
     }
     stream.synchronize()?;
-    let mut ms: Vec<f64> = events.iter().map(|(a, b)| a.elapsed_ms(b).map(f64::from)).collect::<Result<_, _>>()?;
-    ms.sort_by(f64::total_cmp);
-    Ok(ms[ms.len() / 2])
+    let mut ms = vec![Vec::with_capacity(reps); n];
+    for (e, (start, stop)) in events.iter().enumerate() {
+        ms[e % n].push(f64::from(start.elapsed_ms(stop)?));
+    }
+    Ok(ms
+        .into_iter()
+        .map(|mut v| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        })
+        .collect())
 }
 
 fn main() {
@@ -202,7 +295,7 @@ fn run() -> Result<(), Box<dyn Error>> {
         sizes = vec![size.parse()?];
     }
     shapes.extend(sizes.iter().map(|&d| ((d, d, d), 1.0, false, false)));
-    let mut table = Vec::new();
+    let (mut table, mut layout_rows) = (Vec::new(), Vec::new());
     let fp8_shapes = shapes.clone();
     for (shape, alpha, with_bias, all) in shapes {
         if variants.is_empty() {
@@ -215,7 +308,7 @@ fn run() -> Result<(), Box<dyn Error>> {
         let want = match &blas {
             Ok(h) if alpha == 1.0 && !with_bias => {
                 let cb = DeviceBuffer::from_host(&stream, &vec![nan; m * n / 2])?;
-                h.gemm_bf16_tn(m, n, k, p.ad.as_device_ptr(), p.bd.as_device_ptr(), cb.as_device_ptr())?;
+                h.gemm_bf16((m, n, k), tn(&p.ad), tn_b(&p.bd), cb.as_device_ptr())?;
                 Some(cb.to_host_vec(&stream)?)
             }
             _ => None,
@@ -226,27 +319,32 @@ fn run() -> Result<(), Box<dyn Error>> {
             let got = c.to_host_vec(&stream)?;
             let what =
                 format!("{} {m}x{n}x{k} (alpha {alpha}{})", variant.name(), if with_bias { ", bias" } else { "" });
-            let verdict = check_reference(&p, &got, all, &mut rng).and_then(|worst| match &want {
-                Some(w) => {
-                    let d = distance(&got, w, m * n);
-                    if d.is_nan() || d > 2f64.powi(-8) {
-                        Err(format!("‖C − cuBLAS‖/‖cuBLAS‖ = {d:.2e}"))
-                    } else {
-                        Ok((worst, Some(d)))
+            let library = want.as_deref().map(|w| (w, 2f64.powi(-8), "cuBLAS"));
+            failed += usize::from(!check(&p, &what, &got, library, all, &mut rng));
+        }
+        // The other layouts (`gemm` only): the same matrices stored transposed, against the same
+        // float64 sums and against cuBLAS given the same layouts.
+        if variants.contains(&Variant::Plain) {
+            for (la, lb) in OTHER_LAYOUTS {
+                let (a, b) = p.stored(&stream, la, lb)?;
+                let ops = Operands::with_layouts((&a, la), (&b, lb), &p.biasd, shape)?;
+                c.copy_from_host(&stream, &vec![nan; m * n / 2])?;
+                gemm.run(&stream, Variant::Plain, &ops, &mut c, alpha)?;
+                let got = c.to_host_vec(&stream)?;
+                let want = match &blas {
+                    Ok(h) if alpha == 1.0 && !with_bias => {
+                        let cb = DeviceBuffer::from_host(&stream, &vec![nan; m * n / 2])?;
+                        h.gemm_bf16(shape, (a.as_device_ptr(), la), (b.as_device_ptr(), lb), cb.as_device_ptr())?;
+                        Some(cb.to_host_vec(&stream)?)
                     }
-                }
-                None => Ok((worst, None)),
-            });
-            match verdict {
-                Ok((worst, d)) => println!(
-                    "PASS {what}: {} entries, worst error {worst:.1e} of the scale{}",
-                    if all { "all" } else { "2048 sampled" },
-                    d.map_or(String::new(), |d| format!(", {d:.1e} from cuBLAS"))
-                ),
-                Err(e) => {
-                    println!("FAIL {what}: {e}");
-                    failed += 1;
-                }
+                    _ => None,
+                };
+                let what = format!(
+                    "gemm A {la:?} B {lb:?} {m}x{n}x{k} (alpha {alpha}{})",
+                    if with_bias { ", bias" } else { "" }
+                );
+                let library = want.as_deref().map(|w| (w, 2f64.powi(-8), "cuBLAS"));
+                failed += usize::from(!check(&p, &what, &got, library, all, &mut rng));
             }
         }
         if m < 4096 || failed > 0 {
@@ -255,29 +353,43 @@ fn run() -> Result<(), Box<dyn Error>> {
         // Timing: only checked kernels, at the square sizes.
         let flops = 2.0 * (m * n * k) as f64;
         let mut row = vec![format!("{m}^3")];
-        let blas_ms = match &blas {
-            Ok(h) => {
-                let ptr = c.as_device_ptr();
-                Some(time(&ctx, &stream, reps, || {
-                    Ok(h.gemm_bf16_tn(m, n, k, p.ad.as_device_ptr(), p.bd.as_device_ptr(), ptr)?)
-                })?)
-            }
-            Err(_) => None,
-        };
         for &variant in &variants {
             let cfg = gemm.config(variant, m, n);
-            println!(
-                "  {} launch: {} blocks of 384 threads, {} B of shared memory",
-                variant.name(),
-                cfg.grid_dim.0,
-                cfg.shared_mem_bytes
-            );
-            let ms = time(&ctx, &stream, reps, || gemm.run(&stream, variant, &ops, &mut c, 1.0))?;
-            let pct = blas_ms.map_or(String::new(), |b| format!(" {:>4.0}%", 100.0 * b / ms));
-            row.push(format!("{:>7.3} ms {:>5.0} TF{pct}", ms, flops / ms / 1e9));
+            let (blocks, smem) = (cfg.grid_dim.0, cfg.shared_mem_bytes);
+            println!("  {} launch: {blocks} blocks of 384 threads, {smem} B of shared memory", variant.name());
+        }
+        // Ours, then cuBLAS (when there), interleaved.
+        let cp = c.as_device_ptr();
+        let ms =
+            time_all(&ctx, &stream, reps, variants.len() + usize::from(blas.is_ok()), |i| match variants.get(i) {
+                Some(&v) => gemm.run(&stream, v, &ops, &mut c, 1.0),
+                None => Ok(blas.as_ref().map_err(|e| e.clone())?.gemm_bf16(shape, tn(&p.ad), tn_b(&p.bd), cp)?),
+            })?;
+        let blas_ms = blas.is_ok().then(|| ms[variants.len()]);
+        for &ours in &ms[..variants.len()] {
+            let pct = blas_ms.map_or(String::new(), |b| format!(" {:>4.0}%", 100.0 * b / ours));
+            row.push(format!("{:>7.3} ms {:>5.0} TF{pct}", ours, flops / ours / 1e9));
         }
         row.push(blas_ms.map_or("-".into(), |b| format!("{b:.3} ms {:.0} TF", flops / b / 1e9)));
         table.push(row);
+        // `gemm` on the other layouts, each against cuBLAS given the same layouts.
+        if variants.contains(&Variant::Plain) {
+            for (la, lb) in OTHER_LAYOUTS {
+                let (a, b) = p.stored(&stream, la, lb)?;
+                let ops = Operands::with_layouts((&a, la), (&b, lb), &p.biasd, shape)?;
+                let (ap, bp) = (a.as_device_ptr(), b.as_device_ptr());
+                let ms = time_all(&ctx, &stream, reps, 1 + usize::from(blas.is_ok()), |i| match i {
+                    0 => gemm.run(&stream, Variant::Plain, &ops, &mut c, 1.0),
+                    _ => Ok(blas.as_ref().map_err(|e| e.clone())?.gemm_bf16(shape, (ap, la), (bp, lb), cp)?),
+                })?;
+                let theirs = match ms.get(1) {
+                    Some(b) => format!(" | cuBLAS {b:.3} ms {:.0} TF | {:.0}%", flops / b / 1e9, 100.0 * b / ms[0]),
+                    None => String::new(),
+                };
+                let ours = format!("gemm {:.3} ms {:.0} TF", ms[0], flops / ms[0] / 1e9);
+                layout_rows.push(format!("{m}^3 A {la:?} B {lb:?}: {ours}{theirs}"));
+            }
+        }
     }
     let fp8_table = fp8::check_and_time(&ctx, &stream, &gemm, &fp8_variants, &fp8_shapes, reps, &mut rng, &mut failed)?;
     if !variants.is_empty() {
@@ -286,6 +398,9 @@ fn run() -> Result<(), Box<dyn Error>> {
         for row in &table {
             println!("{}", row.join(" | "));
         }
+    }
+    for row in &layout_rows {
+        println!("{row}");
     }
     if !fp8_variants.is_empty() {
         let names: Vec<String> = fp8_variants.iter().filter_map(|v| v.fp8_name()).map(|n| format!("{n:^24}")).collect();

@@ -770,11 +770,12 @@ pub fn wgmma_wait_group<const PENDING: u32, const NACC: usize>(acc: *mut f32) {
 
 /// `wgmma.mma_async.sync.aligned.m64n<2 NACC>k16.f32.<bf16|f16>` (sm_90a) with A and B from
 /// shared-memory descriptors: the `NACC` registers at `acc` are read and written; `scale_d` 0
-/// ignores them. `F16`: 0 bf16, 1 f16; `TRANS_B`: 1 when B is N-major in shared memory.
+/// ignores them. `F16`: 0 bf16, 1 f16; `TRANS_A`: 1 when A is M-major in shared memory;
+/// `TRANS_B`: 1 when B is N-major.
 #[inline(never)]
 #[cfg_attr(cuda_oxide, oxide::intrinsic)]
 #[allow(unused_variables)]
-pub fn wgmma_m64k16_f32<const NACC: usize, const F16: u32, const TRANS_B: u32>(
+pub fn wgmma_m64k16_f32<const NACC: usize, const F16: u32, const TRANS_A: u32, const TRANS_B: u32>(
     acc: *mut f32,
     desc_a: u64,
     desc_b: u64,

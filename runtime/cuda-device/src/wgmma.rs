@@ -11,13 +11,14 @@
 //! |---|---|---|---|
 //! | [`mma_bf16`], [`mma_f16`] | 16 | K-major descriptor | K-major descriptor |
 //! | [`mma_bf16_mn_b`], [`mma_f16_mn_b`] | 16 | K-major descriptor | N-major descriptor |
+//! | [`mma_major`] (bf16 or f16) | 16 | K- or M-major descriptor | K- or N-major descriptor |
 //! | [`mma_rs`] (bf16 or f16, from the fragment) | 16 | registers | K-major descriptor |
 //! | [`mma_rs_mn_b`] | 16 | registers | N-major descriptor |
 //! | [`mma_e4m3`], [`mma_e5m2`] (fp8) | 32 | K-major descriptor | K-major descriptor |
 //!
 //! K-major means K is the contiguous dimension in shared memory (A row-major, B stored as N rows
 //! of K); N-major means N is (B row-major, K rows of N: `V` in attention, `[seq][d]`, used as
-//! the B of `P·V`). The descriptor helpers describe tiles as TMA writes them with
+//! the B of `P·V`), M-major that M is (A column-major, K rows of M). The descriptor helpers describe tiles as TMA writes them with
 //! `CU_TENSOR_MAP_SWIZZLE_128B`: [`descriptor_k_major_128b`] (16-bit, rows of 64),
 //! [`descriptor_k_major_128b_8bit`] (fp8, rows of 128), [`descriptor_mn_major_128b`] (16-bit,
 //! N-major, rows of 64 along N).
@@ -203,7 +204,7 @@ pub unsafe fn wait_group<const PENDING: u32, const R: usize>(acc: &mut Accumulat
 #[inline(always)]
 pub unsafe fn mma_bf16<const R: usize>(acc: &mut Accumulator<R>, desc_a: u64, desc_b: u64, scale_d: bool) {
     const { check_r(R) };
-    intrinsics::wgmma_m64k16_f32::<R, 0, 0>(acc.d.as_mut_ptr(), desc_a, desc_b, scale_d as u32)
+    intrinsics::wgmma_m64k16_f32::<R, 0, 0, 0>(acc.d.as_mut_ptr(), desc_a, desc_b, scale_d as u32)
 }
 
 /// [`mma_bf16`] for f16 inputs (`.f32.f16.f16`).
@@ -213,7 +214,7 @@ pub unsafe fn mma_bf16<const R: usize>(acc: &mut Accumulator<R>, desc_a: u64, de
 #[inline(always)]
 pub unsafe fn mma_f16<const R: usize>(acc: &mut Accumulator<R>, desc_a: u64, desc_b: u64, scale_d: bool) {
     const { check_r(R) };
-    intrinsics::wgmma_m64k16_f32::<R, 1, 0>(acc.d.as_mut_ptr(), desc_a, desc_b, scale_d as u32)
+    intrinsics::wgmma_m64k16_f32::<R, 1, 0, 0>(acc.d.as_mut_ptr(), desc_a, desc_b, scale_d as u32)
 }
 
 /// [`mma_bf16`] with B N-major (`imm-trans-b` 1): `desc_b` describes K rows of N contiguous
@@ -224,7 +225,7 @@ pub unsafe fn mma_f16<const R: usize>(acc: &mut Accumulator<R>, desc_a: u64, des
 #[inline(always)]
 pub unsafe fn mma_bf16_mn_b<const R: usize>(acc: &mut Accumulator<R>, desc_a: u64, desc_b: u64, scale_d: bool) {
     const { check_r(R) };
-    intrinsics::wgmma_m64k16_f32::<R, 0, 1>(acc.d.as_mut_ptr(), desc_a, desc_b, scale_d as u32)
+    intrinsics::wgmma_m64k16_f32::<R, 0, 0, 1>(acc.d.as_mut_ptr(), desc_a, desc_b, scale_d as u32)
 }
 
 /// [`mma_f16`] with B N-major, as [`mma_bf16_mn_b`].
@@ -234,7 +235,34 @@ pub unsafe fn mma_bf16_mn_b<const R: usize>(acc: &mut Accumulator<R>, desc_a: u6
 #[inline(always)]
 pub unsafe fn mma_f16_mn_b<const R: usize>(acc: &mut Accumulator<R>, desc_a: u64, desc_b: u64, scale_d: bool) {
     const { check_r(R) };
-    intrinsics::wgmma_m64k16_f32::<R, 1, 1>(acc.d.as_mut_ptr(), desc_a, desc_b, scale_d as u32)
+    intrinsics::wgmma_m64k16_f32::<R, 1, 0, 1>(acc.d.as_mut_ptr(), desc_a, desc_b, scale_d as u32)
+}
+
+/// [`mma_bf16`] / [`mma_f16`] (`T` says which) for operands stored either way: `A_MN` when A is
+/// M-major in shared memory (`imm-trans-a` 1: K rows of M contiguous elements, A column-major),
+/// `B_MN` when B is N-major (`imm-trans-b` 1: B row-major); a major-ness of MN takes an
+/// MN-major descriptor such as [`descriptor_mn_major_128b`]. fp8 has only the K-major form.
+///
+/// # Safety
+/// As [`mma_bf16`].
+#[inline(always)]
+pub unsafe fn mma_major<T: HalfElement, const R: usize, const A_MN: bool, const B_MN: bool>(
+    acc: &mut Accumulator<R>,
+    desc_a: u64,
+    desc_b: u64,
+    scale_d: bool,
+) {
+    const { check_r(R) };
+    let (acc, d) = (acc.d.as_mut_ptr(), scale_d as u32);
+    // The immediates must be literals of the instruction: one instance per combination.
+    unsafe {
+        match (A_MN, B_MN) {
+            (false, false) => T::mma_ss::<R, 0, 0>(acc, desc_a, desc_b, d),
+            (false, true) => T::mma_ss::<R, 0, 1>(acc, desc_a, desc_b, d),
+            (true, false) => T::mma_ss::<R, 1, 0>(acc, desc_a, desc_b, d),
+            (true, true) => T::mma_ss::<R, 1, 1>(acc, desc_a, desc_b, d),
+        }
+    }
 }
 
 /// The RS form, `wgmma.mma_async.sync.aligned.m64n{2R}k16.f32.{T}.{T} {d…}, {a0, a1, a2, a3},
@@ -320,6 +348,13 @@ pub trait HalfElement: sealed::Sealed + Copy {
         desc_b: u64,
         scale_d: u32,
     );
+    #[doc(hidden)]
+    unsafe fn mma_ss<const R: usize, const TRANS_A: u32, const TRANS_B: u32>(
+        acc: *mut f32,
+        desc_a: u64,
+        desc_b: u64,
+        scale_d: u32,
+    );
 }
 
 impl HalfElement for bf16 {
@@ -343,6 +378,15 @@ impl HalfElement for bf16 {
     ) {
         intrinsics::wgmma_m64k16_f32_rs::<R, 0, TRANS_B>(acc, a0, a1, a2, a3, desc_b, scale_d)
     }
+    #[inline(always)]
+    unsafe fn mma_ss<const R: usize, const TRANS_A: u32, const TRANS_B: u32>(
+        acc: *mut f32,
+        desc_a: u64,
+        desc_b: u64,
+        scale_d: u32,
+    ) {
+        intrinsics::wgmma_m64k16_f32::<R, 0, TRANS_A, TRANS_B>(acc, desc_a, desc_b, scale_d)
+    }
 }
 
 impl HalfElement for f16 {
@@ -365,6 +409,15 @@ impl HalfElement for f16 {
         scale_d: u32,
     ) {
         intrinsics::wgmma_m64k16_f32_rs::<R, 1, TRANS_B>(acc, a0, a1, a2, a3, desc_b, scale_d)
+    }
+    #[inline(always)]
+    unsafe fn mma_ss<const R: usize, const TRANS_A: u32, const TRANS_B: u32>(
+        acc: *mut f32,
+        desc_a: u64,
+        desc_b: u64,
+        scale_d: u32,
+    ) {
+        intrinsics::wgmma_m64k16_f32::<R, 1, TRANS_A, TRANS_B>(acc, desc_a, desc_b, scale_d)
     }
 }
 
@@ -485,7 +538,7 @@ pub unsafe fn wgmma_wait_group<const N: u32>() {
 /// As [`mma_bf16`].
 #[inline(always)]
 pub unsafe fn wgmma_mma_m64n64k16_f32_bf16(acc: &mut [[f32; 8]; 4], desc_a: u64, desc_b: u64) {
-    intrinsics::wgmma_m64k16_f32::<32, 0, 0>(acc.as_mut_ptr().cast(), desc_a, desc_b, 1)
+    intrinsics::wgmma_m64k16_f32::<32, 0, 0, 0>(acc.as_mut_ptr().cast(), desc_a, desc_b, 1)
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! Warpgroup MMA (sm_90a): `wgmma.fence`, `wgmma.commit_group`, `wgmma.wait_group` and
 //! `wgmma.mma_async.sync.aligned`: `m64nNk16.f32.{bf16,f16}` with A from a shared-memory
-//! descriptor or from registers and B K- or N-major, `m64nNk32.f32.{e4m3,e5m2}` with both
+//! descriptor (K- or M-major) or from registers and B K- or N-major, `m64nNk32.f32.{e4m3,e5m2}` with both
 //! K-major descriptors. Everything is `sideeffect` so that the four stay in program order; the
 //! wait ties the accumulators (`+f`) so that no read of them is scheduled above it.
 
@@ -36,11 +36,14 @@ pub fn build<'tcx>(bx: &mut Builder<'_, 'tcx>, name: &str, instance: Instance<'t
         "wgmma_m64k16_f32" | "wgmma_m64k16_f32_rs" => {
             let nacc = asm::const_usize(bx, instance, 0);
             let ab = if asm::const_arg(instance, 1) == 1 { "f16" } else { "bf16" };
-            let trans_b = asm::const_arg(instance, 2);
             let shape = format!("m64n{}k16.f32.{ab}.{ab}", 2 * nacc);
-            // scale-a/b = 1; A K-major (tnsp-a 0, only where A is a descriptor), B as asked.
-            let a = if name == "wgmma_m64k16_f32" { Operand::Desc } else { Operand::Regs };
-            let imms = if a == Operand::Desc { format!("1, 1, 0, {trans_b}") } else { format!("1, 1, {trans_b}") };
+            // scale-a/b = 1; the transposes as asked (tnsp-a only where A is a descriptor: a
+            // register fragment has its own layout).
+            let (a, imms) = if name == "wgmma_m64k16_f32" {
+                (Operand::Desc, format!("1, 1, {}, {}", asm::const_arg(instance, 2), asm::const_arg(instance, 3)))
+            } else {
+                (Operand::Regs, format!("1, 1, {}", asm::const_arg(instance, 2)))
+            };
             mma_async(bx, nacc, &shape, a, &imms);
         }
         "wgmma_m64k32_f32_fp8" => {

@@ -1,5 +1,5 @@
 //! [`KMajorMma`]: the K-major `wgmma` of an element type, so that one kernel body serves bf16,
-//! f16 and fp8. A tile row is 128 bytes ([`SmemTile`](crate::tile::SmemTile)'s panel) in every
+//! f16 and fp8 (and, for the 16-bit types, [`KMajorMma::mma_major`]: operands stored MN-major). A tile row is 128 bytes ([`SmemTile`](crate::tile::SmemTile)'s panel) in every
 //! case: 64 elements of K for 16-bit types, 128 for fp8; one `wgmma` consumes
 //! [`KMajorMma::K_STEP`] of them (32 bytes), so a 128-byte K slice is 4 of them whatever the type.
 //!
@@ -27,6 +27,25 @@ pub trait KMajorMma: Copy {
     /// # Safety
     /// As [`wgmma::mma_bf16`].
     unsafe fn mma<const R: usize>(acc: &mut Accumulator<R>, desc_a: u64, desc_b: u64, scale_d: bool);
+
+    /// [`mma`](Self::mma) with A M-major when `A_MN` and B N-major when `B_MN` (descriptors from
+    /// [`SmemTile::mn_descriptor`](crate::tile::SmemTile::mn_descriptor)): [`wgmma::mma_major`]
+    /// for the 16-bit types; for fp8, which only has the K-major form, anything but
+    /// `<false, false>` does not compile. [`tile::operand::mma`](crate::tile::operand::mma)
+    /// picks the form from the operands' layouts.
+    ///
+    /// # Safety
+    /// As [`mma`](Self::mma).
+    #[inline(always)]
+    unsafe fn mma_major<const R: usize, const A_MN: bool, const B_MN: bool>(
+        acc: &mut Accumulator<R>,
+        desc_a: u64,
+        desc_b: u64,
+        scale_d: bool,
+    ) {
+        const { assert!(!A_MN && !B_MN, "fp8 wgmma reads K-major operands only") };
+        unsafe { Self::mma(acc, desc_a, desc_b, scale_d) }
+    }
 }
 
 impl KMajorMma for bf16 {
@@ -35,6 +54,15 @@ impl KMajorMma for bf16 {
     unsafe fn mma<const R: usize>(acc: &mut Accumulator<R>, desc_a: u64, desc_b: u64, scale_d: bool) {
         unsafe { wgmma::mma_bf16(acc, desc_a, desc_b, scale_d) }
     }
+    #[inline(always)]
+    unsafe fn mma_major<const R: usize, const A_MN: bool, const B_MN: bool>(
+        acc: &mut Accumulator<R>,
+        desc_a: u64,
+        desc_b: u64,
+        scale_d: bool,
+    ) {
+        unsafe { wgmma::mma_major::<bf16, R, A_MN, B_MN>(acc, desc_a, desc_b, scale_d) }
+    }
 }
 
 impl KMajorMma for f16 {
@@ -42,6 +70,15 @@ impl KMajorMma for f16 {
     #[inline(always)]
     unsafe fn mma<const R: usize>(acc: &mut Accumulator<R>, desc_a: u64, desc_b: u64, scale_d: bool) {
         unsafe { wgmma::mma_f16(acc, desc_a, desc_b, scale_d) }
+    }
+    #[inline(always)]
+    unsafe fn mma_major<const R: usize, const A_MN: bool, const B_MN: bool>(
+        acc: &mut Accumulator<R>,
+        desc_a: u64,
+        desc_b: u64,
+        scale_d: bool,
+    ) {
+        unsafe { wgmma::mma_major::<f16, R, A_MN, B_MN>(acc, desc_a, desc_b, scale_d) }
     }
 }
 

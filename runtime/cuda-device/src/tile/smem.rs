@@ -10,7 +10,9 @@
 //! `TmaSwizzle::B128`.
 //!
 //! For a `wgmma` operand the tile is K-major (K along the columns, A row-major or B column-major):
-//! [`SmemTile::descriptor`] describes the 16-element (bf16) K slice at column `k`.
+//! [`SmemTile::descriptor`] describes the 16-element (bf16) K slice at column `k`; or MN-major
+//! (K along the rows, A column-major or B row-major): [`SmemTile::mn_descriptor`] describes the
+//! 16 rows of K from row `k`.
 //!
 //! ```ignore
 //! type ATile = SmemTile<bf16, 128, 64>; // 16 KiB: one 128 × 64 box
@@ -129,6 +131,25 @@ impl<T, const ROWS: usize, const COLS: usize> SmemTile<T, ROWS, COLS> {
         SmemTile { ptr: self.ptr.wrapping_byte_add(i * SUB * SPAN), _elem: PhantomData }
     }
 
+    /// Columns `i·SUB .. (i+1)·SUB` as a tile of their own: whole panels (`SUB` a multiple of
+    /// [`PANEL_COLS`](Self::PANEL_COLS)), which lie one after another. Traps when `i` is past the
+    /// last whole sub-tile.
+    #[inline(always)]
+    pub fn cols<const SUB: usize>(self, i: usize) -> SmemTile<T, ROWS, SUB> {
+        const {
+            assert!(SUB.is_multiple_of(SPAN / size_of::<T>()), "SmemTile::cols: SUB must be whole panels");
+            assert!(SUB <= COLS && COLS.is_multiple_of(SUB), "SmemTile::cols: SUB must divide COLS")
+        };
+        let () = SmemTile::<T, ROWS, SUB>::SHAPE;
+        if i >= COLS / SUB {
+            crate::trap()
+        }
+        SmemTile {
+            ptr: self.ptr.wrapping_byte_add(i * (SUB / Self::PANEL_COLS) * Self::PANEL_BYTES),
+            _elem: PhantomData,
+        }
+    }
+
     /// Reads element (`row`, `col`).
     ///
     /// # Safety
@@ -238,6 +259,17 @@ impl<T, const ROWS: usize, const COLS: usize> SmemTile<T, ROWS, COLS> {
         // in 32-bit arithmetic, which keeps the per-k-step work between two `wgmma` short.
         const FIXED: u64 = wgmma::descriptor(0, 16, 8 * SPAN as u32, Swizzle::B128);
         FIXED | ((at >> 4) & 0x3FFF) as u64
+    }
+
+    /// The `wgmma` descriptor of this tile as an MN-major operand: the tile holds `ROWS` rows of
+    /// K, each `COLS` elements of M (for A, column-major) or N (for B, row-major) contiguous —
+    /// what a map over the stored `K × MN` matrix loads. Starts `k` rows along K (a multiple of
+    /// 16 for 16-bit types, one `wgmma` K step); use with [`wgmma::mma_major`] (16-bit elements:
+    /// `wgmma` has no MN-major fp8 form).
+    #[inline(always)]
+    pub fn mn_descriptor(self, k: usize) -> u64 {
+        // SAFETY: `from_ptr`'s contract: the tile is in this block's shared memory.
+        unsafe { wgmma::descriptor_mn_major_128b(self.ptr.cast_const(), k as u32, ROWS as u32) }
     }
 }
 
