@@ -25,7 +25,8 @@
 //!   with per-tensor scales as cuBLASLt's `A_SCALE_POINTER`/`B_SCALE_POINTER`.
 //!
 //! Other layouts (A column-major or B row-major) are not here yet: `cuda_device::wgmma` has the
-//! MN-major forms (`mma_bf16_mn_b`, `descriptor_mn_major_128b`), the tile layer not.
+//! MN-major forms (`mma_bf16_mn_b`, `descriptor_mn_major_128b`), the tile layer an MN-major
+//! tile descriptor (`SmemTile::descriptor_mn_major`), which this GEMM does not use yet.
 //!
 //! The kernels are this library's, so that `bench/` times the very kernels `main.rs` verifies;
 //! [`Gemm`] is the host side both use.

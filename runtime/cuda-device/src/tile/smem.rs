@@ -10,7 +10,9 @@
 //! `TmaSwizzle::B128`.
 //!
 //! For a `wgmma` operand the tile is K-major (K along the columns, A row-major or B column-major):
-//! [`SmemTile::descriptor`] describes the 16-element (bf16) K slice at column `k`.
+//! [`SmemTile::descriptor`] describes the 16-element (bf16) K slice at column `k`. A 16-bit tile
+//! whose rows are K (B row-major, attention's V) is an MN-major operand:
+//! [`SmemTile::descriptor_mn_major`] describes its 16 K rows from row `k`.
 //!
 //! ```ignore
 //! type ATile = SmemTile<bf16, 128, 64>; // 16 KiB: one 128 × 64 box
@@ -238,6 +240,17 @@ impl<T, const ROWS: usize, const COLS: usize> SmemTile<T, ROWS, COLS> {
         // in 32-bit arithmetic, which keeps the per-k-step work between two `wgmma` short.
         const FIXED: u64 = wgmma::descriptor(0, 16, 8 * SPAN as u32, Swizzle::B128);
         FIXED | ((at >> 4) & 0x3FFF) as u64
+    }
+
+    /// The `wgmma` descriptor of this tile as an MN-major operand (B of `mma_*_mn_b`), as TMA
+    /// stored it: the rows are K, the columns N (each panel a 64-wide block of N), starting `k`
+    /// rows along K (`k` a multiple of 16). Attention's V, `[keys][d]`, for `O += P·V`.
+    /// 16-bit elements only.
+    #[inline(always)]
+    pub fn descriptor_mn_major(self, k: usize) -> u64 {
+        const { assert!(size_of::<T>() == 2, "SmemTile::descriptor_mn_major: 16-bit elements only") };
+        // SAFETY: `from_ptr`'s contract: the tile is in this block's shared memory.
+        unsafe { wgmma::descriptor_mn_major_128b(self.ptr.cast_const(), k as u32, ROWS as u32) }
     }
 }
 
