@@ -77,6 +77,8 @@
 #![no_std]
 // `f16` (half types, `DeviceAtomicF16`); the pinned nightly compiles every cuda-oxide crate.
 #![feature(f16)]
+// `core::f32::math::mul_add` (`llvm.fma`, as `std`'s `f32::mul_add`) for the tile layer's softmax.
+#![feature(core_float_math)]
 #![allow(clippy::missing_safety_doc)]
 
 // `gpu_printf!` (a proc macro) names this crate as `::cuda_device`, here too.

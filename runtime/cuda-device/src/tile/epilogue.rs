@@ -11,6 +11,8 @@
 //!   4096³ GEMM's time to ~5 % ([`stage_accumulator`] writes pairs instead: 8× the
 //!   instructions).
 //!
+//! [`store_rows`] stores one value per row (a row reduction: attention's log-sum-exp).
+//!
 //! ```ignore
 //! let out = Bf16Out::new(c, m, n)?;                         // checked once
 //! let op = Linear { alpha, bias, act: Relu };              // relu(alpha · acc + bias[col])
@@ -28,6 +30,7 @@ use core::marker::PhantomData;
 
 use crate::half::{Bf16x2, bf16};
 use crate::mbarrier;
+use crate::tile::rows::rows_of;
 use crate::tile::smem::SmemTile;
 use crate::tile::warpgroup;
 use crate::tma::{self, TensorMap};
@@ -189,6 +192,23 @@ pub fn store_accumulator<const R: usize>(
         let (row, col) = (row0 + r, col0 + c);
         out.store_pair(row, col, op.apply(acc.d[i], row, col), op.apply(acc.d[i + 1], row, col + 1));
     });
+}
+
+/// Stores one value per row of a warpgroup's accumulator — a row reduction's `[f32; 2]`, as
+/// [`RowOps`](crate::tile::RowOps) gives it (attention's log-sum-exp) — at `out[row0 + row]`,
+/// rows past `out`'s end not stored. Called by all 128 threads of the warpgroup; the first lane
+/// of each quad stores (the 4 lanes hold the same rows and values).
+#[inline(always)]
+pub fn store_rows(out: &mut [f32], row0: usize, values: [f32; 2]) {
+    let t = warpgroup::thread();
+    if t.is_multiple_of(4) {
+        let rows = rows_of(t);
+        crate::unroll!(for h in 0..2 {
+            if let Some(v) = out.get_mut(row0 + rows[h]) {
+                *v = values[h];
+            }
+        });
+    }
 }
 
 /// Writes this thread's values of accumulator columns `first_col .. first_col + COLS` into

@@ -1,5 +1,6 @@
 //! [`KMajorMma`]: the K-major `wgmma` of an element type, so that one kernel body serves bf16,
-//! f16 and fp8 (and, for the 16-bit types, [`KMajorMma::mma_major`]: operands stored MN-major). A tile row is 128 bytes ([`SmemTile`](crate::tile::SmemTile)'s panel) in every
+//! f16 and fp8 (and, for the 16-bit types, [`KMajorMma::mma_major`]: operands stored MN-major).
+//! A tile row is 128 bytes ([`SmemTile`]'s panel) in every
 //! case: 64 elements of K for 16-bit types, 128 for fp8; one `wgmma` consumes
 //! [`KMajorMma::K_STEP`] of them (32 bytes), so a 128-byte K slice is 4 of them whatever the type.
 //!
@@ -10,10 +11,16 @@
 //!     });
 //! }
 //! ```
+//!
+//! Whole-tile products, one batch of `wgmma`s over all of K (between the caller's
+//! [`wgmma::fence`] and [`wgmma::commit_group`]): [`mma_ss`] (both operands K-major tiles:
+//! attention's `S = Q·Kᵀ`) and [`mma_rs_mn_b`] (A from registers, B an MN-major tile:
+//! `O += P·V`, with `P` as [`a_fragments`] of an accumulator).
 
 use crate::fp8::{E4M3, E5M2};
 use crate::half::bf16;
-use crate::wgmma::{self, Accumulator};
+use crate::tile::SmemTile;
+use crate::wgmma::{self, Accumulator, FragA, HalfElement};
 
 /// An element type with a K-major `wgmma` (`m64nNk{K_STEP}`, f32 accumulation): [`bf16`], `f16`
 /// ([`wgmma::mma_bf16`], [`wgmma::mma_f16`], K 16), [`E4M3`], [`E5M2`] ([`wgmma::mma_e4m3`],
@@ -29,7 +36,7 @@ pub trait KMajorMma: Copy {
     unsafe fn mma<const R: usize>(acc: &mut Accumulator<R>, desc_a: u64, desc_b: u64, scale_d: bool);
 
     /// [`mma`](Self::mma) with A M-major when `A_MN` and B N-major when `B_MN` (descriptors from
-    /// [`SmemTile::mn_descriptor`](crate::tile::SmemTile::mn_descriptor)): [`wgmma::mma_major`]
+    /// [`SmemTile::descriptor_mn_major`](crate::tile::SmemTile::descriptor_mn_major)): [`wgmma::mma_major`]
     /// for the 16-bit types; for fp8, which only has the K-major form, anything but
     /// `<false, false>` does not compile. [`tile::operand::mma`](crate::tile::operand::mma)
     /// picks the form from the operands' layouts.
@@ -96,6 +103,60 @@ impl KMajorMma for E5M2 {
     unsafe fn mma<const R: usize>(acc: &mut Accumulator<R>, desc_a: u64, desc_b: u64, scale_d: bool) {
         unsafe { wgmma::mma_e5m2(acc, desc_a, desc_b, scale_d) }
     }
+}
+
+/// `acc = A·Bᵀ` (`acc +=` when `accumulate`) over the whole K of two K-major tiles: `a` holds A
+/// (64 × K), `b` holds B as N × K (N = `2 R`); one [`KMajorMma::mma`] per K step.
+///
+/// # Safety
+/// As [`wgmma::mma_bf16`], for every step: the warpgroup together, after [`wgmma::fence`]; the
+/// tiles hold their operands (visible to the async proxy) and `acc` is left alone until
+/// [`wgmma::wait_group`] says the batch is done.
+#[inline(always)]
+pub unsafe fn mma_ss<E: KMajorMma, const R: usize, const N: usize, const K: usize>(
+    acc: &mut Accumulator<R>,
+    a: SmemTile<E, 64, K>,
+    b: SmemTile<E, N, K>,
+    accumulate: bool,
+) {
+    const { assert!(N == 2 * R, "mma_ss: B has N = 2 R rows") };
+    crate::unroll!(for kk in 0..K / E::K_STEP {
+        unsafe { E::mma(acc, a.descriptor(kk * E::K_STEP), b.descriptor(kk * E::K_STEP), accumulate || kk > 0) };
+    });
+}
+
+/// `acc += A·B` with A (64 × K) from registers, `a[j]` its columns `16 j..16 j + 16` (e.g.
+/// [`a_fragments`]), and B the K × N tile `b` as stored, MN-major
+/// ([`SmemTile::descriptor_mn_major`]; N = `2 R`).
+///
+/// # Safety
+/// As [`wgmma::mma_rs`], for every step: the warpgroup together, after the [`wgmma::fence`] that
+/// follows the last ordinary write of the registers `a` came from; `b` holds its operand and
+/// `acc` is left alone until [`wgmma::wait_group`] says the batch is done.
+#[inline(always)]
+#[allow(clippy::needless_range_loop)] // unrolled: `j` names the fragment and its K rows
+pub unsafe fn mma_rs_mn_b<T: HalfElement, const R: usize, const F: usize, const K: usize, const N: usize>(
+    acc: &mut Accumulator<R>,
+    a: &[FragA<T>; F],
+    b: SmemTile<T, K, N>,
+) {
+    const { assert!(K == 16 * F && N == 2 * R, "mma_rs_mn_b: A is 64 × 16 F, B 16 F × 2 R") };
+    crate::unroll!(for j in 0..F {
+        unsafe { wgmma::mma_rs_mn_b(acc, &a[j], b.descriptor_mn_major(16 * j), true) };
+    });
+}
+
+/// A 64 × N accumulator (`R = N / 2`) as the `F = N / 16` A fragments of a next product, rounded
+/// to `T` ([`FragA::from_accumulator`] of each 16 columns): FlashAttention's `P` for `P·V`.
+#[inline(always)]
+#[allow(clippy::needless_range_loop)] // unrolled: `j` names the fragment and its columns
+pub fn a_fragments<T: HalfElement, const R: usize, const F: usize>(acc: &Accumulator<R>) -> [FragA<T>; F] {
+    const { assert!(R == 8 * F, "a_fragments: F = R / 8 fragments") };
+    let mut frags = [FragA::from_regs([0; 4]); F];
+    crate::unroll!(for j in 0..F {
+        frags[j] = FragA::from_accumulator(acc, j);
+    });
+    frags
 }
 
 #[cfg(test)]

@@ -148,7 +148,7 @@ impl Major for MnMajor {
     }
     #[inline(always)]
     unsafe fn descriptor<E, const MN: usize, const K: usize>(ptr: *mut u8, k: usize) -> u64 {
-        unsafe { SmemTile::<E, K, MN>::from_ptr(ptr) }.mn_descriptor(k)
+        unsafe { SmemTile::<E, K, MN>::from_ptr(ptr) }.descriptor_mn_major(k)
     }
     #[inline(always)]
     unsafe fn load<E, const MN: usize, const K: usize>(ptr: *mut u8, map: &TensorMap, mn: i32, k: i32, bar: MBarrier) {

@@ -49,7 +49,7 @@ pub fn quad_reduce(v: f32, op: impl Fn(f32, f32) -> f32, shfl: impl Fn(f32, u32)
 
 /// The warp's XOR shuffle, every lane taking part.
 #[inline(always)]
-fn shfl_xor(v: f32, mask: u32) -> f32 {
+pub(crate) fn shfl_xor(v: f32, mask: u32) -> f32 {
     warp::shfl_xor_sync(0xffff_ffff, v, mask)
 }
 

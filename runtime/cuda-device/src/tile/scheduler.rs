@@ -18,8 +18,14 @@
 //! }
 //! // host: launch min(grid.units(), SMs / cluster_m) × cluster_m blocks
 //! ```
+//!
+//! When units differ in cost (causal attention's Q tiles: up to `seq / 128`-fold), a fixed
+//! stride leaves blocks idle at the end; [`UnitCounter`] hands out units from a global counter
+//! instead, so a block that finishes early takes more.
 
-use crate::{cluster, thread};
+use core::marker::PhantomData;
+
+use crate::{atomic, cluster, thread};
 
 /// One output tile: its block coordinates and its first row and column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,6 +154,73 @@ impl Iterator for TileScheduler {
 /// other has a next tile).
 impl ExactSizeIterator for TileScheduler {}
 
+/// The work unit ids a persistent block takes, for one thread of it (the producer): its own
+/// index first, then — `dynamic` — the next id of a global counter, else every `gridDim.x`-th
+/// (round-robin). The ids run past the last unit; the caller stops at the first one past it,
+/// then calls [`finish`](Self::finish).
+///
+/// The counter is two `u32` in global memory, zero when a launch starts, and left zero by it:
+/// `counter[0]` counts the units taken after each block's first, `counter[1]` the blocks done;
+/// the last block done resets both (every other block has taken its last id by then).
+#[derive(Debug)]
+pub struct UnitCounter<'a> {
+    counter: *mut u32,
+    first: u32,
+    grid: u32,
+    taken: u32,
+    dynamic: bool,
+    _counter: PhantomData<&'a mut [u32]>,
+}
+
+impl<'a> UnitCounter<'a> {
+    /// The ids of this block (`blockIdx.x` of `gridDim.x`), from `counter` when `dynamic`
+    /// (and `counter` holds two `u32`; else round-robin).
+    ///
+    /// # Safety
+    /// When dynamic: `counter` is zero when the launch starts and, during it, is accessed only
+    /// atomically — by one `UnitCounter` per block, which calls [`finish`](Self::finish) after
+    /// its last [`next_id`](Self::next_id).
+    #[inline(always)]
+    pub unsafe fn new(counter: &'a mut [u32], dynamic: bool) -> Self {
+        let dynamic = dynamic && counter.len() >= 2;
+        UnitCounter::at(counter.as_mut_ptr(), dynamic, thread::blockIdx_x(), thread::gridDim_x())
+    }
+
+    #[inline(always)]
+    const fn at(counter: *mut u32, dynamic: bool, first: u32, grid: u32) -> Self {
+        UnitCounter { counter, first, grid, taken: 0, dynamic, _counter: PhantomData }
+    }
+
+    /// The next unit id.
+    #[inline(always)]
+    pub fn next_id(&mut self) -> u32 {
+        let n = self.taken;
+        self.taken += 1;
+        if n == 0 {
+            self.first
+        } else if self.dynamic {
+            // SAFETY: `counter[0]` exists and is only accessed atomically (`new`'s contract).
+            unsafe { atomic::add(self.counter, 1) + self.grid }
+        } else {
+            self.first + n * self.grid
+        }
+    }
+
+    /// This block is done: the last block to finish resets the counter for the next launch.
+    #[inline(always)]
+    pub fn finish(self) {
+        if self.dynamic {
+            // SAFETY: `counter[0..2]` exist and are only accessed atomically (`new`'s contract).
+            unsafe {
+                if atomic::add(self.counter.add(1), 1) == self.grid - 1 {
+                    atomic::exchange(self.counter, 0);
+                    atomic::exchange(self.counter.add(1), 0);
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,6 +278,14 @@ mod tests {
                 assert!(s.next().is_none());
             }
         }
+    }
+
+    /// Round-robin: the block's index, then every grid-th.
+    #[test]
+    fn static_units_go_round_robin() {
+        let mut ids = UnitCounter::at(core::ptr::null_mut(), false, 3, 5);
+        assert_eq!([ids.next_id(), ids.next_id(), ids.next_id()], [3, 8, 13]);
+        ids.finish(); // touches no counter
     }
 
     /// Consecutive units go down a group of tile rows first.

@@ -10,9 +10,9 @@
 //! `TmaSwizzle::B128`.
 //!
 //! For a `wgmma` operand the tile is K-major (K along the columns, A row-major or B column-major):
-//! [`SmemTile::descriptor`] describes the 16-element (bf16) K slice at column `k`; or MN-major
-//! (K along the rows, A column-major or B row-major): [`SmemTile::mn_descriptor`] describes the
-//! 16 rows of K from row `k`.
+//! [`SmemTile::descriptor`] describes the 16-element (bf16) K slice at column `k`. A 16-bit tile
+//! whose rows are K (A column-major, B row-major, attention's V) is an MN-major operand:
+//! [`SmemTile::descriptor_mn_major`] describes its 16 K rows from row `k`.
 //!
 //! ```ignore
 //! type ATile = SmemTile<bf16, 128, 64>; // 16 KiB: one 128 × 64 box
@@ -261,13 +261,14 @@ impl<T, const ROWS: usize, const COLS: usize> SmemTile<T, ROWS, COLS> {
         FIXED | ((at >> 4) & 0x3FFF) as u64
     }
 
-    /// The `wgmma` descriptor of this tile as an MN-major operand: the tile holds `ROWS` rows of
-    /// K, each `COLS` elements of M (for A, column-major) or N (for B, row-major) contiguous —
-    /// what a map over the stored `K × MN` matrix loads. Starts `k` rows along K (a multiple of
-    /// 16 for 16-bit types, one `wgmma` K step); use with [`wgmma::mma_major`] (16-bit elements:
-    /// `wgmma` has no MN-major fp8 form).
+    /// The `wgmma` descriptor of this tile as an MN-major operand, as TMA stored it: the rows
+    /// are K, the columns M (A column-major) or N (B row-major; attention's V, `[keys][d]`, for
+    /// `O += P·V`), each panel a 64-wide block of them, starting `k` rows along K (`k` a multiple
+    /// of 16). Use with [`wgmma::mma_major`] or the `*_mn_b` forms. 16-bit elements only: `wgmma`
+    /// has no MN-major fp8 form.
     #[inline(always)]
-    pub fn mn_descriptor(self, k: usize) -> u64 {
+    pub fn descriptor_mn_major(self, k: usize) -> u64 {
+        const { assert!(size_of::<T>() == 2, "SmemTile::descriptor_mn_major: 16-bit elements only") };
         // SAFETY: `from_ptr`'s contract: the tile is in this block's shared memory.
         unsafe { wgmma::descriptor_mn_major_128b(self.ptr.cast_const(), k as u32, ROWS as u32) }
     }

@@ -1,6 +1,7 @@
 //! Warp specialisation: which warpgroup (4 consecutive warps, 128 threads) a thread belongs to,
 //! moving registers from a producer warpgroup to the consumer warpgroups (`setmaxnreg`, sm_90a),
-//! and a barrier over some warpgroups only (a named barrier, `bar.sync id, threads`).
+//! a barrier over some warpgroups only (a named barrier, `bar.sync id, threads`), and two
+//! consumer warpgroups taking turns on the tensor cores through two of them ([`Turns`]).
 //!
 //! ```ignore
 //! #[kernel]
@@ -87,4 +88,75 @@ pub unsafe fn sync(id: u32, threads: u32) {
 #[inline(always)]
 pub unsafe fn arrive(id: u32, threads: u32) {
     unsafe { crate::ptx_asm!("bar.arrive %0, %1;", in("r") id, in("r") threads, clobber("memory")) }
+}
+
+/// Two consumer warpgroups taking turns issuing their `wgmma`s (FlashAttention-3's ping-pong:
+/// one's softmax runs while the other's products do), through named barriers `id` (consumer
+/// 0's turn) and `id + 1` (consumer 1's), each phase counting 256 threads: one warpgroup's
+/// [`wait`](Self::wait) and the other's [`pass`](Self::pass). Consumer 0 goes first. With `ON`
+/// false every method does nothing, so one kernel body serves both schedules.
+///
+/// ```ignore
+/// let turns = unsafe { Turns::<PINGPONG>::new(1, consumer) };
+/// for batch in .. {
+///     unsafe { turns.wait(); wgmma::fence(); /* mma_async… */ wgmma::commit_group(); turns.pass() };
+/// }
+/// unsafe { turns.finish() };
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Turns<const ON: bool> {
+    mine: u32,
+    other: u32,
+}
+
+impl<const ON: bool> Turns<ON> {
+    /// Consumer `c`'s (0 or 1) side of the turns on barriers `id` and `id + 1`. Consumer 1
+    /// arrives on consumer 0's barrier, so that consumer 0's first wait passes.
+    ///
+    /// # Safety
+    /// As [`arrive`], for all 128 threads of each of the two warpgroups; barriers `id` and
+    /// `id + 1` (1..=14) serve only these turns; both consumers take as many turns
+    /// (a [`wait`](Self::wait) then a [`pass`](Self::pass) each) and then call
+    /// [`finish`](Self::finish).
+    #[inline(always)]
+    pub unsafe fn new(id: u32, c: u32) -> Self {
+        if ON && c == 1 {
+            unsafe { arrive(id, 256) };
+        }
+        Turns { mine: id + c, other: id + 1 - c }
+    }
+
+    /// Waits for this warpgroup's turn.
+    ///
+    /// # Safety
+    /// As [`new`](Self::new): the whole warpgroup, in turn order.
+    #[inline(always)]
+    pub unsafe fn wait(self) {
+        if ON {
+            unsafe { sync(self.mine, 256) };
+        }
+    }
+
+    /// Gives the other warpgroup its turn (after issuing this turn's `wgmma`s).
+    ///
+    /// # Safety
+    /// As [`wait`](Self::wait).
+    #[inline(always)]
+    pub unsafe fn pass(self) {
+        if ON {
+            unsafe { arrive(self.other, 256) };
+        }
+    }
+
+    /// After the last turn: consumer 0 waits once more, completing the phase that consumer
+    /// 1's last [`pass`](Self::pass) opened (every barrier phase completes before exit).
+    ///
+    /// # Safety
+    /// As [`wait`](Self::wait).
+    #[inline(always)]
+    pub unsafe fn finish(self) {
+        if ON && self.mine < self.other {
+            unsafe { sync(self.mine, 256) };
+        }
+    }
 }
