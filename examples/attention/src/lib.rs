@@ -125,7 +125,7 @@ fn attention_body<const D: usize, const RO: usize, const PINGPONG: bool>(
         }
     }
     sync_threads();
-    let wg = warpgroup::index();
+    let wg = warpgroup::index_uniform(); // uniform: the consumers' descriptors in uniform registers
     if wg == 0 {
         // SAFETY: the whole warpgroup, in the producer branch.
         unsafe { warpgroup::producer_registers::<40>() };

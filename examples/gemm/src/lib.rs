@@ -183,7 +183,7 @@ fn gemm_body<E: KMajorMma, const BK: usize, const CLUSTER: u32, LA: Major, LB: M
         sync_threads()
     }
     let k_tiles = k.div_ceil(BK as u32);
-    let wg = warpgroup::index();
+    let wg = warpgroup::index_uniform(); // uniform: the consumers' descriptors in uniform registers
     if wg == 0 {
         // SAFETY: the whole warpgroup, in the producer branch.
         unsafe { warpgroup::producer_registers::<40>() };
@@ -309,7 +309,7 @@ fn pingpong_tn<E: KMajorMma, const BK: usize>(
     }
     sync_threads();
     let k_tiles = k.div_ceil(BK as u32);
-    let wg = warpgroup::index();
+    let wg = warpgroup::index_uniform(); // uniform: the consumers' descriptors in uniform registers
     if wg == 0 {
         // SAFETY: the whole warpgroup, in the producer branch.
         unsafe { warpgroup::producer_registers::<40>() };

@@ -165,6 +165,10 @@ intrinsics! {
     fn sync_threads_or(pred: u32) -> u32;
     /// `bar.warp.sync mask`.
     fn sync_warp(mask: u32);
+    /// `bar.sync id, threads`: named barrier `id`, `threads` threads per phase.
+    fn bar_sync_count(id: u32, threads: u32);
+    /// `bar.arrive id, threads`: arrives at named barrier `id` without waiting.
+    fn bar_arrive_count(id: u32, threads: u32);
     /// `fence.sc.cta` (`__threadfence_block`).
     fn threadfence_block();
     /// `fence.sc.gpu` (`__threadfence`).
@@ -684,6 +688,10 @@ intrinsics! {
     /// `mbarrier.arrive.release.cluster.shared::cluster.b64 _, [addr]` (sm_90): one arrival on
     /// the barrier at `shared::cluster` address `addr` (possibly in another block of the cluster).
     fn mbarrier_arrive_cluster(addr: u32);
+    /// `mapa.shared::cluster.u32 remote, bar, rank; mbarrier.arrive.shared::cluster.b64 _,
+    /// [remote]` (sm_90): one arrival (release at CTA scope) on the barrier at `bar`'s place in
+    /// block `rank` of the cluster.
+    fn mbarrier_arrive_remote(bar: *mut u64, rank: u32);
     /// `cp.async.mbarrier.arrive.shared.b64 [bar]` (sm_80): an arrival on `bar` once this
     /// thread's earlier `cp.async` copies complete; the pending count is raised first, so the
     /// barrier's expected count stays as it was.
@@ -739,6 +747,8 @@ intrinsics! {
     fn cp_async_bulk_commit_group();
     /// `cp.async.bulk.wait_group.read 0`: the sources of every committed bulk store were read.
     fn cp_async_bulk_wait_group_read0();
+    /// `cp.async.bulk.wait_group.read 1`: those of all but the newest.
+    fn cp_async_bulk_wait_group_read1();
     /// `cp.async.bulk.wait_group 0`: every committed bulk store is complete.
     fn cp_async_bulk_wait_group0();
     /// `prefetch.tensormap [map]`.

@@ -56,6 +56,11 @@ pub fn build<'tcx>(bx: &mut Builder<'_, 'tcx>, name: &str, instance: Instance<'t
             let addr = bx.get_param(0);
             asm::call(bx, &[], "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [$0];", "r", &[addr], mem)
         }
+        "mbarrier_arrive_remote" => {
+            let (b, rank) = (bar(bx), bx.get_param(1));
+            let text = "{ .reg .b32 remote; mapa.shared::cluster.u32 remote, $0, $1; mbarrier.arrive.shared::cluster.b64 _, [remote]; }";
+            asm::call(bx, &[], text, "r,r", &[b, rank], mem)
+        }
         "cp_async_mbarrier_arrive" | "cp_async_mbarrier_arrive_noinc" => {
             let b = bar(bx);
             let noinc = if name.ends_with("_noinc") { ".noinc" } else { "" };

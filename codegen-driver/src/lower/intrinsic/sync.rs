@@ -1,8 +1,10 @@
-//! Barriers, fences and traps: `bar.sync`, `bar.red`, `bar.warp.sync`, `fence`, `trap`.
+//! Barriers, fences and traps: `bar.sync` (also named, with a count), `bar.arrive`, `bar.red`,
+//! `bar.warp.sync`, `fence`, `trap`.
 
 use rustc_codegen_ssa::traits::*;
 
 use super::super::builder::Builder;
+use super::asm::{self, Effect};
 
 /// Builds the body of the synchronisation intrinsic `name`; `false` if `name` is not one.
 pub fn build(bx: &mut Builder<'_, '_>, name: &str) -> bool {
@@ -26,6 +28,12 @@ pub fn build(bx: &mut Builder<'_, '_>, name: &str) -> bool {
         "sync_warp" => {
             let mask = bx.get_param(0);
             bx.call_named("llvm.nvvm.bar.warp.sync", void, &[mask]);
+            bx.ret_void();
+        }
+        "bar_sync_count" | "bar_arrive_count" => {
+            let (id, threads) = (bx.get_param(0), bx.get_param(1));
+            let op = if name == "bar_sync_count" { "sync" } else { "arrive" };
+            asm::call(bx, &[], &format!("bar.{op} $0, $1;"), "r,r", &[id, threads], Effect::Memory);
             bx.ret_void();
         }
         "threadfence_block" | "threadfence" | "threadfence_system" => {

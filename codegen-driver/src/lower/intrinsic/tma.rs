@@ -63,6 +63,9 @@ pub fn build(bx: &mut Builder<'_, '_>, name: &str) -> bool {
         "cp_async_bulk_wait_group_read0" => {
             asm::call(bx, &[], "cp.async.bulk.wait_group.read 0;", "", &[], mem);
         }
+        "cp_async_bulk_wait_group_read1" => {
+            asm::call(bx, &[], "cp.async.bulk.wait_group.read 1;", "", &[], mem);
+        }
         "cp_async_bulk_wait_group0" => {
             asm::call(bx, &[], "cp.async.bulk.wait_group 0;", "", &[], mem);
         }

@@ -287,8 +287,7 @@ pub unsafe fn stage_accumulator_stmatrix<const R: usize, const COLS: usize>(
 /// newest) still reads its shared source; [`tma::wait_group_read`] waits for all.
 #[inline(always)]
 pub fn wait_group_read_all_but_newest() {
-    // SAFETY: waits only. (A literal: `ptx_asm!`'s "n" operands cannot name a const generic.)
-    unsafe { crate::ptx_asm!("cp.async.bulk.wait_group.read 1;", clobber("memory")) }
+    crate::intrinsics::cp_async_bulk_wait_group_read1()
 }
 
 /// Stores a warpgroup's 64 × `2R` accumulator at (`row0`, `col0`) of the tensor `map`

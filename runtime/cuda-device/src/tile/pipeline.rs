@@ -250,16 +250,8 @@ impl<const STAGES: usize> Consumer<STAGES> {
 /// As [`Consumer::release_cluster`] for block `rank`.
 #[inline(always)]
 pub unsafe fn arrive_remote(bar: MBarrier, rank: u32) {
-    // SAFETY: `bar` is a barrier of this block's shared memory (MBarrier::new's contract).
-    let local = unsafe { crate::shared::cvta_generic_to_shared_offset(bar.as_ptr().cast_const().cast()) } as u32;
-    unsafe {
-        crate::ptx_asm!(
-            "{\n\t.reg .b32 remote;\n\tmapa.shared::cluster.u32 remote, %0, %1;\n\tmbarrier.arrive.shared::cluster.b64 _, [remote];\n\t}",
-            in("r") local,
-            in("r") rank,
-            clobber("memory")
-        )
-    };
+    // `bar` is a barrier of this block's shared memory (MBarrier::new's contract).
+    crate::intrinsics::mbarrier_arrive_remote(bar.as_ptr(), rank)
 }
 
 #[cfg(test)]

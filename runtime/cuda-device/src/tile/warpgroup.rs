@@ -29,6 +29,16 @@ pub fn index() -> u32 {
     thread::threadIdx_x() / THREADS
 }
 
+/// [`index`], broadcast from lane 0 (`shfl.sync`): the same number, but ptxas now knows every
+/// lane of the warp holds it, so what is computed from it — a consumer's `wgmma` descriptors of
+/// its own rows — lives in uniform registers instead of being moved there before each `wgmma`
+/// (`R2UR`). All 32 lanes of the warp call it together (converged), e.g. before the
+/// producer/consumer split.
+#[inline(always)]
+pub fn index_uniform() -> u32 {
+    crate::warp::shfl_sync(u32::MAX, index(), 0)
+}
+
 /// This thread's place in its warpgroup, `0..128` (the `t` of `wgmma::Accumulator::coord`).
 #[inline(always)]
 pub fn thread() -> u32 {
@@ -75,7 +85,7 @@ pub unsafe fn consumer_registers<const N: u32>() {
 /// other barriers).
 #[inline(always)]
 pub unsafe fn sync(id: u32, threads: u32) {
-    unsafe { crate::ptx_asm!("bar.sync %0, %1;", in("r") id, in("r") threads, clobber("memory")) }
+    crate::intrinsics::bar_sync_count(id, threads)
 }
 
 /// `bar.arrive id, threads`: arrives at named barrier `id` without waiting; the phase completes
@@ -87,7 +97,7 @@ pub unsafe fn sync(id: u32, threads: u32) {
 /// As [`sync`]: whole warps, `threads` threads per phase in all, `id` used by no one else then.
 #[inline(always)]
 pub unsafe fn arrive(id: u32, threads: u32) {
-    unsafe { crate::ptx_asm!("bar.arrive %0, %1;", in("r") id, in("r") threads, clobber("memory")) }
+    crate::intrinsics::bar_arrive_count(id, threads)
 }
 
 /// Two consumer warpgroups taking turns issuing their `wgmma`s (FlashAttention-3's ping-pong:
