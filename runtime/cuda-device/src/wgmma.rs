@@ -357,69 +357,46 @@ pub trait HalfElement: sealed::Sealed + Copy {
     );
 }
 
-impl HalfElement for bf16 {
-    #[inline(always)]
-    fn to_bits(self) -> u16 {
-        self.to_bits()
-    }
-    #[inline(always)]
-    fn pack(lo: f32, hi: f32) -> u32 {
-        Bf16x2::from_f32(lo, hi).to_bits()
-    }
-    #[inline(always)]
-    unsafe fn mma_rs<const R: usize, const TRANS_B: u32>(
-        acc: *mut f32,
-        a0: u32,
-        a1: u32,
-        a2: u32,
-        a3: u32,
-        desc_b: u64,
-        scale_d: u32,
-    ) {
-        intrinsics::wgmma_m64k16_f32_rs::<R, 0, TRANS_B>(acc, a0, a1, a2, a3, desc_b, scale_d)
-    }
-    #[inline(always)]
-    unsafe fn mma_ss<const R: usize, const TRANS_A: u32, const TRANS_B: u32>(
-        acc: *mut f32,
-        desc_a: u64,
-        desc_b: u64,
-        scale_d: u32,
-    ) {
-        intrinsics::wgmma_m64k16_f32::<R, 0, TRANS_A, TRANS_B>(acc, desc_a, desc_b, scale_d)
-    }
+/// The `HalfElement` impl of `$t`, whose pairs are `$pair` and whose `wgmma` type operand is
+/// `$kind` (0 bf16, 1 f16).
+macro_rules! half_element {
+    ($t:ty, $pair:ty, $kind:literal) => {
+        impl HalfElement for $t {
+            #[inline(always)]
+            fn to_bits(self) -> u16 {
+                self.to_bits()
+            }
+            #[inline(always)]
+            fn pack(lo: f32, hi: f32) -> u32 {
+                <$pair>::from_f32(lo, hi).to_bits()
+            }
+            #[inline(always)]
+            unsafe fn mma_rs<const R: usize, const TRANS_B: u32>(
+                acc: *mut f32,
+                a0: u32,
+                a1: u32,
+                a2: u32,
+                a3: u32,
+                desc_b: u64,
+                scale_d: u32,
+            ) {
+                intrinsics::wgmma_m64k16_f32_rs::<R, $kind, TRANS_B>(acc, a0, a1, a2, a3, desc_b, scale_d)
+            }
+            #[inline(always)]
+            unsafe fn mma_ss<const R: usize, const TRANS_A: u32, const TRANS_B: u32>(
+                acc: *mut f32,
+                desc_a: u64,
+                desc_b: u64,
+                scale_d: u32,
+            ) {
+                intrinsics::wgmma_m64k16_f32::<R, $kind, TRANS_A, TRANS_B>(acc, desc_a, desc_b, scale_d)
+            }
+        }
+    };
 }
 
-impl HalfElement for f16 {
-    #[inline(always)]
-    fn to_bits(self) -> u16 {
-        self.to_bits()
-    }
-    #[inline(always)]
-    fn pack(lo: f32, hi: f32) -> u32 {
-        F16x2::from_f32(lo, hi).to_bits()
-    }
-    #[inline(always)]
-    unsafe fn mma_rs<const R: usize, const TRANS_B: u32>(
-        acc: *mut f32,
-        a0: u32,
-        a1: u32,
-        a2: u32,
-        a3: u32,
-        desc_b: u64,
-        scale_d: u32,
-    ) {
-        intrinsics::wgmma_m64k16_f32_rs::<R, 1, TRANS_B>(acc, a0, a1, a2, a3, desc_b, scale_d)
-    }
-    #[inline(always)]
-    unsafe fn mma_ss<const R: usize, const TRANS_A: u32, const TRANS_B: u32>(
-        acc: *mut f32,
-        desc_a: u64,
-        desc_b: u64,
-        scale_d: u32,
-    ) {
-        intrinsics::wgmma_m64k16_f32::<R, 1, TRANS_A, TRANS_B>(acc, desc_a, desc_b, scale_d)
-    }
-}
+half_element!(bf16, Bf16x2, 0);
+half_element!(f16, F16x2, 1);
 
 /// This thread's part of a 64×16 A operand in registers, for [`mma_rs`] / [`mma_rs_mn_b`]: four
 /// registers of two `T` each (low half first). Warp `w` of the warpgroup holds rows

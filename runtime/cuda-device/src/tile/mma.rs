@@ -55,39 +55,30 @@ pub trait KMajorMma: Copy {
     }
 }
 
-impl KMajorMma for bf16 {
-    const K_STEP: usize = 16;
-    #[inline(always)]
-    unsafe fn mma<const R: usize>(acc: &mut Accumulator<R>, desc_a: u64, desc_b: u64, scale_d: bool) {
-        unsafe { wgmma::mma_bf16(acc, desc_a, desc_b, scale_d) }
-    }
-    #[inline(always)]
-    unsafe fn mma_major<const R: usize, const A_MN: bool, const B_MN: bool>(
-        acc: &mut Accumulator<R>,
-        desc_a: u64,
-        desc_b: u64,
-        scale_d: bool,
-    ) {
-        unsafe { wgmma::mma_major::<bf16, R, A_MN, B_MN>(acc, desc_a, desc_b, scale_d) }
-    }
+/// The `KMajorMma` impl of a 16-bit type: every layout through [`wgmma::mma_major`].
+macro_rules! half_mma {
+    ($t:ty) => {
+        impl KMajorMma for $t {
+            const K_STEP: usize = 16;
+            #[inline(always)]
+            unsafe fn mma<const R: usize>(acc: &mut Accumulator<R>, desc_a: u64, desc_b: u64, scale_d: bool) {
+                unsafe { wgmma::mma_major::<$t, R, false, false>(acc, desc_a, desc_b, scale_d) }
+            }
+            #[inline(always)]
+            unsafe fn mma_major<const R: usize, const A_MN: bool, const B_MN: bool>(
+                acc: &mut Accumulator<R>,
+                desc_a: u64,
+                desc_b: u64,
+                scale_d: bool,
+            ) {
+                unsafe { wgmma::mma_major::<$t, R, A_MN, B_MN>(acc, desc_a, desc_b, scale_d) }
+            }
+        }
+    };
 }
 
-impl KMajorMma for f16 {
-    const K_STEP: usize = 16;
-    #[inline(always)]
-    unsafe fn mma<const R: usize>(acc: &mut Accumulator<R>, desc_a: u64, desc_b: u64, scale_d: bool) {
-        unsafe { wgmma::mma_f16(acc, desc_a, desc_b, scale_d) }
-    }
-    #[inline(always)]
-    unsafe fn mma_major<const R: usize, const A_MN: bool, const B_MN: bool>(
-        acc: &mut Accumulator<R>,
-        desc_a: u64,
-        desc_b: u64,
-        scale_d: bool,
-    ) {
-        unsafe { wgmma::mma_major::<f16, R, A_MN, B_MN>(acc, desc_a, desc_b, scale_d) }
-    }
-}
+half_mma!(bf16);
+half_mma!(f16);
 
 impl KMajorMma for E4M3 {
     const K_STEP: usize = 32;
