@@ -125,7 +125,8 @@ fn attention_body<const D: usize, const RO: usize, const PINGPONG: bool>(
         }
     }
     sync_threads();
-    let wg = warpgroup::index_uniform(); // uniform: the consumers' descriptors in uniform registers
+    // Not `index_uniform`: measured 6–8 % slower at d 64 (bench/notes.md, "Session 33").
+    let wg = warpgroup::index();
     if wg == 0 {
         // SAFETY: the whole warpgroup, in the producer branch.
         unsafe { warpgroup::producer_registers::<40>() };

@@ -16,7 +16,7 @@
 //! - epilogue: each consumer writes its results with `stmatrix` into two 64 × 64 staging chunks
 //!   (after the ring: 225 KiB of shared memory in all) and its first thread stores each with
 //!   TMA, which runs on while the warpgroup starts its next tile (`gemm_direct`: masked `Bf16x2`
-//!   stores from the registers instead, 6 % slower at 4096³);
+//!   stores from the registers instead, 10 % slower at 4096³);
 //! - `gemm_cluster`: blocks in clusters of 2 take vertically adjacent tiles and share B: each
 //!   loads one half of the B slice and multicasts it to both, halving B's L2 traffic;
 //! - `gemm_pingpong` (CUTLASS's "ping-pong" schedule): each consumer warpgroup owns whole

@@ -19,7 +19,7 @@
 //!
 //! `examples/gemm` is a whole GEMM on these (bf16 in every layout and fp8, 128 × 256 tiles, 4
 //! stages, 2 consumer warpgroups, persistent, the TMA-store epilogue, optionally 2-block clusters
-//! multicasting B, or ping-pong consumers; 95–97 % of cuBLAS on an H100); `examples/attention` a
+//! multicasting B, or ping-pong consumers; 97–102 % of cuBLAS on an H100); `examples/attention` a
 //! FlashAttention-3-style forward pass; the guide's chapter "Tensor cores, TMA and async copies"
 //! explains the underlying operations.
 //!
