@@ -672,6 +672,12 @@ pub fn bf16_map(base: u64, rows: usize, cols: usize, box_rows: u32, box_cols: u3
     TensorMap::tiled_2d(base, TmaElement::Bf16, rows as u64, cols as u64, box_rows, box_cols, TmaSwizzle::B128)
 }
 
+/// The map the TMA-store epilogue writes C (`m × n` bf16, row-major, as pairs) through: boxes of
+/// one [`CChunk`].
+fn c_map(c: &DeviceBuffer<Bf16x2>, m: usize, n: usize) -> Result<TensorMap, DriverError> {
+    bf16_map(c.as_device_ptr(), m, n, CChunk::BOX_ROWS, CChunk::BOX_COLS)
+}
+
 /// Checks a GEMM's shape against its buffers: M, N, K positive multiples of `multiple`.
 fn check_shape(m: usize, n: usize, k: usize, multiple: usize, a: usize, b: usize) -> Result<(), String> {
     if [m, n, k].iter().any(|d| *d == 0 || d % multiple != 0) || a < m * k || b < n * k {
@@ -849,7 +855,7 @@ impl Gemm {
             .into());
         }
         let bias = ops.bias;
-        let c_map = || bf16_map(c.as_device_ptr(), ops.m, ops.n, CChunk::BOX_ROWS, CChunk::BOX_COLS);
+        let c_map = || c_map(c, ops.m, ops.n);
         let module = &self.module;
         match variant {
             Variant::Plain => {
@@ -891,7 +897,7 @@ impl Gemm {
         let (m, n, k) = (ops.m as u32, ops.n as u32, ops.k as u32);
         let cfg = self.config(variant, ops.m, ops.n);
         let (a, b, sa, sb) = (ops.a_map, ops.b_map, ops.scale_a, ops.scale_b);
-        let c_map = || bf16_map(c.as_device_ptr(), ops.m, ops.n, CChunk::BOX_ROWS, CChunk::BOX_COLS);
+        let c_map = || c_map(c, ops.m, ops.n);
         match variant {
             Variant::Plain => Ok(self.module.gemm_fp8(stream, cfg, a, b, c_map()?, m, n, k, sa, sb)?),
             Variant::Cluster => {

@@ -78,22 +78,23 @@ impl Problem {
         Ok(Problem { m, n, k, alpha, a, b, bias, ad, bd, biasd })
     }
 
-    /// A and B stored as `a_layout` / `b_layout` say, on the device (the same matrices as
-    /// `ad`, `bd`: transposed copies where the layout differs).
+    /// Copies of A and B on the device stored as `a_layout` / `b_layout` say, where that is not
+    /// how `ad` (A row-major) and `bd` (B column-major) are: `None` where it is.
     fn stored(
         &self,
         stream: &CudaStream,
         a_layout: Layout,
         b_layout: Layout,
-    ) -> Result<(DeviceBuffer<bf16>, DeviceBuffer<bf16>), Box<dyn Error>> {
+    ) -> Result<[Option<DeviceBuffer<bf16>>; 2], Box<dyn Error>> {
         // `a` is M × K row-major and `b` N × K row-major (B column-major): a transpose of
         // either is the other layout.
-        let transpose = |x: &[bf16], rows: usize, cols: usize| -> Vec<bf16> {
-            (0..rows * cols).map(|i| x[(i % rows) * cols + i / rows]).collect()
+        let transposed = |x: &[bf16], rows: usize, cols: usize| {
+            let t: Vec<bf16> = (0..rows * cols).map(|i| x[(i % rows) * cols + i / rows]).collect();
+            DeviceBuffer::from_host(stream, &t)
         };
-        let a = if a_layout == Layout::RowMajor { self.a.clone() } else { transpose(&self.a, self.m, self.k) };
-        let b = if b_layout == Layout::ColMajor { self.b.clone() } else { transpose(&self.b, self.n, self.k) };
-        Ok((DeviceBuffer::from_host(stream, &a)?, DeviceBuffer::from_host(stream, &b)?))
+        let a = (a_layout == Layout::ColMajor).then(|| transposed(&self.a, self.m, self.k)).transpose()?;
+        let b = (b_layout == Layout::RowMajor).then(|| transposed(&self.b, self.n, self.k)).transpose()?;
+        Ok([a, b])
     }
 
     /// C[i][j] in float64 from the bf16 inputs, and the scale its error is measured against:
@@ -198,19 +199,13 @@ fn distance(ours: &[Bf16x2], theirs: &[Bf16x2], len: usize) -> f64 {
     (d / s.max(1e-30)).sqrt()
 }
 
-/// The layouts other than TN (A row-major, B column-major) that `gemm` takes.
-const OTHER_LAYOUTS: [(Layout, Layout); 3] =
-    [(Layout::ColMajor, Layout::ColMajor), (Layout::RowMajor, Layout::RowMajor), (Layout::ColMajor, Layout::RowMajor)];
-
-/// A TN problem's A and B for cuBLAS.
-fn tn(a: &DeviceBuffer<bf16>) -> (u64, Layout) {
-    (a.as_device_ptr(), Layout::RowMajor)
-}
-
-/// (B of a TN problem.)
-fn tn_b(b: &DeviceBuffer<bf16>) -> (u64, Layout) {
-    (b.as_device_ptr(), Layout::ColMajor)
-}
+/// The layouts `gemm` takes, TN (A row-major, B column-major: every kernel's) first.
+const LAYOUTS: [(Layout, Layout); 4] = [
+    (Layout::RowMajor, Layout::ColMajor),
+    (Layout::ColMajor, Layout::ColMajor),
+    (Layout::RowMajor, Layout::RowMajor),
+    (Layout::ColMajor, Layout::RowMajor),
+];
 
 /// Median milliseconds of each of `n` launches `run(0)` … `run(n - 1)`, timed interleaved:
 /// `reps` rounds of one launch of each, each between two events, after 3 warm-up rounds — so
@@ -302,92 +297,72 @@ fn run() -> Result<(), Box<dyn Error>> {
             break;
         }
         let p = Problem::new(&stream, &mut rng, shape, alpha, with_bias)?;
-        let ops = Operands::new(&p.ad, &p.bd, &p.biasd, p.m, p.n, p.k)?;
         let (m, n, k) = shape;
         let mut c = DeviceBuffer::from_host(&stream, &vec![nan; m * n / 2])?;
-        let want = match &blas {
-            Ok(h) if alpha == 1.0 && !with_bias => {
-                let cb = DeviceBuffer::from_host(&stream, &vec![nan; m * n / 2])?;
-                h.gemm_bf16((m, n, k), tn(&p.ad), tn_b(&p.bd), cb.as_device_ptr())?;
-                Some(cb.to_host_vec(&stream)?)
+        // TN with every kernel, then the other layouts with `gemm` (the same matrices stored
+        // transposed): each checked against the float64 sums and cuBLAS given the same layouts,
+        // then timed against that cuBLAS call.
+        for (la, lb) in LAYOUTS {
+            let tn = (la, lb) == LAYOUTS[0];
+            let here: Vec<Variant> = variants.iter().copied().filter(|&v| tn || v == Variant::Plain).collect();
+            if here.is_empty() {
+                continue;
             }
-            _ => None,
-        };
-        for &variant in &variants {
-            c.copy_from_host(&stream, &vec![nan; m * n / 2])?;
-            gemm.run(&stream, variant, &ops, &mut c, alpha)?;
-            let got = c.to_host_vec(&stream)?;
-            let what =
-                format!("{} {m}x{n}x{k} (alpha {alpha}{})", variant.name(), if with_bias { ", bias" } else { "" });
-            let library = want.as_deref().map(|w| (w, 2f64.powi(-8), "cuBLAS"));
-            failed += usize::from(!check(&p, &what, &got, library, all, &mut rng));
-        }
-        // The other layouts (`gemm` only): the same matrices stored transposed, against the same
-        // float64 sums and against cuBLAS given the same layouts.
-        if variants.contains(&Variant::Plain) {
-            for (la, lb) in OTHER_LAYOUTS {
-                let (a, b) = p.stored(&stream, la, lb)?;
-                let ops = Operands::with_layouts((&a, la), (&b, lb), &p.biasd, shape)?;
+            let [a_copy, b_copy] = p.stored(&stream, la, lb)?;
+            let (a, b) = (a_copy.as_ref().unwrap_or(&p.ad), b_copy.as_ref().unwrap_or(&p.bd));
+            let ops = Operands::with_layouts((a, la), (b, lb), &p.biasd, shape)?;
+            let (ap, bp, cp) = (a.as_device_ptr(), b.as_device_ptr(), c.as_device_ptr());
+            let want = match &blas {
+                Ok(h) if alpha == 1.0 && !with_bias => {
+                    let cb = DeviceBuffer::from_host(&stream, &vec![nan; m * n / 2])?;
+                    h.gemm_bf16(shape, (ap, la), (bp, lb), cb.as_device_ptr())?;
+                    Some(cb.to_host_vec(&stream)?)
+                }
+                _ => None,
+            };
+            let tag = if tn { String::new() } else { format!(" A {la:?} B {lb:?}") };
+            for &variant in &here {
                 c.copy_from_host(&stream, &vec![nan; m * n / 2])?;
-                gemm.run(&stream, Variant::Plain, &ops, &mut c, alpha)?;
+                gemm.run(&stream, variant, &ops, &mut c, alpha)?;
                 let got = c.to_host_vec(&stream)?;
-                let want = match &blas {
-                    Ok(h) if alpha == 1.0 && !with_bias => {
-                        let cb = DeviceBuffer::from_host(&stream, &vec![nan; m * n / 2])?;
-                        h.gemm_bf16(shape, (a.as_device_ptr(), la), (b.as_device_ptr(), lb), cb.as_device_ptr())?;
-                        Some(cb.to_host_vec(&stream)?)
-                    }
-                    _ => None,
-                };
-                let what = format!(
-                    "gemm A {la:?} B {lb:?} {m}x{n}x{k} (alpha {alpha}{})",
-                    if with_bias { ", bias" } else { "" }
-                );
+                let bias = if with_bias { ", bias" } else { "" };
+                let what = format!("{}{tag} {m}x{n}x{k} (alpha {alpha}{bias})", variant.name());
                 let library = want.as_deref().map(|w| (w, 2f64.powi(-8), "cuBLAS"));
                 failed += usize::from(!check(&p, &what, &got, library, all, &mut rng));
             }
-        }
-        if m < 4096 || failed > 0 {
-            continue;
-        }
-        // Timing: only checked kernels, at the square sizes.
-        let flops = 2.0 * (m * n * k) as f64;
-        let mut row = vec![format!("{m}^3")];
-        for &variant in &variants {
-            let cfg = gemm.config(variant, m, n);
-            let (blocks, smem) = (cfg.grid_dim.0, cfg.shared_mem_bytes);
-            println!("  {} launch: {blocks} blocks of 384 threads, {smem} B of shared memory", variant.name());
-        }
-        // Ours, then cuBLAS (when there), interleaved.
-        let cp = c.as_device_ptr();
-        let ms =
-            time_all(&ctx, &stream, reps, variants.len() + usize::from(blas.is_ok()), |i| match variants.get(i) {
+            if m < 4096 || failed > 0 {
+                continue;
+            }
+            // Timing: only checked kernels, at the square sizes. Ours, then cuBLAS (when there),
+            // interleaved.
+            if tn {
+                for &variant in &here {
+                    let cfg = gemm.config(variant, m, n);
+                    let (blocks, smem) = (cfg.grid_dim.0, cfg.shared_mem_bytes);
+                    println!("  {} launch: {blocks} blocks of 384 threads, {smem} B of shared memory", variant.name());
+                }
+            }
+            let ms = time_all(&ctx, &stream, reps, here.len() + usize::from(blas.is_ok()), |i| match here.get(i) {
                 Some(&v) => gemm.run(&stream, v, &ops, &mut c, 1.0),
-                None => Ok(blas.as_ref().map_err(|e| e.clone())?.gemm_bf16(shape, tn(&p.ad), tn_b(&p.bd), cp)?),
+                None => Ok(blas.as_ref().map_err(|e| e.clone())?.gemm_bf16(shape, (ap, la), (bp, lb), cp)?),
             })?;
-        let blas_ms = blas.is_ok().then(|| ms[variants.len()]);
-        for &ours in &ms[..variants.len()] {
-            let pct = blas_ms.map_or(String::new(), |b| format!(" {:>4.0}%", 100.0 * b / ours));
-            row.push(format!("{:>7.3} ms {:>5.0} TF{pct}", ours, flops / ours / 1e9));
-        }
-        row.push(blas_ms.map_or("-".into(), |b| format!("{b:.3} ms {:.0} TF", flops / b / 1e9)));
-        table.push(row);
-        // `gemm` on the other layouts, each against cuBLAS given the same layouts.
-        if variants.contains(&Variant::Plain) {
-            for (la, lb) in OTHER_LAYOUTS {
-                let (a, b) = p.stored(&stream, la, lb)?;
-                let ops = Operands::with_layouts((&a, la), (&b, lb), &p.biasd, shape)?;
-                let (ap, bp) = (a.as_device_ptr(), b.as_device_ptr());
-                let ms = time_all(&ctx, &stream, reps, 1 + usize::from(blas.is_ok()), |i| match i {
-                    0 => gemm.run(&stream, Variant::Plain, &ops, &mut c, 1.0),
-                    _ => Ok(blas.as_ref().map_err(|e| e.clone())?.gemm_bf16(shape, (ap, la), (bp, lb), cp)?),
-                })?;
-                let theirs = match ms.get(1) {
-                    Some(b) => format!(" | cuBLAS {b:.3} ms {:.0} TF | {:.0}%", flops / b / 1e9, 100.0 * b / ms[0]),
-                    None => String::new(),
-                };
-                let ours = format!("gemm {:.3} ms {:.0} TF", ms[0], flops / ms[0] / 1e9);
-                layout_rows.push(format!("{m}^3 A {la:?} B {lb:?}: {ours}{theirs}"));
+            let flops = 2.0 * (m * n * k) as f64;
+            let (ours, theirs) = ms.split_at(here.len());
+            let blas_ms = theirs.first().copied();
+            if tn {
+                let mut row = vec![format!("{m}^3")];
+                for &t in ours {
+                    let pct = blas_ms.map_or(String::new(), |b| format!(" {:>4.0}%", 100.0 * b / t));
+                    row.push(format!("{:>7.3} ms {:>5.0} TF{pct}", t, flops / t / 1e9));
+                }
+                row.push(blas_ms.map_or("-".into(), |b| format!("{b:.3} ms {:.0} TF", flops / b / 1e9)));
+                table.push(row);
+            } else {
+                let theirs = blas_ms.map_or(String::new(), |b| {
+                    format!(" | cuBLAS {b:.3} ms {:.0} TF | {:.0}%", flops / b / 1e9, 100.0 * b / ours[0])
+                });
+                let ours = format!("gemm {:.3} ms {:.0} TF", ours[0], flops / ours[0] / 1e9);
+                layout_rows.push(format!("{m}^3{tag}: {ours}{theirs}"));
             }
         }
     }
