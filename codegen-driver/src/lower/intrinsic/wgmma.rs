@@ -1,8 +1,8 @@
 //! Warpgroup MMA (sm_90a): `wgmma.fence`, `wgmma.commit_group`, `wgmma.wait_group` and
 //! `wgmma.mma_async.sync.aligned`: `m64nNk16.f32.{bf16,f16}` with A from a shared-memory
-//! descriptor (K- or M-major) or from registers and B K- or N-major, `m64nNk32.f32.{e4m3,e5m2}` with both
-//! K-major descriptors. Everything is `sideeffect` so that the four stay in program order; the
-//! wait ties the accumulators (`+f`) so that no read of them is scheduled above it.
+//! descriptor (K- or M-major) or from registers and B K- or N-major, `m64nNk32.f32.{e4m3,e5m2}`
+//! with both K-major descriptors. Everything is `sideeffect` so that the four stay in program
+//! order; the wait ties the accumulators (`+f`) so that no read of them is scheduled above it.
 
 use rustc_codegen_ssa::traits::*;
 use rustc_middle::ty::Instance;

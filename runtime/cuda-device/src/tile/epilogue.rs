@@ -7,8 +7,8 @@
 //!   together in [`store_accumulator_tma`]): the warpgroup writes 64 × `COLS` chunks into
 //!   swizzled staging tiles with `stmatrix` (16 × 16 values a warp instruction, conflict-free),
 //!   and one thread stores each with TMA, which drops what is outside the tensor. The copies run
-//!   while the warpgroup goes on — in examples/gemm this takes the epilogue from ~12 % of a
-//!   4096³ GEMM's time to ~5 % ([`stage_accumulator`] writes pairs instead: 8× the
+//!   while the warpgroup goes on — in examples/gemm this took a 4096³ GEMM from 88 % to 94–95 %
+//!   of cuBLAS's speed on an H100 ([`stage_accumulator`] writes pairs instead: 8× the
 //!   instructions).
 //!
 //! [`store_rows`] stores one value per row (a row reduction: attention's log-sum-exp).
@@ -245,7 +245,7 @@ pub unsafe fn stage_accumulator<const R: usize, const COLS: usize>(
 /// thread instead of 64 pair stores, all conflict-free in the swizzled tile.
 ///
 /// # Safety
-/// As [`stage_accumulator`]; `first_col` a multiple of 16.
+/// As [`stage_accumulator`]; `first_col` a multiple of 16 (`COLS` is, or it does not compile).
 #[inline(always)]
 pub unsafe fn stage_accumulator_stmatrix<const R: usize, const COLS: usize>(
     acc: &Accumulator<R>,
@@ -255,6 +255,7 @@ pub unsafe fn stage_accumulator_stmatrix<const R: usize, const COLS: usize>(
     col0: usize,
     op: &impl EpilogueOp,
 ) {
+    const { assert!(COLS.is_multiple_of(16), "stage_accumulator_stmatrix: COLS must be a multiple of 16") };
     let t = warpgroup::thread() as usize;
     let (w, l) = (t / 32, t % 32);
     // This lane's value pairs: register 4j + 2h (+1) is row 16 w + l / 4 + 8 h, columns

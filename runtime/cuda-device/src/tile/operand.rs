@@ -8,7 +8,7 @@
 //! ```ignore
 //! type A<L> = Operand<bf16, 128, 64, L>;           // 128 rows of M × 64 of K, 16 KiB
 //! let a = unsafe { A::<MnMajor>::from_ptr(smem) };
-//! unsafe { a.load(&a_map, row0, k0, full) };       // the map's box: A::<MnMajor>::BOX
+//! unsafe { a.load(&a_map, row0, k0, full) };       // the map's box: A::<MnMajor>::tma_box()
 //! let desc = a.part::<64>(1).descriptor(16);       // M 64..128, K 16..32
 //! unsafe { operand::mma(&mut acc, a.part::<64>(1), b, 16, true) }  // that slice times B's
 //! ```
@@ -24,8 +24,6 @@ use crate::wgmma::Accumulator;
 /// How an operand is stored: [`KMajor`] or [`MnMajor`]. Each does the layout-specific steps of
 /// [`Operand`] (so that an fp8 body never mentions the MN-major forms fp8 lacks).
 pub trait Major: Copy {
-    /// M or N is the contiguous dimension (`wgmma`'s transpose bit).
-    const MN: bool;
     #[doc(hidden)]
     fn box_of<E, const MN: usize, const K: usize>() -> (u32, u32);
     // The unsafe ones take an `Operand`'s address: `Operand::from_ptr`'s contract holds for it.
@@ -72,7 +70,6 @@ pub struct KMajor;
 pub struct MnMajor;
 
 impl Major for KMajor {
-    const MN: bool = false;
     #[inline(always)]
     unsafe fn mma_as_a<E: KMajorMma, const R: usize, LB: Major>(
         acc: &mut Accumulator<R>,
@@ -120,7 +117,6 @@ impl Major for KMajor {
 }
 
 impl Major for MnMajor {
-    const MN: bool = true;
     #[inline(always)]
     unsafe fn mma_as_a<E: KMajorMma, const R: usize, LB: Major>(
         acc: &mut Accumulator<R>,
